@@ -1,0 +1,3 @@
+from sparseety_tui.cli import main
+
+main()

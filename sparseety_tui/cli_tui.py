@@ -1,0 +1,38 @@
+"""Argument parsing for the interactive subcommands, `tail` and `demo`.
+
+Kept apart from cli.py so that the batch commands never import the UI.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+
+def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParser], None]) -> None:
+    tail = sub.add_parser("tail", help="follow logs live in the terminal UI")
+    tail.add_argument("paths", nargs="+", metavar="PATH", help="log files to follow")
+    add_core_options(tail)
+    tail.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
+    tail.add_argument("--request", metavar="ID", help="open straight on this request")
+    start = tail.add_mutually_exclusive_group()
+    start.add_argument("--from-start", action="store_true", help="read files from the start")
+    start.add_argument("--last", type=int, metavar="N", help="start N lines before the end")
+    tail.add_argument("--poll", action="store_true", help="poll instead of file events (NFS)")
+
+    demo = sub.add_parser("demo", help="replay the bundled sample logs into the UI")
+    demo.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
+    demo.add_argument(
+        "--rate", type=float, default=40.0, metavar="LPS", help="lines per second (default 40)"
+    )
+
+
+def handler(command: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        from sparseety_tui.ui import launch
+
+        result: int = launch.run(command, args)
+        return result
+
+    return run

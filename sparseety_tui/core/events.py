@@ -1,0 +1,172 @@
+"""The event vocabulary every format parser produces and the Extractor consumes.
+
+Events are plain dicts (``TypedDict``s) keyed by the trace-format v1 field names
+(docs/trace-format.md): the JSONL trace parser can hand a decoded record over almost as
+is, and every other format family (vLLM, SGLang, key=value lines) maps its fields onto
+the same names. Plain dicts keep the hot path free of object construction; the
+TypedDicts keep mypy honest about the names.
+
+A parsed line is ``(kind, event_or_None)``. ``kind`` is the line's one and only
+accounting kind (see ``LineKind``); the event, when present, is ``(EventType, payload)``.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal, TypedDict, Union
+
+
+class LineKind:
+    """Names of line kinds as they appear in ``summary --json`` ``lines.by_kind``.
+
+    Format families may add their own kinds (``vllm.stats``, ``sglang.prefill`` ...); these
+    are the shared ones. Every physical line gets exactly one kind.
+    """
+
+    TRACE_REQUEST = "trace.request"  # a JSONL request record
+    TRACE_TOKEN = "trace.token"  # a JSONL per-token event line
+    TRACE_META = "trace.meta"  # a JSONL header / model-description line
+    KV_REQUEST = "kv.request"  # a `key=value | key=value` request line
+    ACCESS = "http.access"  # an HTTP access line (uvicorn and alike)
+    TRACEBACK = "traceback"  # any line that is part of a Python traceback
+    NOISE = "other"  # a recognised line that carries nothing we extract
+    BLANK = "blank"  # an empty (or whitespace-only) line
+    UNPARSED = "unparsed"  # a line nobody understood; always with a reason
+
+
+class SkipKind(str, Enum):
+    """Why a token (or a slot of work for it) was not computed. Never merged."""
+
+    CACHED = "cached"  # prefix-cache hit: prefill compute skipped, still attended later
+    EVICTED = "evicted"  # KV dropped for good (StreamingLLM, H2O, SnapKV)
+    MASKED = "masked"  # KV resident but not attended at this step (Quest, DSA top-k)
+    DROPPED = "dropped"  # MoE capacity overflow: the token skipped an expert it was routed to
+
+
+class RequestState(str, Enum):
+    RECEIVED = "received"
+    RUNNING = "running"
+    FINISHED = "finished"
+    ABORTED = "aborted"
+    FAILED = "failed"
+
+
+class SparseInfo(TypedDict, total=False):
+    """The ``sparse`` object of a request record (all optional)."""
+
+    topk_experts: int
+    total_experts: int
+    skipped_attention_heads: int  # query heads skipped per attention layer, per token
+    total_attention_heads: int
+    kv_kept: int  # KV positions attended (kept) at the last step
+    kv_total: int  # KV positions visible at the last step
+    kv_skip: Literal["evicted", "masked"]  # what happened to kv_total - kv_kept
+    kv_policy: str
+    moe_layers: list[int]  # layer indices that route to experts, in routing order
+    num_layers: int
+    routing: list[list[list[int]]]  # [tokens][moe_layers][top_k] expert ids
+    routing_weights: list[list[list[float]]]
+    routing_start: int  # absolute position of routing row 0 (default 0)
+    dropped: list[list[int]]  # [[position, layer, expert], ...]
+    kv: list[dict[str, Any]]  # per-token KV selection summaries
+    evicted_ranges: list[list[int]]  # [[start, end), ...] positions whose KV was evicted
+    masked_ranges: list[list[int]]  # positions resident but not attended at the last step
+    head_masks: dict[str, Any]  # {"layers": [...], "num_heads": H, "skipped": [[...], ...]}
+
+
+class RequestPayload(TypedDict, total=False):
+    """A (possibly partial) request update; fields absent mean "not said by this line".
+
+    The Extractor merges updates by ``request_id``: the last value given for a field wins,
+    except for per-token data (routing, KV summaries, head masks, dropped assignments),
+    whose counts accumulate.
+    """
+
+    request_id: str
+    model: str
+    state: str  # a RequestState value
+    finish_reason: str
+    prompt: str
+    completion: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached_tokens: int
+    cache_hit: bool  # a prefix-cache hit was reported without a token count
+    prompt_token_ids: list[int]
+    completion_token_ids: list[int]
+    latency_s: float
+    ttft_s: float
+    ts: float  # unix seconds of the line (when known)
+    received_ts: float
+    first_token_ts: float
+    finished_ts: float
+    sparse: SparseInfo
+    error: str
+
+
+class TokenPayload(TypedDict, total=False):
+    """One streamed per-token event; merges into its request by ``request_id``."""
+
+    request_id: str
+    pos: int  # absolute position in prompt+completion
+    phase: Literal["prompt", "completion"]
+    token_id: int
+    text: str
+    ts: float
+    experts: list[list[int]]  # [moe_layers][top_k]
+    weights: list[list[float]]
+    moe_layers: list[int]
+    kv: dict[str, Any]  # {"policy", "visible", "kept", "skip"}
+    heads_skipped: dict[str, list[int]]  # layer (as str) -> skipped query heads
+    num_heads: int
+    dropped: list[list[int]]  # [[layer, expert], ...]
+    cached: bool
+
+
+class StatsPayload(TypedDict, total=False):
+    """A periodic engine statistics line (vLLM ``Engine 000:``, SGLang ``Decode batch``)."""
+
+    ts: float
+    engine: str
+    phase: Literal["prefill", "decode", "engine", "spec"]
+    prompt_throughput: float  # tokens/s
+    generation_throughput: float  # tokens/s
+    running: int
+    waiting: int
+    queued: int
+    swapped: int
+    kv_usage: float  # fraction 0..1
+    prefix_cache_hit_rate: float  # fraction 0..1
+    new_tokens: int  # prefill tokens computed in this batch
+    cached_tokens: int  # prefill tokens served from the prefix cache
+    batch_requests: int
+    spec_accept_rate: float  # fraction 0..1
+    spec_accept_length: float
+
+
+class ErrorPayload(TypedDict, total=False):
+    """A grouped error (a traceback and its message), possibly tied to a request."""
+
+    ts: float
+    message: str
+    exception: str
+    request_id: str
+    lines: int  # how many physical lines the error spans
+
+
+class MetaPayload(TypedDict, total=False):
+    """Trace header: model description for the whole file."""
+
+    model: str
+    moe_layers: list[int]
+    num_layers: int
+    total_experts: int
+    topk_experts: int
+    total_attention_heads: int
+    tokenizer: str
+
+
+EventType = Literal["request", "token", "stats", "error", "meta"]
+Payload = Union[RequestPayload, TokenPayload, StatsPayload, ErrorPayload, MetaPayload]
+Event = tuple[EventType, Payload]
+ParsedLine = tuple[str, Union[Event, None]]

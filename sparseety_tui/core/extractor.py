@@ -1,0 +1,509 @@
+"""The Extractor: lines in, RequestStore rows and running aggregates out.
+
+Fed incrementally (a batch of complete lines per call) by the one ingest worker of the
+TUI, or in one go by the batch commands. It owns the per-file parsers and counts, so
+"every line is accounted for" is enforced in one place: each line fed gets exactly one
+kind, and per file the counts by kind add up to the lines fed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sparseety_tui.core.events import (
+    ErrorPayload,
+    Event,
+    LineKind,
+    MetaPayload,
+    RequestPayload,
+    StatsPayload,
+    TokenPayload,
+)
+from sparseety_tui.core.store import (
+    COUNT_FROM_IDS,
+    COUNT_REPORTED,
+    COUNT_TOKENIZER,
+    KV_SKIP_NAMES,
+    STATE_CODE,
+    RequestStore,
+    RowExtras,
+)
+from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.formats import registry
+from sparseety_tui.formats.base import FormatFamily, LineParser
+
+#: How many unparsed lines per file keep their text and reason for the diagnostics screen.
+DIAGNOSTIC_SAMPLES = 2000
+#: How many characters of an unparsed line are kept for display.
+PREVIEW_CHARS = 300
+#: Engine stats points kept for sparklines (older points live on in per-minute buckets).
+STATS_POINTS = 4096
+#: Errors kept with their text (all are counted).
+ERROR_SAMPLES = 1000
+
+
+class LineLike(Protocol):
+    @property
+    def offset(self) -> int: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+
+
+@dataclass
+class Diagnostic:
+    line_no: int
+    offset: int
+    reason: str
+    preview: str  # decoded with replacement; shown literally, never as markup
+
+
+@dataclass
+class FileState:
+    path: str
+    forced_format: str | None = None
+    family: FormatFamily | None = None
+    parser: LineParser | None = None
+    lines_total: int = 0
+    by_kind: dict[str, int] = field(default_factory=dict)
+    diagnostics: deque[Diagnostic] = field(
+        default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES)
+    )
+    sniff_buffer: list[bytes] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+    events: deque[str] = field(default_factory=lambda: deque(maxlen=100))
+
+    @property
+    def format_name(self) -> str:
+        return self.family.name if self.family is not None else "unknown"
+
+
+@dataclass
+class EngineSeries:
+    """Stats lines as a time series: recent points for sparklines, per-minute sums for all."""
+
+    count: int = 0
+    points: deque[StatsPayload] = field(default_factory=lambda: deque(maxlen=STATS_POINTS))
+    # field -> [sum, n] over every stats line that carried it
+    sums: dict[str, list[float]] = field(default_factory=dict)
+    per_minute: dict[int, dict[str, list[float]]] = field(default_factory=dict)
+    last: StatsPayload = field(default_factory=lambda: StatsPayload())
+
+    def add(self, stats: StatsPayload) -> None:
+        self.count += 1
+        self.points.append(stats)
+        self.last = stats
+        ts = stats.get("ts")
+        minute = self.per_minute.setdefault(int(ts // 60) * 60, {}) if ts is not None else None
+        for key, value in stats.items():
+            if key in ("ts", "engine", "phase") or not isinstance(value, (int, float)):
+                continue
+            acc = self.sums.setdefault(key, [0.0, 0])
+            acc[0] += value
+            acc[1] += 1
+            if minute is not None:
+                bucket = minute.setdefault(key, [0.0, 0])
+                bucket[0] += value
+                bucket[1] += 1
+
+
+@dataclass
+class HeatCounts:
+    """Counts per (layer, index): experts routed to, or heads skipped."""
+
+    counts: dict[int, dict[int, int]] = field(default_factory=dict)
+
+    def add(self, layer: int, index: int, n: int = 1) -> None:
+        row = self.counts.get(layer)
+        if row is None:
+            row = self.counts[layer] = {}
+        row[index] = row.get(index, 0) + n
+
+    def total(self) -> int:
+        return sum(sum(row.values()) for row in self.counts.values())
+
+
+class Extractor:
+    def __init__(
+        self,
+        *,
+        store: RequestStore | None = None,
+        tokens: TokenCounter | None = None,
+        forced_format: str | None = None,
+    ) -> None:
+        if forced_format is not None:
+            registry.family_by_name(forced_format)  # fail early on a bad --format
+        self.store = store if store is not None else RequestStore()
+        self.tokens = tokens if tokens is not None else TokenCounter()
+        self.forced_format = forced_format
+        self.files: list[FileState] = []
+        self.engine = EngineSeries()
+        self.expert_load = HeatCounts()
+        self.dropped = HeatCounts()
+        self.head_skips = HeatCounts()
+        self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
+        self.error_count = 0
+        self.version = 0
+
+    # -- files -----------------------------------------------------------------------
+
+    def add_file(self, path: str) -> int:
+        state = FileState(path=path, forced_format=self.forced_format)
+        if self.forced_format is not None:
+            state.family = registry.family_by_name(self.forced_format)
+            state.parser = state.family.new_parser()
+        self.files.append(state)
+        return len(self.files) - 1
+
+    def note(self, file: int, message: str) -> None:
+        """A source event worth showing (rotation, truncation...)."""
+        self.files[file].events.append(message)
+        self.version += 1
+
+    def reset_parser(self, file: int) -> None:
+        """A new incarnation of the file (rotation): close open multi-line state."""
+        self.finish_file(file)
+
+    def finish_file(self, file: int) -> None:
+        state = self.files[file]
+        if state.sniff_buffer:
+            self._detect(state, final=True)
+        if state.parser is not None:
+            state.parser.finish()
+            self._drain_pending(state, file)
+        self.version += 1
+
+    # -- feeding ---------------------------------------------------------------------
+
+    def feed(self, file: int, lines: Iterable[LineLike], first_line_no: int | None = None) -> None:
+        """Account for and extract a batch of complete lines of one file."""
+        state = self.files[file]
+        if first_line_no is not None:
+            state.lines_total = first_line_no - 1
+        iterator = iter(lines)
+        if state.parser is None:
+            iterator = self._sniff_then(state, iterator)
+        self._run(state, file, iterator)
+        self.version += 1
+
+    def _sniff_then(self, state: FileState, lines: Iterable[LineLike]) -> Iterable[LineLike]:
+        """Hold lines until the format is known, then replay them."""
+        held: list[LineLike] = []
+        for line in lines:
+            held.append(line)
+            if line.data.strip():
+                state.sniff_buffer.append(line.data[:4096])
+            if len(state.sniff_buffer) >= registry.SNIFF_LINES:
+                break
+        # Whatever is available now is enough to decide (a live file may grow slowly).
+        self._detect(state, final=True)
+        yield from held
+        yield from lines
+
+    def _detect(self, state: FileState, final: bool) -> None:
+        if state.parser is not None or not state.sniff_buffer:
+            return
+        family = registry.detect(state.sniff_buffer, path=state.path)
+        if family is not None:
+            state.family = family
+            state.parser = family.new_parser()
+            state.sniff_buffer.clear()
+        elif final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
+            state.sniff_buffer.clear()  # give up re-sniffing this head; later lines may tell
+
+    def _run(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
+        by_kind = state.by_kind
+        line_no = state.lines_total
+        on_event = self._on_event
+        unparsed = LineKind.UNPARSED
+        parser = state.parser
+        for line in lines:
+            line_no += 1
+            if parser is None:
+                parser = state.parser  # detection happened inside the sniffing generator
+            if parser is None:
+                kind = unparsed
+                event: Event | None = None
+                reason = "format not recognised (no format family matched this file)"
+            else:
+                kind, event = parser.parse(line.data)
+                reason = parser.last_reason if kind == unparsed else ""
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+            if event is not None:
+                on_event(event, file, line.offset, line.length, line_no)
+            if kind == unparsed:
+                self._diagnose(state, line, line_no, reason)
+            if parser is not None and parser.pending:
+                state.lines_total = line_no
+                self._drain_pending(state, file)
+        state.lines_total = line_no
+
+    def _diagnose(self, state: FileState, line: LineLike, line_no: int, reason: str) -> None:
+        preview = line.data[: PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
+        if len(preview) > PREVIEW_CHARS:
+            preview = preview[:PREVIEW_CHARS] + "…"
+        if getattr(line, "truncated", False):
+            reason = f"{reason} (line of {line.length:,} bytes, truncated when read)"
+        state.diagnostics.append(Diagnostic(line_no, line.offset, reason, preview))
+
+    def _drain_pending(self, state: FileState, file: int) -> None:
+        parser = state.parser
+        if parser is None:
+            return
+        pending, parser.pending = parser.pending, []
+        for event in pending:
+            self._on_event(event, file, -1, 0, state.lines_total)
+
+    # -- events ----------------------------------------------------------------------
+
+    def _on_event(self, event: Event, file: int, offset: int, length: int, line_no: int) -> None:
+        kind, payload = event
+        if kind == "request":
+            self._on_request(payload, file, offset, length, line_no)  # type: ignore[arg-type]
+        elif kind == "token":
+            self._on_token(payload, file, offset, length, line_no)  # type: ignore[arg-type]
+        elif kind == "stats":
+            self.engine.add(payload)  # type: ignore[arg-type]
+        elif kind == "error":
+            self._on_error(payload)  # type: ignore[arg-type]
+        elif kind == "meta":
+            self.files[file].meta.update(payload)  # type: ignore[arg-type]
+
+    def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
+        store = self.store
+        row = store.index.get(request_id)
+        if row is None:
+            return store.new_row(request_id, file, offset, length, line_no)
+        if offset >= 0:
+            store.add_line(row, file, offset, length)
+        return row
+
+    def _on_request(
+        self, p: RequestPayload, file: int, offset: int, length: int, line_no: int
+    ) -> None:
+        store = self.store
+        row = self._row_for(p["request_id"], file, offset, length, line_no)
+        cols = store.columns
+
+        self._set_count(p, row, "prompt", "prompt_tokens", "prompt_token_ids")
+        self._set_count(p, row, "completion", "completion_tokens", "completion_token_ids")
+        value: Any = p.get("cached_tokens")
+        if type(value) is int and value >= 0:
+            store.cached_tokens[row] = value
+        value = p.get("cache_hit")
+        if value is not None:
+            cols["cache_hit"][row] = 2 if value else 1
+        value = p.get("model")
+        if type(value) is str:
+            cols["model"][row] = store.model_code(value)
+        value = p.get("state")
+        if value is not None:
+            code = STATE_CODE.get(value)
+            if code is not None:
+                store.state[row] = code
+        elif store.state[row] == 0 and (
+            "completion" in p or "completion_tokens" in p or "latency_s" in p
+        ):
+            store.state[row] = STATE_CODE["finished"]
+        self._set_times(p, row)
+        sparse = p.get("sparse")
+        if sparse is not None and type(sparse) is dict:
+            self._on_sparse(sparse, row, file)
+
+    def _set_count(
+        self, p: RequestPayload, row: int, text_key: str, count_key: str, ids_key: str
+    ) -> None:
+        columns = self.store.columns
+        value: Any = p.get(count_key)
+        source = COUNT_REPORTED
+        if type(value) is not int or value < 0:
+            ids = p.get(ids_key)
+            if type(ids) is list:
+                value, source = len(ids), COUNT_FROM_IDS
+            else:
+                text = p.get(text_key)
+                if type(text) is not str:
+                    return
+                value, source = self.tokens.count(text), COUNT_TOKENIZER
+        columns[count_key][row] = value
+        columns[f"{text_key}_source"][row] = source
+
+    def _set_times(self, p: RequestPayload, row: int) -> None:
+        cols = self.store.columns
+        latency: Any = p.get("latency_s")
+        if isinstance(latency, (int, float)) and latency >= 0:
+            cols["latency_s"][row] = latency
+        ttft: Any = p.get("ttft_s")
+        if isinstance(ttft, (int, float)) and ttft >= 0:
+            cols["ttft_s"][row] = ttft
+        received: Any = p.get("received_ts")
+        finished: Any = p.get("finished_ts")
+        ts: Any = p.get("ts")
+        state = p.get("state")
+        if finished is None and ts is not None and state in (None, "finished", "aborted"):
+            finished = ts
+        if received is None and ts is not None and state in ("received", "running"):
+            received = ts
+        if finished is not None:
+            cols["finished_ts"][row] = finished
+        if received is not None:
+            cols["received_ts"][row] = received
+        elif finished is not None and math.isnan(cols["received_ts"][row]):
+            lat = cols["latency_s"][row]
+            if not math.isnan(lat):
+                cols["received_ts"][row] = finished - lat
+        first: Any = p.get("first_token_ts")
+        if first is not None and math.isnan(cols["ttft_s"][row]):
+            start = cols["received_ts"][row]
+            if not math.isnan(start) and first >= start:
+                cols["ttft_s"][row] = first - start
+
+    def _on_sparse(self, sparse: dict[str, Any], row: int, file: int) -> None:
+        cols = self.store.columns
+        for key, column in (
+            ("topk_experts", "topk_experts"),
+            ("total_experts", "total_experts"),
+            ("skipped_attention_heads", "skipped_heads"),
+            ("total_attention_heads", "total_heads"),
+            ("kv_kept", "kv_kept"),
+            ("kv_total", "kv_total"),
+        ):
+            value = sparse.get(key)
+            if type(value) is int and value >= 0:
+                cols[column][row] = value
+        kv_skip = sparse.get("kv_skip")
+        if kv_skip in KV_SKIP_NAMES:
+            cols["kv_skip"][row] = KV_SKIP_NAMES[kv_skip]
+        if len(sparse) <= 4 and "routing" not in sparse and "kv" not in sparse:
+            return  # the common request-level summary: nothing per token
+        layers = sparse.get("moe_layers") or self.files[file].meta.get("moe_layers")
+        routing = sparse.get("routing")
+        if type(routing) is list:
+            self._on_routing(routing, layers, self.store.extras_for(row))
+        dropped = sparse.get("dropped")
+        if type(dropped) is list:
+            extras = self.store.extras_for(row)
+            for item in dropped:
+                if type(item) is list and len(item) == 3:
+                    extras.dropped_slots += 1
+                    self.dropped.add(_as_int(item[1]), _as_int(item[2]))
+        kv = sparse.get("kv")
+        if type(kv) is list:
+            extras = self.store.extras_for(row)
+            for summary in kv:
+                if type(summary) is dict:
+                    self._on_kv(summary, extras)
+        masks = sparse.get("head_masks")
+        if type(masks) is dict:
+            self._on_head_masks(masks, row)
+
+    def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
+        load = self.expert_load
+        layer_ids = layers if type(layers) is list else None
+        for token in routing:
+            if type(token) is not list:
+                continue
+            extras.routed_tokens += 1
+            for j, experts in enumerate(token):
+                if type(experts) is not list:
+                    continue
+                layer = layer_ids[j] if layer_ids is not None and j < len(layer_ids) else j
+                real = [e for e in experts if type(e) is int and e >= 0]
+                if not real:
+                    continue  # a dense layer's placeholder row
+                extras.routing_rows += 1
+                extras.routed_slots += len(real)
+                for expert in real:
+                    load.add(layer, expert)
+            extras.moe_layers = len(token)
+
+    def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
+        visible, kept = summary.get("visible"), summary.get("kept")
+        if type(visible) is not int or type(kept) is not int or kept > visible:
+            return
+        extras.kv_tokens += 1
+        extras.kv_visible += visible
+        extras.kv_kept += kept
+        if summary.get("skip") == "masked":
+            extras.masked_positions += visible - kept
+        else:
+            extras.evicted_positions += visible - kept
+
+    def _on_head_masks(self, masks: dict[str, Any], row: int) -> None:
+        layers = masks.get("layers")
+        skipped = masks.get("skipped")
+        heads = masks.get("num_heads")
+        if type(skipped) is not list or type(heads) is not int or heads <= 0:
+            return
+        extras = self.store.extras_for(row)
+        prompt = max(self.store.prompt_tokens[row], 0)
+        completion = max(self.store.completion_tokens[row], 0)
+        tokens = prompt + completion or 1
+        for j, head_list in enumerate(skipped):
+            if type(head_list) is not list:
+                continue
+            layer = layers[j] if type(layers) is list and j < len(layers) else j
+            extras.head_rows += tokens
+            extras.head_slots += heads * tokens
+            extras.skipped_head_slots += len(head_list) * tokens
+            for head in head_list:
+                self.head_skips.add(_as_int(layer), _as_int(head), tokens)
+
+    def _on_token(
+        self, p: TokenPayload, file: int, offset: int, length: int, line_no: int
+    ) -> None:
+        row = self._row_for(p["request_id"], file, offset, length, line_no)
+        extras = self.store.extras_for(row)
+        experts = p.get("experts")
+        if type(experts) is list:
+            layers = p.get("moe_layers") or self.files[file].meta.get("moe_layers")
+            self._on_routing([experts], layers, extras)
+        kv = p.get("kv")
+        if type(kv) is dict:
+            self._on_kv(kv, extras)
+        heads = p.get("heads_skipped")
+        num_heads = p.get("num_heads") or self.files[file].meta.get("total_attention_heads")
+        if type(heads) is dict and type(num_heads) is int:
+            for layer_key, head_list in heads.items():
+                if type(head_list) is not list:
+                    continue
+                extras.head_rows += 1
+                extras.head_slots += num_heads
+                extras.skipped_head_slots += len(head_list)
+                for head in head_list:
+                    self.head_skips.add(_as_int(layer_key), _as_int(head))
+        dropped = p.get("dropped")
+        if type(dropped) is list:
+            for item in dropped:
+                if type(item) is list and len(item) == 2:
+                    extras.dropped_slots += 1
+                    self.dropped.add(_as_int(item[0]), _as_int(item[1]))
+        if self.store.state[row] == 0:
+            self.store.state[row] = STATE_CODE["running"]
+
+    def _on_error(self, p: ErrorPayload) -> None:
+        self.error_count += 1
+        self.errors.append(p)
+        rid = p.get("request_id")
+        if rid is not None:
+            row = self.store.index.get(rid)
+            if row is not None:
+                self.store.state[row] = STATE_CODE["failed"]
+
+    def meta(self) -> MetaPayload:
+        merged: dict[str, Any] = {}
+        for state in self.files:
+            merged.update(state.meta)
+        return merged  # type: ignore[return-value]
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1

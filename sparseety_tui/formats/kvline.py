@@ -1,0 +1,124 @@
+"""``key=value | key=value`` request lines, as popularised by an SGLang monitoring tutorial.
+
+Real sample (with and without a leading timestamp)::
+
+    INFO:sglang.srt.server:Request completed | req_id=5a8b9c | prompt_tokens=128 | completion_tokens=64 | latency=1.23s | hit_cache=True | model=Qwen-7B
+    2025-04-01 10:00:01 INFO:sglang.srt.server:Request completed | req_id=5a8b9c | ...
+
+No SGLang release prints this line (shared/reference/log-formats.md §6.2): it comes from user
+wrappers and proxies, so keys are read generically and mapped by name. ``hit_cache`` is a
+boolean, not a token count: it never becomes ``cached_tokens``.
+"""
+
+from __future__ import annotations
+
+import re
+from sparseety_tui.core.events import Event, LineKind, ParsedLine, RequestPayload
+from sparseety_tui.formats.trace import parse_timestamp
+
+_LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")
+_SEPARATOR = b" | "
+
+_ID_KEYS = ("req_id", "request_id", "rid", "id")
+_INT_FIELDS = {
+    "prompt_tokens": "prompt_tokens",
+    "input_tokens": "prompt_tokens",
+    "completion_tokens": "completion_tokens",
+    "output_tokens": "completion_tokens",
+    "cached_tokens": "cached_tokens",
+}
+_SECONDS_FIELDS = {
+    "latency": "latency_s",
+    "latency_s": "latency_s",
+    "e2e_latency": "latency_s",
+    "ttft": "ttft_s",
+    "ttft_s": "ttft_s",
+}
+_TRUE = {"true", "1", "yes"}
+_FALSE = {"false", "0", "no"}
+
+
+def _seconds(text: str) -> float | None:
+    """``1.23s`` / ``1230ms`` / ``1.23`` as seconds."""
+    try:
+        if text.endswith("ms"):
+            return float(text[:-2]) / 1000.0
+        if text.endswith("s"):
+            return float(text[:-1])
+        return float(text)
+    except ValueError:
+        return None
+
+
+class KvLineParser:
+    def __init__(self) -> None:
+        self.pending: list[Event] = []
+        self.last_reason = ""
+
+    def parse(self, line: bytes) -> ParsedLine:
+        if _SEPARATOR not in line:
+            if not line.strip():
+                return LineKind.BLANK, None
+            self.last_reason = "no ' | ' separated fields"
+            return LineKind.UNPARSED, None
+        text = line.decode("utf-8", errors="replace").rstrip()
+        head, *parts = text.split(" | ")
+        fields: dict[str, str] = {}
+        for part in parts:
+            key, sep, value = part.partition("=")
+            if sep:
+                fields[key.strip()] = value.strip()
+        rid = next((fields[k] for k in _ID_KEYS if fields.get(k)), None)
+        if rid is None:
+            self.last_reason = "key=value line without req_id"
+            return LineKind.UNPARSED, None
+        payload: RequestPayload = {"request_id": rid}
+        for key, value in fields.items():
+            if key in _INT_FIELDS:
+                if value.isdigit():
+                    payload[_INT_FIELDS[key]] = int(value)  # type: ignore[literal-required]
+            elif key in _SECONDS_FIELDS:
+                seconds = _seconds(value)
+                if seconds is not None:
+                    payload[_SECONDS_FIELDS[key]] = seconds  # type: ignore[literal-required]
+            elif key == "model":
+                payload["model"] = value
+            elif key == "hit_cache":
+                lowered = value.lower()
+                if lowered in _TRUE:
+                    payload["cache_hit"] = True
+                elif lowered in _FALSE:
+                    payload["cache_hit"] = False
+        if "completed" in head.lower() or "finished" in head.lower():
+            payload["state"] = "finished"
+        match = _LEADING_TS.match(line)
+        if match:
+            stamp = f"{match.group(1).decode()} {match.group(2).decode().replace(',', '.')}"
+            ts = parse_timestamp(stamp)
+            if ts is not None:
+                payload["ts"] = ts
+        return LineKind.KV_REQUEST, ("request", payload)
+
+    def finish(self) -> None:
+        return None
+
+
+class KvLineFamily:
+    name = "kv"
+    description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
+
+    def sniff(self, lines: list[bytes]) -> float:
+        nonblank = hits = 0
+        for line in lines:
+            if not line.strip():
+                continue
+            nonblank += 1
+            if _SEPARATOR in line and (b"req_id=" in line or b"request_id=" in line):
+                hits += 1
+        return 0.9 * hits / nonblank if nonblank else 0.0
+
+    def new_parser(self) -> KvLineParser:
+        return KvLineParser()
+
+
+FAMILY = KvLineFamily()

@@ -1,0 +1,52 @@
+"""The table of format families and per-file detection.
+
+Adding a family is one module plus one line in ``FAMILIES``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from sparseety_tui.formats import kvline, trace
+from sparseety_tui.formats.base import FormatFamily
+
+FAMILIES: dict[str, FormatFamily] = {
+    trace.FAMILY.name: trace.FAMILY,
+    kvline.FAMILY.name: kvline.FAMILY,
+}
+
+#: How many leading lines detection looks at (a few KB of a real log).
+SNIFF_LINES = 200
+#: Below this confidence a file is "unknown": its lines are counted as unparsed.
+MIN_CONFIDENCE = 0.2
+
+
+class UnknownFormatError(ValueError):
+    """Raised for a ``--format`` name that is not registered."""
+
+
+def family_by_name(name: str) -> FormatFamily:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        known = ", ".join(sorted(FAMILIES))
+        raise UnknownFormatError(f"unknown format {name!r} (known: {known})") from None
+
+
+#: Added to a family's score when the file name names it (``sglang-server.log``). Only
+#: breaks near-ties, such as a file of bare OpenAI ``usage`` bodies that either server logs.
+NAME_HINT_BONUS = 0.05
+
+
+def detect(lines: list[bytes], path: str | None = None) -> FormatFamily | None:
+    """The family most confident about these first lines, or None when none is."""
+    best: FormatFamily | None = None
+    best_score = MIN_CONFIDENCE
+    file_name = os.path.basename(path).lower() if path else ""
+    for family in FAMILIES.values():
+        score = family.sniff(lines)
+        if score > 0 and family.name in file_name:
+            score += NAME_HINT_BONUS
+        if score > best_score:
+            best, best_score = family, score
+    return best

@@ -1,0 +1,162 @@
+"""The sparseety JSONL trace format, v1 (spec: docs/trace-format.md).
+
+One JSON object per line. Three record types, told apart by ``"type"``:
+
+- request (the default): request-level fields, e.g.
+  ``{"request_id": "req-001", "prompt": "Hello", "completion": "Hi!", "model": "m",
+  "sparse": {"topk_experts": 2, "total_experts": 8, "skipped_attention_heads": 4}}``
+- ``"type": "token"``: one streamed per-token event, merged into its request by id, e.g.
+  ``{"type": "token", "request_id": "req-001", "pos": 7, "experts": [[1, 5], [0, 2]]}``
+- ``"type": "meta"``: a header describing the model for the whole file.
+
+The decoded object *is* the event payload (field names are the event vocabulary), so the
+hot path is ``orjson.loads`` plus a few key checks.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, cast
+
+import orjson
+
+from sparseety_tui.core.events import (
+    Event,
+    LineKind,
+    MetaPayload,
+    ParsedLine,
+    RequestPayload,
+    TokenPayload,
+)
+
+_TS_FIELDS = ("ts", "received_ts", "first_token_ts", "finished_ts")
+
+
+def parse_timestamp(value: object) -> float | None:
+    """Unix seconds from a number or an ISO 8601 string (``Z`` allowed); else None.
+
+    A timestamp without a zone is read as UTC and shown as UTC, so the tool displays the
+    same wall-clock time the log printed, whatever the viewing machine's zone.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value.replace("Z", "+00:00", 1))
+        except ValueError:
+            return None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=timezone.utc)
+        return parsed.timestamp()
+    return None
+
+
+def _normalise_request(obj: dict[str, Any]) -> RequestPayload:
+    """Map accepted aliases onto the canonical names, in place (cheap when none apply)."""
+    for key in _TS_FIELDS:
+        if key in obj:
+            value = obj[key]
+            if not isinstance(value, float):
+                parsed = parse_timestamp(value)
+                if parsed is None:
+                    del obj[key]
+                else:
+                    obj[key] = parsed
+    if "token_ids" in obj and "completion_token_ids" not in obj:
+        # Common in user traces (and shared/tools/gen_logs.py): ids of the generated tokens.
+        obj["completion_token_ids"] = obj.pop("token_ids")
+    if "experts" in obj:
+        # Top-level per-generated-token routing: {"expert_layers": [...], "experts": [...]}.
+        sparse = obj.setdefault("sparse", {})
+        if isinstance(sparse, dict):
+            sparse.setdefault("routing", obj.pop("experts"))
+            if "expert_layers" in obj:
+                sparse.setdefault("moe_layers", obj.pop("expert_layers"))
+            prompt_tokens = obj.get("prompt_tokens")
+            if isinstance(prompt_tokens, int):
+                sparse.setdefault("routing_start", prompt_tokens)
+    return cast(RequestPayload, obj)
+
+
+class TraceParser:
+    """Per-file parser; stateless apart from the protocol's bookkeeping."""
+
+    def __init__(self) -> None:
+        self.pending: list[Event] = []
+        self.last_reason = ""
+
+    def _unparsed(self, reason: str) -> ParsedLine:
+        self.last_reason = reason
+        return LineKind.UNPARSED, None
+
+    def parse(self, line: bytes) -> ParsedLine:
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            if not line.strip():
+                return LineKind.BLANK, None
+            return self._unparsed(f"invalid JSON: {exc}")
+        if type(obj) is not dict:
+            return self._unparsed(f"JSON {type(obj).__name__}, not an object")
+        record_type = obj.get("type")
+        if record_type is None or record_type == "request":
+            rid = obj.get("request_id")
+            if type(rid) is not str:
+                if rid is None and type(obj.get("id")) is str:
+                    obj["request_id"] = rid = obj["id"]
+                elif isinstance(rid, int) and not isinstance(rid, bool):
+                    obj["request_id"] = rid = str(rid)
+                else:
+                    return self._unparsed("JSON object without a string request_id")
+            if not rid:
+                return self._unparsed("empty request_id")
+            return LineKind.TRACE_REQUEST, ("request", _normalise_request(obj))
+        if record_type == "token":
+            if type(obj.get("request_id")) is not str:
+                return self._unparsed("token event without a string request_id")
+            if "ts" in obj:
+                ts = parse_timestamp(obj["ts"])
+                if ts is None:
+                    del obj["ts"]
+                else:
+                    obj["ts"] = ts
+            return LineKind.TRACE_TOKEN, ("token", cast(TokenPayload, obj))
+        if record_type == "meta":
+            return LineKind.TRACE_META, ("meta", cast(MetaPayload, obj))
+        return self._unparsed(f"unknown record type {str(record_type)[:40]!r}")
+
+    def finish(self) -> None:
+        return None
+
+
+_REQUEST_HINTS = (b'"request_id"', b'"type"')
+
+
+class TraceFamily:
+    name = "trace"
+    description = "sparseety JSONL trace v1 (docs/trace-format.md)"
+
+    def sniff(self, lines: list[bytes]) -> float:
+        nonblank = objects = hinted = 0
+        for line in lines:
+            stripped = line.strip()
+            if not stripped:
+                continue
+            nonblank += 1
+            if stripped.startswith(b"{") and stripped.endswith(b"}"):
+                objects += 1
+                if any(hint in stripped for hint in _REQUEST_HINTS):
+                    hinted += 1
+        if not objects:
+            return 0.0
+        # JSON lines that name request ids are ours; bare JSON bodies (an OpenAI usage
+        # object pasted into a server log) are only weak evidence.
+        if hinted:
+            return 0.95 * hinted / nonblank
+        return 0.3 * objects / nonblank
+
+    def new_parser(self) -> TraceParser:
+        return TraceParser()
+
+
+FAMILY = TraceFamily()

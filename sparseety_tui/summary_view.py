@@ -1,0 +1,145 @@
+"""The Rich rendering of a ``summary`` document (the same dict ``--json`` prints).
+
+Every cell is a ``Text`` object: log-derived strings (paths, model names, error messages)
+are never read as Rich markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+
+def fmt_int(value: int | float | None) -> str:
+    return "—" if value is None else f"{int(round(value)):,}"
+
+
+def fmt_float(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def fmt_pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=Text(title, style="bold"), title_justify="left", expand=False)
+    for i, column in enumerate(columns):
+        table.add_column(column, justify="left" if i == 0 else "right")
+    return table
+
+
+def _files(doc: dict[str, Any]) -> Table:
+    table = _table("Files", "path", "format", "lines", "by kind")
+    for f in doc["files"]:
+        kinds = ", ".join(f"{k} {v:,}" for k, v in f["lines"]["by_kind"].items())
+        table.add_row(Text(f["path"]), Text(f["format"]), fmt_int(f["lines"]["total"]), Text(kinds))
+    return table
+
+
+def _requests(doc: dict[str, Any]) -> Table:
+    r = doc["requests"]
+    table = _table("Requests", "figure", "value")
+    states = ", ".join(f"{k} {v:,}" for k, v in r["by_state"].items()) or "—"
+    rows = [
+        ("requests", fmt_int(r["count"])),
+        ("states", states),
+        ("prompt tokens", fmt_int(r["prompt_tokens"])),
+        ("completion tokens", fmt_int(r["completion_tokens"])),
+        ("cached tokens (prefix hits)", fmt_int(r["cached_tokens"])),
+        ("cache hit rate (cached / prompt)", fmt_pct(r["cache_hit_rate"])),
+        ("logical tokens", fmt_int(r["logical_tokens"])),
+        ("effective compute tokens", fmt_float(r["effective_compute_tokens"], 1)),
+        ("sparse skipped tokens", fmt_float(r["sparse_skipped_tokens"], 1)),
+        ("skip ratio", fmt_pct(r["skip_ratio"])),
+        ("compute vs nominal model", fmt_pct(doc["skipped"]["compute_vs_nominal"])),
+    ]
+    if r.get("cache_hit_requests"):
+        hits = r["cache_hit_requests"]
+        rows.append(("requests reporting a cache hit", f"{hits['hit']:,} of {hits['reported']:,}"))
+    for name, value in rows:
+        table.add_row(name, Text(value))
+    return table
+
+
+_SKIP_LABELS = {
+    "cached_tokens": ("cached", "prompt tokens"),
+    "evicted_kv_positions": ("evicted", "visible KV positions"),
+    "masked_kv_positions": ("masked", "visible KV positions"),
+    "dropped_expert_slots": ("dropped", "routed expert slots"),
+    "inactive_expert_slots": ("experts not routed", "expert slots"),
+    "skipped_head_slots": ("heads skipped", "head slots"),
+}
+
+
+def _skips(doc: dict[str, Any]) -> Table:
+    table = _table("Skips by kind (natural units)", "kind", "skipped", "of", "ratio")
+    for key, (label, unit) in _SKIP_LABELS.items():
+        item = doc["skipped"][key]
+        table.add_row(label, fmt_int(item["value"]), Text(f"{fmt_int(item['of'])} {unit}"),
+                      fmt_pct(item["ratio"]))
+    return table
+
+
+def _latency(doc: dict[str, Any]) -> Table:
+    table = _table("Latency (exact, nearest rank)", "metric", "n", "p50", "p95", "p99", "max")
+    for key in ("latency_s", "ttft_s"):
+        q = doc[key]
+        table.add_row(key, fmt_int(q["count"]), *(fmt_float(q[p]) for p in ("p50", "p95", "p99", "max")))
+    return table
+
+
+def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
+    minutes = doc["throughput_per_minute"]
+    table = _table(f"Throughput per minute (UTC, last {min(last, len(minutes))} of {len(minutes)})",
+                   "minute", "requests", "prompt tok", "completion tok")
+    for m in minutes[-last:]:
+        stamp = datetime.fromtimestamp(m["minute"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+        table.add_row(stamp, fmt_int(m["requests"]), fmt_int(m["prompt_tokens"]),
+                      fmt_int(m["completion_tokens"]))
+    return table
+
+
+def _experts(doc: dict[str, Any]) -> Table | None:
+    experts = doc.get("experts")
+    if not experts:
+        return None
+    table = _table("Expert load per layer", "layer", "routed slots", "busiest expert", "imbalance max/mean")
+    for layer, counts, imbalance in zip(
+        experts["layers"], experts["counts"], experts["imbalance_max_over_mean"]
+    ):
+        busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
+        table.add_row(str(layer), fmt_int(sum(counts)), "—" if busiest is None else str(busiest),
+                      fmt_float(imbalance, 2))
+    return table
+
+
+def _engine(doc: dict[str, Any]) -> Table | None:
+    engine = doc.get("engine")
+    if not engine:
+        return None
+    table = _table(f"Engine stats ({engine['stats_lines']:,} lines, means)", "figure", "mean")
+    for key, value in sorted(engine["mean"].items()):
+        table.add_row(Text(key), fmt_float(value, 3))
+    prefill = engine["prefill_tokens"]
+    if prefill["cached"] is not None:
+        table.add_row("prefill tokens cached / total", fmt_pct(prefill["cached_ratio"]))
+    return table
+
+
+def render_summary(doc: dict[str, Any]) -> RenderableType:
+    parts: list[RenderableType] = [_files(doc), _requests(doc), _skips(doc), _latency(doc)]
+    if doc["throughput_per_minute"]:
+        parts.append(_throughput(doc))
+    for optional in (_experts(doc), _engine(doc)):
+        if optional is not None:
+            parts.append(optional)
+    if doc["errors"]["count"]:
+        parts.append(Text(f"errors: {doc['errors']['count']:,} (tracebacks grouped)", style="red"))
+    parts.append(Text(f"tokenizer: {doc['tokenizer']}"))
+    parts.append(Text(f"cost model: {doc['cost_model']}"))
+    return Group(*parts)
