@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import os
 
-from sparseety_tui.formats import kvline, trace
+from sparseety_tui.formats import kvline, sglang, trace, vllm
 from sparseety_tui.formats.base import FormatFamily
 
 FAMILIES: dict[str, FormatFamily] = {
     trace.FAMILY.name: trace.FAMILY,
     kvline.FAMILY.name: kvline.FAMILY,
+    vllm.FAMILY.name: vllm.FAMILY,
+    sglang.FAMILY.name: sglang.FAMILY,
 }
 
 #: How many leading lines detection looks at (a few KB of a real log).

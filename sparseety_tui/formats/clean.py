@@ -1,0 +1,199 @@
+"""Shared line cleaning for the server-log families (vLLM, SGLang).
+
+A physical line reaches a parser as raw bytes. Before a family looks for its own prefix it
+may need to remove, in this order (see /work/shared/reference/log-formats.md §0):
+
+1. carriage returns: a trailing ``\\r`` (vLLM joins multi-line messages with ``\\r\\n``),
+   and tqdm progress bars that rewrite the line with bare ``\\r``: the text after the last
+   ``\\r`` is what a terminal shows, so that is what we keep (``last_cr_segment``);
+2. ANSI colour codes (``\\x1b[1;36m(APIServer pid=1)\\x1b[0;0m``, coloured levels);
+3. wrapper prefixes added by the environment, in any nesting (``strip_wrappers``):
+   ``docker logs --timestamps`` RFC3339Nano (``2025-04-04T10:00:00.123456789Z ``),
+   CI-style ``[2026-08-21T19:42:37Z] ``, docker-compose ``service-1  | ``, Kubernetes
+   ``<pod> <container> ``, external collectors (``2024-06-25 12:27:28.331 ``,
+   ``[2024-07-08 15:17:34] ``) and a markdown quote ``> ``.
+
+Families try their own anchored prefix first (the common, fast path) and only call
+``strip_wrappers`` when that fails, so clean logs pay nothing for wrapper support.
+
+This module also knows a few third-party line shapes that show up in server output
+(tqdm bars, Python ``logging`` default format, Python warnings, Gloo/NCCL/PyTorch lines):
+``is_known_noise`` lets a parser call them ``other`` rather than ``unparsed``.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+
+#: CSI escape sequences (colours, cursor moves). Sample: ``\x1b[1;36m(APIServer pid=1)\x1b[0;0m``.
+ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
+
+#: One wrapper in front of a line. Samples (all real, see real_logs/MANIFEST.md):
+#:   ``2026-05-12T08:01:39.331095044Z (APIServer pid=1) INFO ...``      docker --timestamps
+#:   ``[2026-08-21T19:42:37Z] ...``                                     CI bracketed RFC3339
+#:   ``qwen3-vl-32b  | (APIServer pid=104) ERROR ...``                 docker compose
+#:   ``[2024-07-08 15:17:34] INFO 07-08 07:17:34 metrics.py:334] ...`` external collector
+#:   ``2025-05-14 17:45:10.901 1647689 kserve.trace Received ...``     KServe / collector
+#:   ``vllm-7d9f8c6b5-x2k9p vllm (APIServer pid=1) ...``               Kubernetes pod/container
+#:   ``> INFO 02-22 ...``                                               markdown quote
+WRAPPER_RE = re.compile(
+    rb"(?:"
+    rb"(?P<ts>\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
+    rb"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?)[ \t]+"
+    rb"|>[ \t]?"
+    rb"|[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
+    rb"|[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
+    rb"(?=\(|\[|INFO|WARNING|ERROR|DEBUG|CRITICAL)"
+    rb")"
+)
+
+#: Pieces of a wrapper timestamp, for year inference and RFC3339 instants.
+_WRAP_TS_RE = re.compile(
+    rb"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
+)
+
+#: Third-party line shapes that are known, harmless noise in server output.
+#:   ``2025-05-31 22:58:28,427 - INFO - flashinfer.jit: Prebuilt kernels not found``
+#:   ``[2026-01-20 21:24:54,336] LMCache INFO: Stored 80 out of total 135 tokens ...``
+#:   ``/usr/lib/python3.10/site-packages/x.py:51: UserWarning: ...``
+#:   ``[Gloo] Rank 0 is connected to 0 peer ranks. ...``
+#:   ``[rank0]:[W205 16:55:27.345399482 ProcessGroupNCCL.cpp:1565] Warning: ...``
+#:   ``host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>``
+NOISE_RE = re.compile(
+    rb"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - \S+ - "
+    rb"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,]\d{3}\] \S+ (?:DEBUG|INFO|WARNING|ERROR):"
+    rb"|\S+\.py:\d+: \w*(?:Warning|Error): "
+    rb"|\[Gloo\] "
+    rb"|\[rank\d+\]:"
+    rb"|\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)"
+    rb"|NCCL version "
+    rb"|\*{5,}"
+    rb")"
+)
+
+#: A Python warnings line; the indented source lines after it belong to it.
+PY_WARNING_RE = re.compile(rb"\S+\.py:\d+: \w*Warning: ")
+
+#: Uvicorn access line, as in vLLM (no timestamp) and SGLang (``[ts] `` prefix stripped
+#: before); the status is optional because one real paste has none (sglang PR #25960), the
+#: ``\d+`` after the client is KServe's pid.
+#:   ``INFO:     172.17.0.1:54662 - "POST /v1/chat/completions HTTP/1.1" 200 OK``
+ACCESS_RE = re.compile(
+    rb"(?:INFO|TRACE|WARNING|ERROR):\s+(?P<client>\S+)(?: \d+)? - "
+    rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?: [^\r\n]*)?)?\s*$'
+)
+
+#: Other uvicorn lines (``INFO:     Started server process [31554]``,
+#: ``TRACE:    127.0.0.1:5 - HTTP connection made``).
+UVICORN_RE = re.compile(rb"(?:INFO|TRACE|WARNING|ERROR|DEBUG|CRITICAL):\s{2,}\S")
+
+
+def last_cr_segment(line: bytes) -> bytes:
+    """The text a terminal would show: after the last bare ``\\r`` that has content."""
+    if b"\r" not in line:
+        return line
+    for segment in reversed(line.split(b"\r")):
+        if segment.strip():
+            return segment
+    return b""
+
+
+def strip_ansi(line: bytes) -> bytes:
+    return ANSI_RE.sub(b"", line) if b"\x1b" in line else line
+
+
+def basic_clean(line: bytes) -> bytes:
+    """Carriage returns and ANSI codes removed (wrappers stay)."""
+    if b"\r" in line:
+        line = last_cr_segment(line)
+    if b"\x1b" in line:
+        line = ANSI_RE.sub(b"", line)
+    return line
+
+
+def strip_wrappers(line: bytes, max_layers: int = 4) -> tuple[bytes, bytes | None]:
+    """Remove up to ``max_layers`` wrapper prefixes; return the rest and the first wrapper
+    timestamp seen (raw bytes, may be None)."""
+    wrap_ts: bytes | None = None
+    for _ in range(max_layers):
+        m = WRAPPER_RE.match(line)
+        if m is None or m.end() == 0:
+            break
+        if wrap_ts is None and m.group("ts") is not None:
+            wrap_ts = m.group("ts")
+        line = line[m.end() :]
+    return line, wrap_ts
+
+
+def wrapper_time(wrap_ts: bytes) -> tuple[int, float | None]:
+    """(year, unix seconds if the stamp carries a zone else None) of a wrapper timestamp."""
+    m = _WRAP_TS_RE.search(wrap_ts)
+    if m is None:
+        return 0, None
+    year = int(m.group(1))
+    tz = m.group(8)
+    if tz is None:
+        return year, None
+    try:
+        secs = calendar.timegm(
+            (
+                year,
+                int(m.group(2)),
+                int(m.group(3)),
+                int(m.group(4)),
+                int(m.group(5)),
+                int(m.group(6)),
+                0,
+                0,
+                0,
+            )
+        )
+    except (ValueError, OverflowError):
+        return year, None
+    frac = m.group(7)
+    value = float(secs) + (int(frac) / 10 ** len(frac) if frac else 0.0)
+    if tz != b"Z":
+        sign = -1 if tz[:1] == b"-" else 1
+        digits = tz[1:].replace(b":", b"")
+        value -= sign * (int(digits[:2]) * 3600 + int(digits[2:4]) * 60)
+    return year, value
+
+
+class LocalClock:
+    """Converts naive local wall-clock stamps to unix seconds, cached per hour.
+
+    Server logs print local time without a zone; the tool runs on the inference host
+    (DESIGN.md), so the host's zone is the right one. ``time.mktime`` is ~1 µs, a dict hit
+    ~50 ns: one mktime per (date, hour) keeps the hot path cheap and DST-correct per hour.
+    """
+
+    __slots__ = ("_cache",)
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[int, int, int, int], float] = {}
+
+    def to_unix(self, year: int, month: int, day: int, hour: int, minute: int, sec: float) -> float:
+        key = (year, month, day, hour)
+        base = self._cache.get(key)
+        if base is None:
+            try:
+                base = time.mktime((year, month, day, hour, 0, 0, 0, 0, -1))
+            except (OverflowError, ValueError):
+                base = float("nan")
+            if len(self._cache) > 4096:
+                self._cache.clear()
+            self._cache[key] = base
+        return base + minute * 60 + sec
+
+
+def is_blank(line: bytes) -> bool:
+    return not line.strip()
+
+
+def is_known_noise(line: bytes) -> bool:
+    """A third-party line shape we recognise (tqdm, logging default format, warnings...)."""
+    if b"it/s]" in line or b"s/it]" in line or b"%|" in line:
+        return True  # tqdm progress bar
+    return NOISE_RE.match(line) is not None

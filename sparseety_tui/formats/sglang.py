@@ -1,0 +1,536 @@
+"""SGLang server logs, ~0.2 to current (log-formats.md §5, §6).
+
+An SGLang line is ``[YYYY-MM-DD HH:MM:SS( DPn| TPn| EPn| PPn ...)*] message``: no level,
+no file. Variants: ``.mmm`` milliseconds (``SGLANG_LOG_MS=1``), time only
+(``[16:43:29 TP0]``, ~0.3), ``[gpu=0] `` without a time (~0.2), and no rank suffix at all
+(tp_size=1 since ~May 2025). Other processes write into the same stream, sometimes in the
+middle of a line (``This is only a test[2024-10-31 ... TP0] Prefill batch...``), so when the
+anchored prefix fails the prefix is looked for with ``re.search``.
+
+Kinds this family returns:
+
+- ``sglang.prefill`` / ``sglang.decode``: ``Prefill batch`` / ``Decode batch`` lines of every
+  version (``.``/``,`` after ``batch``, ``[iter]``, trailing commas, ``cache hit rate``,
+  ``#cached-token``, ``cuda graph``/``npu graph``, ``input throughput``, ``#pending-token``,
+  SWA ``full token usage``, Mamba, PD ``pre-allocated usage`` / ``#unbootstrapped-req``,
+  speculative ``accept len``/``accept rate``, sglang-jax ``#cache_miss``); fields are read
+  generically (``key: value`` split on ``, ``), unknown or garbled keys are ignored
+  -> ``("stats", StatsPayload)``;
+- ``sglang.request``: ``--log-requests`` ``Receive:`` / ``Receive OpenAI:`` / ``Finish:``
+  lines (with or without the ``[ts]`` prefix: the newer RequestLogger prints bare
+  messages) and JSON request-log lines (``"event": "request.finished"``)
+  -> ``("request", RequestPayload)``;
+- ``api.response``: a ``/generate`` result (``{'text': ..., 'meta_info': {...}}``, repr or
+  JSON, or a list of them) or an OpenAI body/``usage`` printed into the log;
+- ``sglang.expert_dist``: expert-distribution CSV dump lines (``layer_id,expert_id,count``
+  header and ``L,E,N`` rows);
+- ``http.access``, ``traceback``, ``prometheus``, ``blank``, ``other``, ``unparsed`` as in
+  the vLLM family.
+
+``ts``: ``[date time]`` prefixes are local wall-clock time on the inference host, converted
+with the host's zone. Time-only prefixes get the date of the last dated line of the file
+(next day when the time goes back by more than 12 h); with no dated line before them,
+``ts`` is left out.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import orjson
+
+from sparseety_tui.core.events import (
+    Event,
+    LineKind,
+    ParsedLine,
+    RequestPayload,
+    StatsPayload,
+)
+from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.clean import (
+    ACCESS_RE,
+    PY_WARNING_RE,
+    UVICORN_RE,
+    LocalClock,
+    basic_clean,
+    is_known_noise,
+    strip_wrappers,
+    wrapper_time,
+)
+from sparseety_tui.formats.pylit import (
+    LiteralError,
+    parse_value_at,
+    read_string_at,
+)
+from sparseety_tui.formats.routing import (
+    RoutingOptions,
+    read_response_body,
+    request_from_meta_info,
+)
+from sparseety_tui.formats.tracebacks import TracebackTracker
+
+PREFILL = "sglang.prefill"
+DECODE = "sglang.decode"
+REQUEST = "sglang.request"
+EXPERT_DIST = "sglang.expert_dist"
+RESPONSE = "api.response"
+PROMETHEUS = "prometheus"
+KINDS = (
+    PREFILL,
+    DECODE,
+    REQUEST,
+    RESPONSE,
+    EXPERT_DIST,
+    LineKind.ACCESS,
+    LineKind.TRACEBACK,
+    PROMETHEUS,
+    LineKind.NOISE,
+    LineKind.BLANK,
+    LineKind.UNPARSED,
+)
+
+_OTHER: ParsedLine = (LineKind.NOISE, None)
+_BLANK: ParsedLine = (LineKind.BLANK, None)
+_ACCESS: ParsedLine = (LineKind.ACCESS, None)
+_TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
+_PROM: ParsedLine = (PROMETHEUS, None)
+_EXPERT: ParsedLine = (EXPERT_DIST, None)
+
+#: ``[2024-10-31 21:55:11 TP0] ``, ``[2025-08-22 13:47:04 DP0 TP0 EP0] ``,
+#: ``[2026-01-31 15:05:33] ``, ``[2025-01-01 10:00:00.123 TP0] ``, ``[16:43:29 TP0] ``.
+_PREFIX = (
+    rb"\[(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) )?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    rb"(?P<frac>[.,]\d{1,6})?(?P<ranks>(?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] ?"
+)
+PREFIX_RE = re.compile(_PREFIX)
+PREFIX_SEARCH_RE = re.compile(_PREFIX)
+#: ~0.2: ``[gpu=0] Prefill batch. #new-seq: 2, ...`` (no time at all).
+GPU_PREFIX_RE = re.compile(rb"\[gpu(?:_id)?=\d+\] ")
+#: A vLLM-style line from vendored code (``INFO 10-31 ... weight_utils.py:243] ...``).
+_VLLM_STYLE_RE = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d ")
+
+#: ``Prefill batch. `` / ``Decode batch, `` / ``Prefill batch [123], ``.
+BATCH_RE = re.compile(rb"(?P<kind>Prefill|Decode) batch(?: \[\d+\])?[.,]? ?")
+_CSV_ROW_RE = re.compile(rb"\d{1,6},\d{1,6},\d{1,12}\s*$")
+_CSV_HEADER = b"layer_id,expert_id,count"
+_RID_RE = re.compile(r"\brid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)")
+_EXC_HEADER = b"Exception in ASGI application"
+
+
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _int(v: bytes) -> int:
+    return int(v)
+
+
+def _float(v: bytes) -> float:
+    return float(v)
+
+
+def _pct(v: bytes) -> float:
+    return float(v.rstrip(b"%")) / 100.0
+
+
+#: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
+_PREFILL_FIELDS: dict[bytes, tuple[str, Any]] = {
+    b"#new-seq": ("batch_requests", _int),
+    b"#new-token": ("new_tokens", _int),
+    b"#cached-token": ("cached_tokens", _int),
+    b"cache hit rate": ("prefix_cache_hit_rate", _pct),
+    b"token usage": ("kv_usage", _float),
+    b"full token usage": ("kv_usage", _float),
+    b"#running-req": ("running", _int),
+    b"#queue-req": ("queued", _int),
+    b"input throughput (token/s)": ("prompt_throughput", _float),
+}
+_DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
+    b"#running-req": ("running", _int),
+    b"token usage": ("kv_usage", _float),
+    b"full token usage": ("kv_usage", _float),
+    b"gen throughput (token/s)": ("generation_throughput", _float),
+    b"#queue-req": ("queued", _int),
+    b"accept len": ("spec_accept_length", _float),
+    b"accept rate": ("spec_accept_rate", _float),
+}
+
+
+class SglangParser:
+    """Stateful per-file parser (last date for time-only prefixes, open tracebacks)."""
+
+    def __init__(self, *, num_layers: int | None = None, top_k: int | None = None) -> None:
+        self.pending: list[Event] = []
+        self.last_reason = ""
+        self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
+        self._tb = TracebackTracker(self.pending)
+        self._clock = LocalClock()
+        self._date: tuple[int, int, int] | None = None
+        self._last_hour = 0
+        self._in_warning = False
+
+    def parse(self, line: bytes) -> ParsedLine:
+        try:
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
+            return LineKind.UNPARSED, None
+
+    def finish(self) -> None:
+        self._tb.close_all()
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        if b"\r" in line or b"\x1b" in line:
+            line = basic_clean(line)
+        if not line or line.isspace():
+            self._tb.blank()
+            return _BLANK
+        m = PREFIX_RE.match(line) if line[:1] == b"[" else None
+        rest = line
+        if m is None:
+            if line[:5] == b"[gpu=" or line[:8] == b"[gpu_id=":
+                gm = GPU_PREFIX_RE.match(line)
+                if gm is not None:
+                    return self._message(line[gm.end() :], None)
+            unwrapped, wrap_ts = strip_wrappers(line)
+            if unwrapped is not line:
+                rest = unwrapped
+                m = PREFIX_RE.match(rest)
+            if m is None and b"[" in rest:
+                m = PREFIX_SEARCH_RE.search(rest)
+                if m is not None and rest[: m.start()].strip() and not self._plausible(rest, m):
+                    m = None
+            if m is None:
+                return self._raw(rest, wrap_ts, line)
+        return self._message(rest[m.end() :], m)
+
+    @staticmethod
+    def _plausible(rest: bytes, m: re.Match[bytes]) -> bool:
+        """A prefix found mid-line must carry a date (a bare ``[12:00:00]`` inside text is
+        too weak)."""
+        return m.group("y") is not None
+
+    def _stamp(self, m: re.Match[bytes] | None) -> float | None:
+        if m is None:
+            return None
+        hour, minute = int(m.group("h")), int(m.group("mi"))
+        sec = float(m.group("s"))
+        frac = m.group("frac")
+        if frac:
+            sec += float(b"0." + frac[1:])
+        if m.group("y") is not None:
+            date = (int(m.group("y")), int(m.group("mo")), int(m.group("d")))
+            self._date = date
+        elif self._date is not None:
+            if hour + 12 < self._last_hour:  # time-only prefix went past midnight
+                y, mo, d = self._date
+                nxt = self._clock.to_unix(y, mo, d, 12, 0, 0.0) + 86400
+                t = time.localtime(nxt)
+                self._date = (t.tm_year, t.tm_mon, t.tm_mday)
+            date = self._date
+        else:
+            return None
+        self._last_hour = hour
+        if not (1 <= date[1] <= 12 and 1 <= date[2] <= 31):
+            return None
+        return self._clock.to_unix(date[0], date[1], date[2], hour, minute, sec)
+
+    def _message(self, msg: bytes, m: re.Match[bytes] | None) -> ParsedLine:
+        """A line with the SGLang prefix (``m``; None for ``[gpu=0]``)."""
+        ts = self._stamp(m)
+        self._in_warning = False
+        if (self._tb.active or b"Traceback" in msg) and self._tb.feed(
+            "", _decode(msg), b"sgl", ts, interleavable=True
+        ):
+            return _TRACEBACK
+        if b" batch" in msg:
+            bm = BATCH_RE.match(msg)
+            if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
+                bm = BATCH_RE.search(msg)
+            if bm is not None:
+                return self._batch(bm, msg, ts)
+        if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
+            parsed = self._request_line(msg, ts)
+            if parsed is not None:
+                return parsed
+        if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
+            if ACCESS_RE.match(msg) is not None:
+                return _ACCESS
+            if _EXC_HEADER in msg:
+                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+                return _TRACEBACK
+        return _OTHER
+
+    def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
+        """A line without the SGLang prefix."""
+        if (self._tb.active or b"Traceback" in rest or b'File "' in rest) and self._tb.feed(
+            "", _decode(rest), None, None
+        ):
+            self._in_warning = False
+            return _TRACEBACK
+        if self._in_warning and rest[:1] in (b" ", b"\t"):
+            return _OTHER
+        self._in_warning = False
+        ts: float | None = None
+        if wrap_ts is not None:
+            ts = wrapper_time(wrap_ts)[1]
+        if rest[:8] == b"Receive:" or rest[:7] == b"Finish:" or rest[:16] == b"Receive OpenAI: ":
+            parsed = self._request_line(rest, ts)
+            if parsed is not None:
+                return parsed
+        head = rest[:1]
+        if head == b"{" and b'"event"' in rest and b'"request.' in rest:
+            parsed = self._json_request(rest)
+            if parsed is not None:
+                return parsed
+        if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
+            recognised, payloads = read_response_body(_decode(rest), self.routing)
+            if recognised:
+                return self._emit(payloads, RESPONSE, ts)
+        if head.isdigit() and _CSV_ROW_RE.match(rest):
+            return _EXPERT
+        if rest.startswith(_CSV_HEADER):
+            return _EXPERT
+        if b"HTTP/" in rest and b'"' in rest and ACCESS_RE.search(rest) is not None:
+            return _ACCESS
+        if UVICORN_RE.match(rest):
+            if _EXC_HEADER in rest:
+                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+                return _TRACEBACK
+            return _OTHER
+        if b"Prefill batch" in rest or b"Decode batch" in rest:
+            bm = BATCH_RE.search(rest)
+            if bm is not None:
+                return self._batch(bm, rest, ts)
+        if prometheus.is_exposition_line(rest):
+            return _PROM
+        if PY_WARNING_RE.match(rest):
+            self._in_warning = True
+            return _OTHER
+        if (
+            is_known_noise(rest)
+            or _VLLM_STYLE_RE.match(rest)
+            or (orig is not rest and is_known_noise(orig))
+        ):
+            return _OTHER
+        self.last_reason = "no SGLang prefix and no known message"
+        return LineKind.UNPARSED, None
+
+    # -- batch lines --------------------------------------------------------------------
+
+    def _batch(self, bm: re.Match[bytes], msg: bytes, ts: float | None) -> ParsedLine:
+        prefill = bm.group("kind") == b"Prefill"
+        fields = _PREFILL_FIELDS if prefill else _DECODE_FIELDS
+        payload: StatsPayload = {"phase": "prefill" if prefill else "decode"}
+        if ts is not None:
+            payload["ts"] = ts
+        body = msg[bm.end() :].rstrip(b", \t")
+        for part in body.split(b", "):
+            name, sep, value = part.rpartition(b": ")
+            if not sep:
+                continue
+            spec = fields.get(name.strip())
+            if spec is None:
+                continue
+            field_name, convert = spec
+            if field_name == "kv_usage" and name == b"full token usage" and "kv_usage" in payload:
+                continue
+            try:
+                payload[field_name] = convert(value.strip())  # type: ignore[literal-required]
+            except ValueError:
+                continue  # garbled value (TTY overwrite): leave the field out
+        kind = PREFILL if prefill else DECODE
+        return kind, ("stats", payload)
+
+    # -- requests -----------------------------------------------------------------------
+
+    def _emit(self, payloads: list[RequestPayload], kind: str, ts: float | None) -> ParsedLine:
+        if not payloads:
+            return kind, None
+        for p in payloads:
+            if ts is not None:
+                p.setdefault("ts", ts)
+        for extra in payloads[1:]:
+            self.pending.append(("request", extra))
+        return kind, ("request", payloads[0])
+
+    def _request_line(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        text = _decode(msg)
+        if text.startswith(("Receive: ", "Receive OpenAI: ")):
+            return self._receive(text, ts)
+        if text.startswith("Finish: "):
+            return self._finish(text, ts)
+        return None
+
+    def _receive(self, text: str, ts: float | None) -> ParsedLine:
+        payload: RequestPayload = {"state": "received"}
+        rm = _RID_RE.search(text)
+        if rm is not None:
+            payload["request_id"] = rm.group("rid")
+        if ts is not None:
+            payload["received_ts"] = ts
+        pos = text.find("input_ids=[")
+        if pos >= 0:
+            close = text.find("]", pos)
+            if close > 0:
+                inner = text[pos + 11 : close]
+                try:
+                    ids = [int(x) for x in inner.split(",") if x.strip()]
+                    payload["prompt_token_ids"] = ids
+                    payload["prompt_tokens"] = len(ids)
+                except ValueError:
+                    pass
+        tpos = text.find("(text=")
+        if tpos >= 0 and text.startswith(("'", '"'), tpos + 6):
+            try:
+                prompt, _ = read_string_at(text, tpos + 6)
+                payload["prompt"] = prompt
+            except LiteralError:
+                pass
+        if "request_id" not in payload:
+            return REQUEST, None  # a batch (rid=[...]) or an abbreviated line: no single id
+        return self._emit([payload], REQUEST, ts)
+
+    def _finish(self, text: str, ts: float | None) -> ParsedLine:
+        payload: RequestPayload = {}
+        rm = _RID_RE.search(text)
+        if rm is not None:
+            payload["request_id"] = rm.group("rid")
+        out: Any = None
+        pos = text.rfind(", out={")
+        if pos >= 0:
+            try:
+                out, _ = parse_value_at(text, pos + 6)
+            except (LiteralError, RecursionError):
+                out = None
+        meta: Any = out.get("meta_info") if isinstance(out, dict) else None
+        if not isinstance(meta, dict):
+            for needle in ("'meta_info': ", '"meta_info": '):
+                mpos = text.rfind(needle)
+                if mpos >= 0:
+                    try:
+                        meta, _ = parse_value_at(text, mpos + len(needle))
+                    except (LiteralError, RecursionError):
+                        meta = None
+                    break
+        if isinstance(meta, dict):
+            request_from_meta_info(meta, self.routing, payload)
+        if isinstance(out, dict) and isinstance(out.get("text"), str):
+            payload["completion"] = out["text"]
+        if "state" not in payload and isinstance(meta, dict):
+            payload["state"] = "finished"
+        if ts is not None:
+            payload.setdefault("finished_ts", ts)
+        if "request_id" not in payload:
+            return REQUEST, None
+        return self._emit([payload], REQUEST, ts)
+
+    def _json_request(self, rest: bytes) -> ParsedLine | None:
+        """``--log-requests-format json``: ``{"timestamp": ..., "event": "request.finished",
+        "rid": ..., "obj": {...}, "out": {...}}``."""
+        try:
+            obj = orjson.loads(rest)
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(obj, dict):
+            return None
+        event = obj.get("event")
+        if not isinstance(event, str) or not event.startswith("request."):
+            return None
+        payload: RequestPayload = {}
+        rid = obj.get("rid")
+        if isinstance(rid, str):
+            payload["request_id"] = rid
+        stamp = obj.get("timestamp")
+        ts = (
+            float(stamp)
+            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
+            else None
+        )
+        if ts is not None:
+            payload["ts"] = ts
+        if event.startswith("request.received"):
+            payload["state"] = "received"
+            if ts is not None:
+                payload["received_ts"] = ts
+            req = obj.get("obj")
+            if isinstance(req, dict):
+                ids = req.get("input_ids")
+                if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
+                    payload["prompt_token_ids"] = ids
+                    payload["prompt_tokens"] = len(ids)
+                if isinstance(req.get("text"), str):
+                    payload["prompt"] = req["text"]
+        else:
+            out = obj.get("out")
+            if isinstance(out, dict):
+                meta = out.get("meta_info")
+                if isinstance(meta, dict):
+                    request_from_meta_info(meta, self.routing, payload)
+                    payload.setdefault("state", "finished")
+                if isinstance(out.get("text"), str):
+                    payload["completion"] = out["text"]
+            if ts is not None:
+                payload.setdefault("finished_ts", ts)
+        if "request_id" not in payload:
+            return REQUEST, None
+        return REQUEST, ("request", payload)
+
+
+class SglangFamily:
+    name = "sglang"
+    description = "SGLang server log (~0.2 to current), incl. uvicorn, /metrics, meta_info"
+
+    def sniff(self, lines: list[bytes]) -> float:
+        nonblank = strong = weak = 0
+        for raw in lines:
+            line = basic_clean(raw)
+            if not line.strip():
+                continue
+            nonblank += 1
+            if b"req_id=" in line and b" | " in line:
+                continue  # key=value request lines belong to the kvline family
+            if b"Prefill batch" in line or b"Decode batch" in line:
+                strong += 1
+                continue
+            if GPU_PREFIX_RE.match(line) or b"meta_info" in line or b"ServerArgs(" in line:
+                strong += 1
+                continue
+            if prometheus.family_of(line) == "sglang" or line.startswith(_CSV_HEADER):
+                strong += 1
+                continue
+            m = PREFIX_SEARCH_RE.search(line)
+            if m is not None and (m.group("y") is not None or m.group("ranks")):
+                msg = line[m.end() :]
+                if _VLLM_STYLE_RE.match(msg):
+                    continue  # a collector's stamp in front of a vLLM line
+                strong += 1
+                continue
+            if b"prompt_tokens" in line or b"CompletionUsage(" in line:
+                weak += 1
+        if not nonblank:
+            return 0.0
+        evidence = (strong + 0.5 * weak) / nonblank
+        if strong == 0:
+            # Bare usage bodies: equally plausible from vLLM; this keeps them above a
+            # generic JSON reader's weak claim but never above a real server log.
+            return min(0.45, evidence)
+        return min(0.95, 0.5 + evidence)
+
+    def new_parser(
+        self, *, num_layers: int | None = None, top_k: int | None = None
+    ) -> SglangParser:
+        return SglangParser(num_layers=num_layers, top_k=top_k)
+
+
+FAMILY = SglangFamily()
+
+
+def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
+    """Convenience for tests and tools: parse lines with a fresh parser."""
+    parser = FAMILY.new_parser(**options)
+    return [parser.parse(line) for line in lines]

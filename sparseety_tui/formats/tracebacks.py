@@ -1,0 +1,242 @@
+"""Grouping Python tracebacks spread over many physical lines into one error event.
+
+Tracebacks arrive in three shapes (log-formats.md §1.1, §3.4; real_logs/):
+
+- **logged** by vLLM: every line carries the full prefix again, e.g.
+  ``(APIServer pid=1) ERROR 10-20 03:20:50 [async_llm.py:485]   File "...", line 444, in x``;
+  all lines of one logging record share (level, timestamp, file:line): the *record*;
+- **raw** on stderr: no level/timestamp, maybe a process prefix
+  (``(EngineCore_DP0 pid=37501)   File "..."``) or nothing at all (SGLang, uvicorn's
+  ``ERROR:    Exception in ASGI application`` followed by a plain traceback);
+- **interleaved**: two processes writing at once (vLLM data parallel ``EngineCore_7`` and
+  ``EngineCore_0``), so state is kept per *key* (the process prefix, or ``""``).
+
+``TracebackTracker.feed`` is called for every line that has a message; it answers whether
+the line belongs to a traceback. A traceback ends when, after its exception line, another
+line of the same key arrives that is not part of it (or a different logging record), or
+when it goes stale, or at ``finish()``; the grouped ``ErrorPayload`` (message, exception,
+request_id when a request id appears in it, ts of its first line, number of lines) is
+appended to the parser's ``pending`` list then.
+
+A traceback's header line that precedes ``Traceback (most recent call last):`` as a
+separate log line (vLLM ``Error in chat completion stream generator.``) cannot be known to
+be one when it arrives; it stays ``other`` and its text is remembered as the error's
+message context. Blank lines after an exception line stay ``blank``; only a following
+chained-exception marker keeps the traceback open.
+"""
+
+from __future__ import annotations
+
+import re
+
+from sparseety_tui.core.events import ErrorPayload, Event
+
+TB_START = "Traceback (most recent call last)"
+_FRAME_RE = re.compile(r'\s+File "[^"]*", line \d+')
+_EXC_RE = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+_CHAIN_MARKERS = (
+    "The above exception was the direct cause",
+    "During handling of the above exception",
+)
+_REQ_ID_RE = re.compile(
+    r"(?:request[_ ]?id|rid|request)[=: ]+['\"]?(?P<a>[\w.:-]{6,})"
+    r"|\b(?P<b>(?:chat)?cmpl-[0-9a-zA-Z-]{8,})"
+)
+
+FRAMES = 0
+AFTER_EXC = 1
+#: An open traceback idle for this many lines (of any key) is closed.
+STALE_FRAMES = 400
+STALE_AFTER_EXC = 40
+
+
+class _OpenTraceback:
+    __slots__ = (
+        "blank_run",
+        "exception",
+        "header",
+        "last_seen",
+        "lines",
+        "message",
+        "record",
+        "request_id",
+        "state",
+        "ts",
+    )
+
+    def __init__(self, header: str, record: bytes | None, ts: float | None, now: int) -> None:
+        self.header = header
+        self.record = record
+        self.ts = ts
+        self.lines = 0
+        self.state = FRAMES
+        self.exception: str | None = None
+        self.message: str | None = None
+        self.request_id: str | None = None
+        self.last_seen = now
+        self.blank_run = 0
+
+
+def _is_indented(msg: str) -> bool:
+    return msg[:1] in (" ", "\t")
+
+
+def _caret_only(msg: str) -> bool:
+    s = msg.strip()
+    return bool(s) and all(c in "^~" for c in s)
+
+
+class TracebackTracker:
+    """Per-key traceback state for one file; see the module docstring."""
+
+    __slots__ = ("_context", "_count", "_open", "pending")
+
+    def __init__(self, pending: list[Event]) -> None:
+        self.pending = pending
+        self._open: dict[str, _OpenTraceback] = {}
+        self._context: dict[str, str] = {}
+        self._count = 0
+
+    @property
+    def active(self) -> bool:
+        return bool(self._open)
+
+    def note_context(self, key: str, message: str) -> None:
+        """Remember an ERROR line's text: a traceback that follows gets it as message."""
+        if len(self._context) > 256:
+            self._context.clear()
+        self._context[key] = message[:500]
+
+    def blank(self) -> None:
+        """A blank line went by (kind ``blank``); it may separate chained exceptions."""
+        self._count += 1
+        for tb in self._open.values():
+            if tb.state == AFTER_EXC:
+                tb.blank_run += 1
+
+    def feed(
+        self,
+        key: str,
+        msg: str,
+        record: bytes | None,
+        ts: float | None,
+        *,
+        error_level: bool = False,
+        interleavable: bool = False,
+    ) -> bool:
+        """True when the line ``msg`` (prefix removed) is part of a traceback.
+
+        ``record`` identifies a logging record (None for raw lines); ``error_level`` says
+        the line was logged at ERROR/CRITICAL (an indented message there is a traceback
+        continuation even without a header); ``interleavable`` lines (prefixed lines of a
+        family whose raw tracebacks carry no prefix) do not end an open traceback that is
+        still listing frames.
+        """
+        self._count += 1
+        if self._open and self._count & 63 == 0:
+            self._expire()
+        tb = self._open.get(key)
+        if tb is not None:
+            if interleavable and record is not None:
+                # A prefixed line inside a raw traceback: another writer, not its end,
+                # unless the traceback already printed its exception line.
+                if tb.state == FRAMES and TB_START not in msg:
+                    return False
+                self._close(key)
+            elif self._continues(tb, msg, record):
+                tb.lines += 1
+                tb.last_seen = self._count
+                tb.blank_run = 0
+                if tb.request_id is None:
+                    m = _REQ_ID_RE.search(msg)
+                    if m is not None:
+                        tb.request_id = m.group("a") or m.group("b")
+                return True
+            else:
+                self._close(key)
+        if interleavable:
+            record = None  # the continuation lines will be raw: never match them by record
+        start = msg.find(TB_START)
+        if start >= 0:
+            header = msg[:start].rstrip(" :")
+            self._begin(key, header or self._context.pop(key, ""), record, ts)
+            return True
+        if (
+            _FRAME_RE.match(msg)
+            or (error_level and _is_indented(msg) and msg.strip())
+            or (error_level and _caret_only(msg))
+        ):
+            # A traceback whose header we did not see (file starts mid-way, or pasted).
+            self._begin(key, self._context.pop(key, ""), record, ts)
+            return True
+        return False
+
+    def begin_header(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
+        """Open a traceback at a line known to announce one (uvicorn's ASGI exception)."""
+        if key in self._open:
+            self._close(key)
+        self._begin(key, header, record, ts)
+
+    def _begin(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
+        tb = _OpenTraceback(header, record, ts, self._count)
+        tb.lines = 1
+        self._open[key] = tb
+
+    def _continues(self, tb: _OpenTraceback, msg: str, record: bytes | None) -> bool:
+        if record is not None and record == tb.record:
+            self._maybe_exception(tb, msg)
+            return True
+        if tb.state == AFTER_EXC:
+            if any(m in msg for m in _CHAIN_MARKERS) or TB_START in msg:
+                tb.state = FRAMES
+                return True
+            if tb.blank_run:
+                return False
+            # an indented line here continues a multi-line exception message
+            return _is_indented(msg) and bool(msg.strip())
+        if not msg.strip():
+            return False
+        if _is_indented(msg) or _caret_only(msg) or TB_START in msg:
+            return True
+        if any(m in msg for m in _CHAIN_MARKERS):
+            return True
+        if record is None or tb.record is None:
+            return self._maybe_exception(tb, msg)
+        return False
+
+    def _maybe_exception(self, tb: _OpenTraceback, msg: str) -> bool:
+        if _is_indented(msg) or not msg.strip():
+            return False
+        if TB_START in msg or any(m in msg for m in _CHAIN_MARKERS):
+            tb.state = FRAMES
+            return False
+        m = _EXC_RE.match(msg)
+        if m is None:
+            return False
+        tb.exception = m.group("exc")
+        tb.message = (m.group("msg") or "").strip() or None
+        tb.state = AFTER_EXC
+        return True
+
+    def _expire(self) -> None:
+        for key, tb in list(self._open.items()):
+            limit = STALE_AFTER_EXC if tb.state == AFTER_EXC else STALE_FRAMES
+            if self._count - tb.last_seen > limit:
+                self._close(key)
+
+    def _close(self, key: str) -> None:
+        tb = self._open.pop(key)
+        payload: ErrorPayload = {"lines": tb.lines}
+        if tb.exception is not None:
+            payload["exception"] = tb.exception
+        message = tb.message or tb.header or tb.exception or "traceback without exception line"
+        payload["message"] = message
+        if tb.request_id is not None:
+            payload["request_id"] = tb.request_id
+        if tb.ts is not None:
+            payload["ts"] = tb.ts
+        self.pending.append(("error", payload))
+
+    def close_all(self) -> None:
+        for key in list(self._open):
+            self._close(key)

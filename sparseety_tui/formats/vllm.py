@@ -1,0 +1,633 @@
+"""vLLM server logs, 0.2 to current V1 (log-formats.md §1-§4).
+
+A vLLM line is ``[(<Proc> pid=<N>) ]*LEVEL MM-DD HH:MM:SS [file.py:NNN] message``; before
+~0.8 the file info had no ``[``; with DEBUG logging it is a shortened path
+(``[v1/engine/async_llm.py:480]``); a real paste shows the glitch ``[async_llm.py:485[]``,
+which is accepted. Wrappers (docker, compose, k8s, collectors, ``> ``) and ANSI colours are
+removed by ``clean``; process prefixes nest (``(EngineCore pid=925) (RayWorkerProc
+pid=8272)``) and Ray Data names contain parentheses
+(``(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=20874)``).
+
+Kinds this family returns (``ParsedLine[0]``):
+
+- ``vllm.stats``: ``Avg prompt throughput`` lines (V0, V1 with/without ``Engine NNN:``,
+  ``N Engines Aggregated:``), the V0 ``Prefix cache hit rate: GPU: X%, CPU: Y%`` line,
+  ``SpecDecoding metrics`` (both V1 formats) and V0 ``Speculative metrics``
+  -> ``("stats", StatsPayload)``;
+- ``vllm.request``: ``Received request`` (0.2 / 0.3 / 0.4-0.11 / >=0.11.2 wordings),
+  DEBUG ``Request X details``, ``Added request``, ``Aborted request``, ``Finished
+  request``, ``Generated response`` -> ``("request", RequestPayload)``;
+- ``api.response``: an OpenAI response / ``usage`` body or SGLang-style ``meta_info``
+  dict printed into the log (JSON or Python repr) -> a request when it has an id;
+- ``http.access``: uvicorn access lines; ``traceback``: any line of a Python traceback
+  (grouped into one ``("error", ErrorPayload)`` delivered through ``pending``);
+- ``prometheus``: ``/metrics`` exposition text; ``blank``; ``other``: a vLLM line (or a
+  known third-party shape: tqdm, NCCL, PyTorch ``[rank0]:``, uvicorn lifecycle) with
+  nothing to extract; ``unparsed`` (with ``last_reason``).
+
+Timestamps have no year and are local time. The year is inferred once per file: from a
+wrapper timestamp that has one (docker ``--timestamps``, a collector), else from the
+``reference_time`` given to ``new_parser`` (the file's mtime), else from the current time;
+if the first stamp's month/day lies after the reference's, the log started last year.
+Later stamps roll the year forward when the month drops by six or more (Dec -> Jan).
+Lines are never reordered and a small step backwards never changes the year. When a
+docker/CI RFC3339 wrapper with a zone is present, its instant is used as ``ts`` (it is
+exact); otherwise the vLLM stamp is read in the host's local zone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from sparseety_tui.core.events import (
+    Event,
+    LineKind,
+    ParsedLine,
+    RequestPayload,
+    StatsPayload,
+)
+from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.clean import (
+    ACCESS_RE,
+    PY_WARNING_RE,
+    UVICORN_RE,
+    LocalClock,
+    basic_clean,
+    is_known_noise,
+    strip_wrappers,
+    wrapper_time,
+)
+from sparseety_tui.formats.pylit import LiteralError, read_string_at
+from sparseety_tui.formats.routing import RoutingOptions, read_response_body
+from sparseety_tui.formats.tracebacks import TracebackTracker
+
+STATS = "vllm.stats"
+REQUEST = "vllm.request"
+RESPONSE = "api.response"
+PROMETHEUS = "prometheus"
+KINDS = (
+    STATS,
+    REQUEST,
+    RESPONSE,
+    LineKind.ACCESS,
+    LineKind.TRACEBACK,
+    PROMETHEUS,
+    LineKind.NOISE,
+    LineKind.BLANK,
+    LineKind.UNPARSED,
+)
+
+_OTHER: ParsedLine = (LineKind.NOISE, None)
+_BLANK: ParsedLine = (LineKind.BLANK, None)
+_ACCESS: ParsedLine = (LineKind.ACCESS, None)
+_TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
+_PROM: ParsedLine = (PROMETHEUS, None)
+_RESPONSE_ONLY: ParsedLine = (RESPONSE, None)
+
+#: ``(APIServer pid=1) `` (nesting handled by looping). Bounded so a line that merely
+#: starts with ``(`` is not scanned to its end.
+PROC_RE = re.compile(rb"\((?P<proc>[^\r\n]{1,200}?) pid=(?P<pid>\d+)\)\s?")
+
+#: The logging head. ``INFO 02-22 16:52:30 metrics.py:161] `` (<0.8),
+#: ``INFO 03-18 09:04:46 [metrics.py:481] `` (>=0.8), ``[v1/engine/async_llm.py:480]``,
+#: glitch ``[async_llm.py:485[]``; PR #7606 pasted a leading ``[``.
+_HEAD = (
+    rb"\[?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
+    rb"(?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.\d+)? "
+    rb"\[?(?P<file>[^\s\[\]]{1,300}):(?P<lineno>\d+)(?:\[\]|\])\]? ?"
+)
+HEAD_RE = re.compile(_HEAD)
+HEAD_SEARCH_RE = re.compile(rb"(?<![A-Za-z])" + _HEAD)
+
+#: V1: ``Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
+#: 25.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache
+#: hit rate: 64.4%, MM cache hit rate: 66.7%`` (0.8.x: no ``Engine`` part).
+V1_STATS_RE = re.compile(
+    rb"(?:Engine (?P<engine>\d+): |(?P<nagg>\d+) Engines Aggregated: )?"
+    rb"Avg prompt throughput: (?P<p>[\d.]+) tokens/s, "
+    rb"Avg generation throughput: (?P<g>[\d.]+) tokens/s, "
+    rb"Running: (?P<run>\d+) reqs, Waiting: (?P<wait>\d+) reqs"
+    rb"(?:, Deferred: \d+ reqs)?(?:, Preemptions: \d+)?, "
+    rb"GPU KV cache usage: (?P<kv>[\d.]+)%, Prefix cache hit rate: (?P<hit>[\d.]+)%"
+)
+#: V0: ``Avg prompt throughput: 0.9 tokens/s, Avg generation throughput: 0.0 tokens/s,
+#: Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV
+#: cache usage: 0.0%[.]``
+V0_STATS_RE = re.compile(
+    rb"Avg prompt throughput: (?P<p>[\d.]+) tokens/s, "
+    rb"Avg generation throughput: (?P<g>[\d.]+) tokens/s, "
+    rb"Running: (?P<run>\d+) reqs, Swapped: (?P<sw>\d+) reqs, Pending: (?P<pend>\d+) reqs, "
+    rb"GPU KV cache usage: (?P<kv>[\d.]+)%"
+)
+#: ``Prefix cache hit rate: GPU: 22.16%, CPU: 0.00%`` (V0, 0.5.5+).
+V0_HIT_RE = re.compile(rb"Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%, CPU: (?P<cpu>[\d.]+)%")
+
+_RECEIVED_RE = re.compile(rb"Received request (?P<id>\S+): ")
+_DETAILS_RE = re.compile(rb"Request (?P<id>\S+) details: ")
+_LIFECYCLE_RE = re.compile(
+    rb"(?P<what>Added|Aborted|Finished) request(?:\(s\)|s)? (?P<ids>\S.*?)\.?\s*$"
+)
+_GENERATED_RE = re.compile(
+    rb"Generated response (?P<id>\S+?)(?P<stream> \(streaming (?:delta|complete)\))?"
+    rb"(?P<details> details)?: "
+)
+_TOKEN_IDS_RE = re.compile(r"(?:prompt[_ ]token[_ ]ids|output_token_ids): ")
+_ID_SUFFIX_RE = re.compile(r"-[0-9a-f]{8}$")
+_RAY_REPEAT_RE = re.compile(rb"\s*\[repeated \d+x across cluster\]\s*$")
+_EXC_HEADER = b"Exception in ASGI application"
+
+#: Engine-side ids of V1 ≈0.15 add ``-<8hex>`` to the front-end id; remember this many
+#: received ids to map them back.
+_RECENT_IDS = 4096
+
+
+def _decode(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+def _int_list(text: str, pos: int) -> tuple[list[int] | None, int]:
+    """Read ``[1, 2, 3]`` at ``pos`` quickly; None for ``None`` or anything else."""
+    if text.startswith("[", pos):
+        close = text.find("]", pos)
+        if close < 0:
+            return None, pos
+        inner = text[pos + 1 : close]
+        try:
+            return [int(x) for x in inner.split(",") if x.strip()], close + 1
+        except ValueError:
+            return None, close + 1
+    return None, pos
+
+
+class VllmParser:
+    """Stateful per-file parser (year inference, open tracebacks, recent request ids)."""
+
+    def __init__(
+        self,
+        *,
+        reference_time: float | None = None,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+    ) -> None:
+        self.pending: list[Event] = []
+        self.last_reason = ""
+        self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
+        self._tb = TracebackTracker(self.pending)
+        self._clock = LocalClock()
+        self._reference = reference_time
+        self._year: int | None = None
+        self._last_month = 0
+        self._recent: dict[str, None] = {}
+        self._in_warning = False
+
+    # -- public -------------------------------------------------------------------------
+
+    def parse(self, line: bytes) -> ParsedLine:
+        try:
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
+            return LineKind.UNPARSED, None
+
+    def finish(self) -> None:
+        self._tb.close_all()
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        if b"\r" in line or b"\x1b" in line:
+            line = basic_clean(line)
+        if not line or line.isspace():
+            self._tb.blank()
+            return _BLANK
+        key = ""
+        rest = line
+        if rest[:1] == b"(":
+            rest, key = self._strip_procs(rest)
+        m = HEAD_RE.match(rest)
+        wrap_ts: bytes | None = None
+        if m is None:
+            unwrapped, wrap_ts = strip_wrappers(rest)
+            if unwrapped is not rest:
+                rest = unwrapped
+                if rest[:1] == b"(":
+                    rest, key2 = self._strip_procs(rest)
+                    key = f"{key}|{key2}" if key else key2
+                m = HEAD_RE.match(rest)
+            if m is None and b"-" in rest and b":" in rest:
+                m = HEAD_SEARCH_RE.search(rest)  # another writer's text in front of ours
+        if m is not None:
+            return self._logged(rest, m, key, wrap_ts)
+        return self._raw(rest, key, wrap_ts, line)
+
+    def _strip_procs(self, rest: bytes) -> tuple[bytes, str]:
+        names: list[str] = []
+        for _ in range(4):
+            pm = PROC_RE.match(rest)
+            if pm is None:
+                break
+            names.append(_decode(pm.group("proc")) + " pid=" + _decode(pm.group("pid")))
+            rest = rest[pm.end() :]
+            if rest[:1] != b"(":
+                break
+        return rest, "|".join(names)
+
+    def _logged(
+        self, rest: bytes, m: re.Match[bytes], key: str, wrap_ts: bytes | None
+    ) -> ParsedLine:
+        msg = rest[m.end() :]
+        level = m.group("level")
+        error = level == b"ERROR" or level == b"CRITICAL"
+        ts = self._stamp(m, wrap_ts)
+        self._in_warning = False
+        if self._tb.active or error or b"Traceback" in msg or b'File "' in msg:
+            record = m.group(0)
+            if self._tb.feed(key, _decode(msg), record, ts, error_level=error):
+                return _TRACEBACK
+        if b"throughput: " in msg and b"Avg prompt throughput" in msg:
+            return self._stats(msg, ts)
+        if b" request" in msg or b"Request " in msg or b"Generated response" in msg:
+            parsed = self._request(msg, ts)
+            if parsed is not None:
+                return parsed
+        if b"metrics: " in msg or b"Prefix cache hit rate: GPU" in msg:
+            parsed = self._spec_or_hit(msg, ts)
+            if parsed is not None:
+                return parsed
+        if error and msg.strip():
+            self._tb.note_context(key, _decode(msg.strip()))
+        return _OTHER
+
+    def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
+        """A line without the vLLM logging head."""
+        if not rest or rest.isspace():
+            return _OTHER if key else _BLANK
+        if rest[-1:] == b"]" and b"[repeated" in rest:
+            rest = _RAY_REPEAT_RE.sub(b"", rest)
+        if (self._tb.active or b"Traceback" in rest or b'File "' in rest) and self._tb.feed(
+            key, _decode(rest), None, None
+        ):
+            self._in_warning = False
+            return _TRACEBACK
+        if self._in_warning and rest[:1] in (b" ", b"\t"):
+            return _OTHER
+        self._in_warning = False
+        if b"HTTP/" in rest and b'"' in rest:
+            am = ACCESS_RE.search(rest)
+            if am is not None:
+                return _ACCESS
+        if _EXC_HEADER in rest and UVICORN_RE.match(rest):
+            self._tb.begin_header(key, _EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
+            return _TRACEBACK
+        if UVICORN_RE.match(rest):
+            return _OTHER
+        ts = self._wrap_ts(wrap_ts)
+        if b"Avg prompt throughput" in rest:
+            start = rest.find(b"Engine ")
+            if start < 0 or start > rest.find(b"Avg prompt throughput"):
+                start = rest.find(b"Avg prompt throughput")
+            return self._stats(rest[start:], ts)
+        if b" request" in rest or b"Request " in rest or b"Generated response" in rest:
+            parsed = self._request(rest, ts)
+            if parsed is not None:
+                return parsed
+        if b"metrics: " in rest or b"Prefix cache hit rate: GPU" in rest:
+            parsed = self._spec_or_hit(rest, ts)
+            if parsed is not None:
+                return parsed
+        head = rest.lstrip()[:1]
+        if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
+            recognised, payloads = read_response_body(_decode(rest), self.routing)
+            if recognised:
+                return self._emit_requests(payloads, RESPONSE, ts)
+        if prometheus.is_exposition_line(rest):
+            return _PROM
+        if PY_WARNING_RE.match(rest):
+            self._in_warning = True
+            return _OTHER
+        if is_known_noise(rest) or (orig is not rest and is_known_noise(orig)):
+            return _OTHER
+        if key:
+            return _OTHER  # a vLLM process prefix: ours, just nothing to extract
+        self.last_reason = "no vLLM prefix and no known message"
+        return LineKind.UNPARSED, None
+
+    # -- time ---------------------------------------------------------------------------
+
+    def _year_for(self, month: int, day: int) -> int:
+        if self._year is None:
+            ref = time.localtime(self._reference if self._reference is not None else time.time())
+            year = ref.tm_year
+            if (month, day) > (ref.tm_mon, ref.tm_mday + 1):
+                year -= 1
+            self._year = year
+        elif month <= self._last_month - 6:
+            self._year += 1  # Dec -> Jan wrap
+        self._last_month = month
+        return self._year
+
+    def _stamp(self, m: re.Match[bytes], wrap_ts: bytes | None) -> float | None:
+        month = int(m.group("mo"))
+        day = int(m.group("dd"))
+        if wrap_ts is not None:
+            year, instant = wrapper_time(wrap_ts)
+            if year and self._year is None:
+                self._year = year
+                self._last_month = month
+            if instant is not None:
+                self._year_for(month, day)
+                return instant
+        if not (1 <= month <= 12 and 1 <= day <= 31):
+            return None
+        year = self._year_for(month, day)
+        return self._clock.to_unix(
+            year, month, day, int(m.group("hh")), int(m.group("mi")), float(m.group("ss"))
+        )
+
+    def _wrap_ts(self, wrap_ts: bytes | None) -> float | None:
+        """ts of a line whose only timestamp is a wrapper's (KServe, collectors)."""
+        if wrap_ts is None:
+            return None
+        year, instant = wrapper_time(wrap_ts)
+        if instant is not None or not year:
+            return instant
+        digits = re.match(rb"\[?(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", wrap_ts)
+        if digits is None:
+            return None
+        y, mo, d, h, mi, s = (int(g) for g in digits.groups())
+        if self._year is None:
+            self._year = y
+            self._last_month = mo
+        return self._clock.to_unix(y, mo, d, h, mi, float(s))
+
+    # -- stats --------------------------------------------------------------------------
+
+    def _stats(self, msg: bytes, ts: float | None) -> ParsedLine:
+        payload: StatsPayload = {"phase": "engine"}
+        if ts is not None:
+            payload["ts"] = ts
+        m = V1_STATS_RE.match(msg)
+        if m is not None:
+            if m.group("engine") is not None:
+                payload["engine"] = str(int(m.group("engine")))
+            elif m.group("nagg") is not None:
+                payload["engine"] = "all"
+            payload["prompt_throughput"] = float(m.group("p"))
+            payload["generation_throughput"] = float(m.group("g"))
+            payload["running"] = int(m.group("run"))
+            payload["waiting"] = int(m.group("wait"))
+            payload["kv_usage"] = float(m.group("kv")) / 100.0
+            payload["prefix_cache_hit_rate"] = float(m.group("hit")) / 100.0
+            return STATS, ("stats", payload)
+        m = V0_STATS_RE.match(msg)
+        if m is not None:
+            payload["prompt_throughput"] = float(m.group("p"))
+            payload["generation_throughput"] = float(m.group("g"))
+            payload["running"] = int(m.group("run"))
+            payload["swapped"] = int(m.group("sw"))
+            payload["waiting"] = int(m.group("pend"))
+            payload["kv_usage"] = float(m.group("kv")) / 100.0
+            return STATS, ("stats", payload)
+        self._generic_stats(msg, payload)
+        return STATS, ("stats", payload)
+
+    @staticmethod
+    def _generic_stats(msg: bytes, payload: StatsPayload) -> None:
+        """Fields in any order / unknown extras (future versions): ``Key: value unit``."""
+        for part in msg.split(b", "):
+            name, sep, value = part.rpartition(b": ")
+            if not sep:
+                continue
+            if name.startswith(b"Engine ") and b": " in name:
+                eng, _, name = name.partition(b": ")
+                digits = eng[7:]
+                if digits.isdigit():
+                    payload["engine"] = str(int(digits))
+            number = value.split(b" ", 1)[0].rstrip(b"%.")
+            try:
+                num = float(number)
+            except ValueError:
+                continue
+            if name == b"Avg prompt throughput":
+                payload["prompt_throughput"] = num
+            elif name == b"Avg generation throughput":
+                payload["generation_throughput"] = num
+            elif name == b"Running":
+                payload["running"] = int(num)
+            elif name in (b"Waiting", b"Pending"):
+                payload["waiting"] = int(num)
+            elif name == b"Swapped":
+                payload["swapped"] = int(num)
+            elif name.endswith(b"KV cache usage") and not name.startswith(b"CPU"):
+                payload["kv_usage"] = num / 100.0
+            elif name == b"Prefix cache hit rate":
+                payload["prefix_cache_hit_rate"] = num / 100.0
+
+    def _spec_or_hit(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        payload: StatsPayload = {}
+        if ts is not None:
+            payload["ts"] = ts
+        hm = V0_HIT_RE.search(msg)
+        if hm is not None:
+            payload["phase"] = "engine"
+            payload["prefix_cache_hit_rate"] = float(hm.group("gpu")) / 100.0
+            return STATS, ("stats", payload)
+        start = msg.find(b"SpecDecoding metrics: ")
+        width = 22
+        if start < 0:
+            start = msg.find(b"Speculative metrics: ")
+            width = 21
+        if start < 0:
+            return None
+        payload["phase"] = "spec"
+        for part in msg[start + width :].split(b", "):
+            name, sep, value = part.partition(b": ")
+            if not sep:
+                continue
+            raw = value.split(b" ", 1)[0]
+            try:
+                num = float(raw.rstrip(b"%"))
+            except ValueError:
+                continue
+            if raw.endswith(b"%"):
+                num /= 100.0
+            if name in (b"Draft acceptance rate", b"Avg Draft acceptance rate"):
+                payload["spec_accept_rate"] = num
+            elif name == b"Mean acceptance length":
+                payload["spec_accept_length"] = num
+        return STATS, ("stats", payload)
+
+    # -- requests -----------------------------------------------------------------------
+
+    def _remember(self, rid: str) -> None:
+        recent = self._recent
+        recent[rid] = None
+        if len(recent) > _RECENT_IDS:
+            del recent[next(iter(recent))]
+
+    def _canonical(self, rid: str) -> str:
+        """Engine-side ``<id>-<8hex>`` -> the front-end ``<id>`` we saw received."""
+        if rid in self._recent:
+            return rid
+        m = _ID_SUFFIX_RE.search(rid)
+        if m is not None and rid[: m.start()] in self._recent:
+            return rid[: m.start()]
+        return rid
+
+    def _emit_requests(
+        self, payloads: list[RequestPayload], kind: str, ts: float | None
+    ) -> ParsedLine:
+        if not payloads:
+            return kind, None
+        for p in payloads:
+            if ts is not None:
+                p.setdefault("ts", ts)
+        for extra in payloads[1:]:
+            self.pending.append(("request", extra))
+        return kind, ("request", payloads[0])
+
+    def _request(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        m = _RECEIVED_RE.search(msg)
+        if m is not None:
+            return self._received(_decode(m.group("id")), _decode(msg[m.end() :]), ts)
+        m = _DETAILS_RE.search(msg)
+        if m is not None:
+            return self._received(
+                self._canonical(_decode(m.group("id"))),
+                _decode(msg[m.end() :]),
+                ts,
+                details=True,
+            )
+        m = _GENERATED_RE.search(msg)
+        if m is not None:
+            return self._generated(m, _decode(msg[m.end() :]), ts)
+        m = _LIFECYCLE_RE.search(msg)
+        if m is not None:
+            what = m.group("what")
+            state = {b"Added": "running", b"Aborted": "aborted", b"Finished": "finished"}[what]
+            payloads: list[RequestPayload] = []
+            for raw in m.group("ids").split(b","):
+                rid = _decode(raw.strip().strip(b"'\"[]."))
+                if not rid or " " in rid:
+                    continue
+                payload: RequestPayload = {"request_id": self._canonical(rid), "state": state}
+                if ts is not None and state != "running":
+                    payload["finished_ts"] = ts
+                payloads.append(payload)
+            if payloads:
+                return self._emit_requests(payloads, REQUEST, ts)
+        return None
+
+    def _received(self, rid: str, body: str, ts: float | None, details: bool = False) -> ParsedLine:
+        payload: RequestPayload = {"request_id": rid}
+        if not details:
+            payload["state"] = "received"
+            self._remember(rid)
+            if ts is not None:
+                payload["received_ts"] = ts
+        pos = 0
+        if body.startswith("prompt: "):
+            pos = 8
+            if body.startswith(("'", '"'), pos):
+                try:
+                    prompt, pos = read_string_at(body, pos)
+                    payload["prompt"] = prompt
+                except LiteralError:
+                    pos = 8
+        tm = _TOKEN_IDS_RE.search(body, pos)
+        if tm is not None:
+            ids, _ = _int_list(body, tm.end())
+            if ids is not None:
+                payload["prompt_token_ids"] = ids
+                payload["prompt_tokens"] = len(ids)
+        return self._emit_requests([payload], REQUEST, ts)
+
+    def _generated(self, m: re.Match[bytes], body: str, ts: float | None) -> ParsedLine:
+        rid = self._canonical(_decode(m.group("id")))
+        payload: RequestPayload = {"request_id": rid}
+        stream = m.group("stream")
+        delta = stream is not None and b"delta" in stream
+        pos = 0
+        if body.startswith("output: "):
+            pos = 8
+            if not delta and body.startswith(("'", '"'), pos):
+                try:
+                    text, pos = read_string_at(body, pos)
+                    payload["completion"] = text
+                except LiteralError:
+                    pos = 8
+        tm = _TOKEN_IDS_RE.search(body, pos)
+        if tm is not None and not delta:
+            ids, pos = _int_list(body, tm.end())
+            if ids is not None:
+                payload["completion_token_ids"] = ids
+                payload["completion_tokens"] = len(ids)
+        fr = body.find("finish_reason: ", pos)
+        if fr >= 0:
+            reason = body[fr + 15 :].split(",", 1)[0].strip().rstrip(".").strip("'\"")
+            if reason and reason != "None":
+                payload["finish_reason"] = reason
+                if not delta:
+                    payload["state"] = "aborted" if reason == "abort" else "finished"
+                    if ts is not None:
+                        payload["finished_ts"] = ts
+        return self._emit_requests([payload], REQUEST, ts)
+
+
+class VllmFamily:
+    name = "vllm"
+    description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
+
+    def sniff(self, lines: list[bytes]) -> float:
+        nonblank = strong = weak = 0
+        for raw in lines:
+            line = basic_clean(raw)
+            if not line.strip():
+                continue
+            nonblank += 1
+            if b"req_id=" in line and b" | " in line:
+                continue  # key=value request lines belong to the kvline family
+            if (
+                HEAD_SEARCH_RE.search(line) is not None
+                or (b" pid=" in line and PROC_RE.search(line))
+                or b"Received request " in line
+                or b"Avg prompt throughput" in line
+                or prometheus.family_of(line) == "vllm"
+                or b'"kv_transfer_params"' in line
+                or b"k05VTVBZ" in line
+            ):
+                strong += 1
+            elif line[:1] == b"{" and b"meta_info" in line:
+                continue  # SGLang /generate bodies
+            elif (
+                b"prompt_tokens" in line
+                or b"CompletionUsage(" in line
+                or ACCESS_RE.search(line) is not None
+            ):
+                weak += 1
+        if not nonblank:
+            return 0.0
+        evidence = (strong + 0.5 * weak) / nonblank
+        if strong == 0:
+            return min(0.45, evidence)
+        return min(0.95, 0.5 + evidence)
+
+    def new_parser(
+        self,
+        *,
+        reference_time: float | None = None,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+    ) -> VllmParser:
+        return VllmParser(reference_time=reference_time, num_layers=num_layers, top_k=top_k)
+
+
+FAMILY = VllmFamily()
+
+
+def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
+    """Convenience for tests and tools: parse lines with a fresh parser."""
+    parser = FAMILY.new_parser(**options)
+    return [parser.parse(line) for line in lines]
