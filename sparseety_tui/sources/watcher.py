@@ -1,0 +1,253 @@
+"""Follow several log files and wait, cheaply, until one of them may have changed.
+
+Change notification: ``watchfiles`` (inotify on Linux) on the files' parent directories, so
+files that are created, renamed or deleted are seen too, run in a background thread that sets a
+``threading.Event``. Its defaults batch changes for ~100 ms (perf baseline §5); we use
+``debounce=10, step=5``: a change is reported within ~5-10 ms, and the Rust loop, which wakes
+every ``step`` ms even when idle, costs ~0.5% of a core instead of ~1.6% with ``step=1``
+(measured on the project machine). The UI refreshes at ~10 Hz, so the extra 3 ms are invisible.
+
+Notifications can be missed (overflowing inotify queues, odd mounts), so ``wait()`` also
+compares a cheap ``stat`` signature of every path every ``safety_interval_s``. With
+``poll=True`` (NFS, FUSE, containers' bind mounts), when a parent directory does not exist, or
+when watchfiles cannot start, it polls ``stat`` every ``interval_s`` instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from .follower import (
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_ROTATION_GRACE_S,
+    FileFollower,
+    FollowBatch,
+    StartSpec,
+)
+from .lines import DEFAULT_MAX_LINE_BYTES
+
+__all__ = ["LogWatcher"]
+
+log = logging.getLogger(__name__)
+
+WATCH_DEBOUNCE_MS = 10
+WATCH_STEP_MS = 5
+_RUST_TIMEOUT_MS = 200  # idle wake-ups of the thread; the first one proves the watch is up
+
+_Signature = tuple[int, int, int, int] | None
+
+
+def _signature(path: str) -> _Signature:
+    """What we compare to notice a change: inode, device, size, mtime (None if absent)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
+
+
+class LogWatcher:
+    """One ``FileFollower`` per path plus a blocking ``wait()`` for "something may have changed".
+
+    Typical ingest loop::
+
+        with LogWatcher(paths) as watcher:
+            while running:
+                for path, batch in watcher.poll_all():
+                    ...
+                watcher.wait(0.5)
+    """
+
+    def __init__(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        poll: bool = False,
+        interval_s: float = 0.05,
+        safety_interval_s: float = 0.5,
+        start: StartSpec = "start",
+        last_lines: int | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
+        rotation_grace_s: float = DEFAULT_ROTATION_GRACE_S,
+    ) -> None:
+        """``start``, ``last_lines``, ``max_line_bytes``, ``max_batch_bytes`` and
+        ``rotation_grace_s`` are passed to every ``FileFollower``."""
+        if interval_s <= 0 or safety_interval_s <= 0:
+            raise ValueError("intervals must be > 0")
+        self.followers: list[FileFollower] = []
+        seen: set[str] = set()
+        for p in paths:
+            path = os.path.abspath(os.fspath(p))
+            if path in seen:
+                continue  # the same file twice would count every line twice
+            seen.add(path)
+            self.followers.append(
+                FileFollower(
+                    path,
+                    start=start,
+                    last_lines=last_lines,
+                    max_line_bytes=max_line_bytes,
+                    max_batch_bytes=max_batch_bytes,
+                    rotation_grace_s=rotation_grace_s,
+                )
+            )
+        self.interval_s = interval_s
+        self.safety_interval_s = safety_interval_s
+        self._paths = [f.path for f in self.followers]
+        self._signatures: dict[str, _Signature] = {p: _signature(p) for p in self._paths}
+        self._changed = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watching = False  # watchfiles thread alive (set by the thread)
+        self._unwatched = False  # some path's directory is not watched: poll fast
+        self.fallback_reason: str | None = None
+        """Why we poll instead of watching (None while watchfiles works or poll was asked)."""
+        if poll:
+            self.backend = "poll"
+        else:
+            self.backend = "watchfiles"
+            self._start_thread()
+
+    # -- public ------------------------------------------------------------------------------
+
+    @property
+    def watching(self) -> bool:
+        """True once the watchfiles thread is confirmed running (until then, and whenever it
+        is not, ``wait()`` polls every ``interval_s``)."""
+        return self._watching
+
+    def poll_all(self) -> list[tuple[str, FollowBatch]]:
+        """Poll every follower; returns ``(path, batch)`` for those with lines or events."""
+        out: list[tuple[str, FollowBatch]] = []
+        for follower in self.followers:
+            batch = follower.poll()
+            if batch or batch.more:
+                out.append((follower.path, batch))
+        return out
+
+    def wait(self, timeout_s: float) -> bool:
+        """Block until a file may have changed (True) or ``timeout_s`` passes (False).
+
+        Returns at once if a follower still has a backlog (its last poll stopped at its byte
+        budget). Spurious True returns are possible; a change is never missed for longer than
+        the safety interval.
+        """
+        deadline = time.monotonic() + timeout_s
+        if any(f.has_backlog for f in self.followers):
+            return True
+        next_stat = 0.0  # check signatures on entry: a change may predate this call
+        while True:
+            if self._changed.is_set():
+                self._changed.clear()
+                return True
+            now = time.monotonic()
+            if now >= next_stat:
+                if self._stat_changed():
+                    return True
+                next_stat = now + self._stat_interval()
+            remaining = deadline - now
+            if remaining <= 0:
+                return False
+            self._changed.wait(min(remaining, max(0.0, next_stat - now)))
+
+    def stop(self) -> None:
+        """Stop the watch thread (waits for it) and close the files."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=5.0)
+            if thread.is_alive():
+                log.warning("watchfiles thread did not stop within 5 s")
+            self._thread = None
+        for follower in self.followers:
+            follower.close()
+
+    def __enter__(self) -> LogWatcher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _stat_interval(self) -> float:
+        if (
+            self.backend == "poll"
+            or not self._watching
+            or self._unwatched
+            or any(f.draining for f in self.followers)
+        ):
+            return self.interval_s
+        return self.safety_interval_s
+
+    def _stat_changed(self) -> bool:
+        changed = False
+        for path in self._paths:
+            sig = _signature(path)
+            if sig != self._signatures[path]:
+                self._signatures[path] = sig
+                changed = True
+        return changed
+
+    def _start_thread(self) -> None:
+        dirs: list[str] = []
+        for path in self._paths:
+            parent = os.path.dirname(path)
+            if not os.path.isdir(parent):
+                self._unwatched = True  # stat polling covers it until the directory exists
+            elif parent not in dirs:
+                dirs.append(parent)
+        if not dirs:
+            self._fall_back("none of the files' directories exist yet")
+            return
+        self._thread = threading.Thread(
+            target=self._watch_loop, args=(dirs,), name="sparseety-watch", daemon=True
+        )
+        self._thread.start()
+
+    def _fall_back(self, reason: str) -> None:
+        self.fallback_reason = reason
+        self.backend = "poll"
+        self._watching = False
+        log.info("file watching falls back to polling: %s", reason)
+
+    def _relevant(self, _change: object, changed_path: str) -> bool:
+        # Our files, and files named like their rotated copies (server.log.1, server.log-2025…):
+        # a writer may still append to a rotated file during the follower's grace period.
+        name = os.path.basename(changed_path)
+        return any(name.startswith(os.path.basename(p)) for p in self._paths)
+
+    def _watch_loop(self, dirs: list[str]) -> None:
+        try:
+            import watchfiles
+
+            for changes in watchfiles.watch(
+                *[Path(d) for d in dirs],
+                watch_filter=self._relevant,
+                debounce=WATCH_DEBOUNCE_MS,
+                step=WATCH_STEP_MS,
+                stop_event=self._stop,
+                rust_timeout=_RUST_TIMEOUT_MS,
+                yield_on_timeout=True,
+                raise_interrupt=False,
+                recursive=False,
+                ignore_permission_denied=True,
+            ):
+                # The first yield (often an idle timeout) proves the watch is set up.
+                self._watching = True
+                if changes:
+                    self._changed.set()
+        except Exception as e:  # any failure means: poll instead, and say why
+            self._fall_back(f"watchfiles failed: {type(e).__name__}: {e}")
+        else:
+            if not self._stop.is_set():
+                self._fall_back("watchfiles stopped unexpectedly")
+        finally:
+            self._watching = False
+            self._changed.set()  # wake a waiter so it re-evaluates how to wait

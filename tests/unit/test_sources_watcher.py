@@ -1,0 +1,180 @@
+"""LogWatcher: several files, wait() wakes after changes, both with watchfiles and polling.
+
+Timing asserts are deliberately loose ("within 5 s"): the test machine is small and noisy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sparseety_tui.sources import FollowBatch, LogWatcher
+
+WAKE_LIMIT_S = 5.0
+
+
+def drain(watcher: LogWatcher) -> dict[str, list[bytes]]:
+    out: dict[str, list[bytes]] = {}
+    for path, batch in watcher.poll_all():
+        out.setdefault(path, []).extend(line.data for line in batch.lines)
+    return out
+
+
+def append_later(path: Path, data: bytes, delay_s: float = 0.2) -> threading.Thread:
+    def run() -> None:
+        time.sleep(delay_s)
+        with open(path, "ab") as f:
+            f.write(data)
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def wait_for_lines(watcher: LogWatcher, path: Path, want: int) -> list[bytes]:
+    """wait() + poll_all() until `want` lines of `path` arrived; fails after WAKE_LIMIT_S."""
+    got: list[bytes] = []
+    deadline = time.monotonic() + WAKE_LIMIT_S
+    while len(got) < want:
+        assert time.monotonic() < deadline, f"only {got!r} after {WAKE_LIMIT_S} s"
+        watcher.wait(max(0.01, deadline - time.monotonic()))
+        got += drain(watcher).get(str(path), [])
+    return got
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["watchfiles", "poll"])
+def test_wait_returns_after_an_append(tmp_path: Path, poll: bool) -> None:
+    p = tmp_path / "a.log"
+    p.write_bytes(b"old\n")
+    with LogWatcher([p], poll=poll) as watcher:
+        assert watcher.backend == ("poll" if poll else "watchfiles")
+        assert drain(watcher) == {str(p): [b"old"]}
+        t = append_later(p, b"new\n")
+        start = time.monotonic()
+        assert wait_for_lines(watcher, p, 1) == [b"new"]
+        assert time.monotonic() - start < WAKE_LIMIT_S
+        t.join()
+
+
+def test_watchfiles_alone_wakes_wait(tmp_path: Path) -> None:
+    # Stat polling so rare that only a watchfiles notification can wake wait() in time.
+    p = tmp_path / "a.log"
+    p.write_bytes(b"")
+    with LogWatcher([p], interval_s=60, safety_interval_s=60) as watcher:
+        deadline = time.monotonic() + WAKE_LIMIT_S
+        while not watcher.watching:
+            assert time.monotonic() < deadline, watcher.fallback_reason
+            time.sleep(0.01)
+        drain(watcher)
+        watcher.wait(0.05)  # consume the first, lazy signature check
+        # Changes to unrelated files in the directory do not count as ours.
+        (tmp_path / "other.txt").write_bytes(b"noise\n")
+        assert watcher.wait(0.5) is False
+        t = append_later(p, b"hello\n", 0.3)
+        assert watcher.wait(WAKE_LIMIT_S) is True
+        t.join()
+        assert wait_for_lines(watcher, p, 1) == [b"hello"]
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["watchfiles", "poll"])
+def test_wait_times_out_when_nothing_changes(tmp_path: Path, poll: bool) -> None:
+    p = tmp_path / "a.log"
+    p.write_bytes(b"x\n")
+    with LogWatcher([p], poll=poll) as watcher:
+        drain(watcher)
+        watcher.wait(0.2)  # may wake once: the signature of the first read is taken lazily
+        assert watcher.wait(0.2) is False
+
+
+def test_several_files_and_one_that_appears_later(tmp_path: Path) -> None:
+    a, b, c = tmp_path / "a.log", tmp_path / "b.log", tmp_path / "sub" / "c.log"
+    a.write_bytes(b"a1\n")
+    b.write_bytes(b"b1\nb2\n")
+    with LogWatcher([a, b, c, a]) as watcher:  # a listed twice is followed once
+        assert len(watcher.followers) == 3
+        first = dict(watcher.poll_all())
+        assert {k: [ln.data for ln in v.lines] for k, v in first.items()} == {
+            str(a): [b"a1"],
+            str(b): [b"b1", b"b2"],
+            str(c): [],
+        }
+        assert [e.kind for e in first[str(c)].events] == ["missing"]
+        # c's directory does not exist yet: polling covers it until it does.
+        c.parent.mkdir()
+        t = append_later(c, b"c1\n", 0.1)
+        assert wait_for_lines(watcher, c, 1) == [b"c1"]
+        t.join()
+        t = append_later(b, b"b3\n", 0.1)
+        assert wait_for_lines(watcher, b, 1) == [b"b3"]
+        t.join()
+
+
+def test_rotation_is_seen_through_the_directory_watch(tmp_path: Path) -> None:
+    p = tmp_path / "app.log"
+    p.write_bytes(b"a1\n")
+    with LogWatcher([p], rotation_grace_s=0) as watcher:
+        assert drain(watcher) == {str(p): [b"a1"]}
+
+        def rotate() -> None:
+            time.sleep(0.2)
+            with open(p, "ab") as f:
+                f.write(b"a2\n")
+            p.rename(tmp_path / "app.log.1")
+            p.write_bytes(b"b1\n")
+
+        t = threading.Thread(target=rotate, daemon=True)
+        t.start()
+        got = wait_for_lines(watcher, p, 2)
+        t.join()
+        # The append, the rename and the create may be seen in one wake-up or several.
+        assert got == [b"a2", b"b1"]
+
+
+def test_watchfiles_failure_falls_back_to_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    def broken_watch(*args: object, **kwargs: object) -> object:
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "watch", broken_watch)
+    p = tmp_path / "a.log"
+    p.write_bytes(b"")
+    with LogWatcher([p]) as watcher:
+        deadline = time.monotonic() + WAKE_LIMIT_S
+        while watcher.backend != "poll":
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        assert watcher.fallback_reason is not None
+        assert "inotify watch limit" in watcher.fallback_reason
+        drain(watcher)
+        t = append_later(p, b"x\n", 0.1)
+        assert wait_for_lines(watcher, p, 1) == [b"x"]
+        t.join()
+
+
+def test_stop_ends_the_thread_quickly(tmp_path: Path) -> None:
+    p = tmp_path / "a.log"
+    p.write_bytes(b"")
+    watcher = LogWatcher([p])
+    thread = watcher._thread
+    assert thread is not None and thread.is_alive()
+    start = time.monotonic()
+    watcher.stop()
+    assert not thread.is_alive()
+    assert time.monotonic() - start < WAKE_LIMIT_S
+
+
+def test_backlog_makes_wait_return_at_once(tmp_path: Path) -> None:
+    p = tmp_path / "a.log"
+    p.write_bytes(b"".join(f"line {i}\n".encode() for i in range(100)))
+    with LogWatcher([p], poll=True, max_batch_bytes=100) as watcher:
+        batches: list[FollowBatch] = [b for _, b in watcher.poll_all()]
+        assert batches[0].more
+        start = time.monotonic()
+        assert watcher.wait(30.0) is True
+        assert time.monotonic() - start < WAKE_LIMIT_S
