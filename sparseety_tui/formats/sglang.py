@@ -132,7 +132,7 @@ def _float(v: bytes) -> float:
 
 
 def _pct(v: bytes) -> float:
-    return float(v.rstrip(b"%")) / 100.0
+    return round(float(v.rstrip(b"%")) / 100.0, 6)
 
 
 #: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
@@ -252,7 +252,8 @@ class SglangParser:
             if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
                 bm = BATCH_RE.search(msg)
             if bm is not None:
-                return self._batch(bm, msg, ts)
+                ranks = m.group("ranks").strip() if m is not None else ""
+                return self._batch(bm, msg, ts, _decode(ranks) if ranks else "")
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)
             if parsed is not None:
@@ -322,12 +323,16 @@ class SglangParser:
 
     # -- batch lines --------------------------------------------------------------------
 
-    def _batch(self, bm: re.Match[bytes], msg: bytes, ts: float | None) -> ParsedLine:
+    def _batch(
+        self, bm: re.Match[bytes], msg: bytes, ts: float | None, ranks: str = ""
+    ) -> ParsedLine:
         prefill = bm.group("kind") == b"Prefill"
         fields = _PREFILL_FIELDS if prefill else _DECODE_FIELDS
         payload: StatsPayload = {"phase": "prefill" if prefill else "decode"}
         if ts is not None:
             payload["ts"] = ts
+        if ranks:
+            payload["engine"] = ranks
         body = msg[bm.end() :].rstrip(b", \t")
         for part in body.split(b", "):
             name, sep, value = part.rpartition(b": ")

@@ -378,8 +378,8 @@ class VllmParser:
             payload["generation_throughput"] = float(m.group("g"))
             payload["running"] = int(m.group("run"))
             payload["waiting"] = int(m.group("wait"))
-            payload["kv_usage"] = float(m.group("kv")) / 100.0
-            payload["prefix_cache_hit_rate"] = float(m.group("hit")) / 100.0
+            payload["kv_usage"] = round(float(m.group("kv")) / 100.0, 6)
+            payload["prefix_cache_hit_rate"] = round(float(m.group("hit")) / 100.0, 6)
             return STATS, ("stats", payload)
         m = V0_STATS_RE.match(msg)
         if m is not None:
@@ -388,7 +388,7 @@ class VllmParser:
             payload["running"] = int(m.group("run"))
             payload["swapped"] = int(m.group("sw"))
             payload["waiting"] = int(m.group("pend"))
-            payload["kv_usage"] = float(m.group("kv")) / 100.0
+            payload["kv_usage"] = round(float(m.group("kv")) / 100.0, 6)
             return STATS, ("stats", payload)
         self._generic_stats(msg, payload)
         return STATS, ("stats", payload)
@@ -421,9 +421,9 @@ class VllmParser:
             elif name == b"Swapped":
                 payload["swapped"] = int(num)
             elif name.endswith(b"KV cache usage") and not name.startswith(b"CPU"):
-                payload["kv_usage"] = num / 100.0
+                payload["kv_usage"] = round(num / 100.0, 6)
             elif name == b"Prefix cache hit rate":
-                payload["prefix_cache_hit_rate"] = num / 100.0
+                payload["prefix_cache_hit_rate"] = round(num / 100.0, 6)
 
     def _spec_or_hit(self, msg: bytes, ts: float | None) -> ParsedLine | None:
         payload: StatsPayload = {}
@@ -432,7 +432,7 @@ class VllmParser:
         hm = V0_HIT_RE.search(msg)
         if hm is not None:
             payload["phase"] = "engine"
-            payload["prefix_cache_hit_rate"] = float(hm.group("gpu")) / 100.0
+            payload["prefix_cache_hit_rate"] = round(float(hm.group("gpu")) / 100.0, 6)
             return STATS, ("stats", payload)
         start = msg.find(b"SpecDecoding metrics: ")
         width = 22
@@ -452,7 +452,7 @@ class VllmParser:
             except ValueError:
                 continue
             if raw.endswith(b"%"):
-                num /= 100.0
+                num = round(num / 100.0, 6)
             if name in (b"Draft acceptance rate", b"Avg Draft acceptance rate"):
                 payload["spec_accept_rate"] = num
             elif name == b"Mean acceptance length":
