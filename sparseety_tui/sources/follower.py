@@ -179,6 +179,8 @@ def _start_of_last_lines(f: BinaryIO, size: int, n: int) -> int:
     return 0
 
 
+_READ_FAILED = "read failed"
+
 StartSpec = Literal["start", "end"] | int
 
 
@@ -250,6 +252,14 @@ class FileFollower:
         """Read what is new; never raises for file-system trouble (see ``read_error``)."""
         batch = FollowBatch(self.path)
         self._more = False
+        try:
+            self._poll_into(batch)
+        except OSError as e:  # the specific cases are handled below; this is the backstop
+            self._report_error(batch, f"unexpected I/O error: {e}")
+        batch.more = self._more
+        return batch
+
+    def _poll_into(self, batch: FollowBatch) -> None:
         self._poll_retired(batch)
         if self._cur is None:
             self._try_first_open(batch)
@@ -275,8 +285,6 @@ class FileFollower:
             # At end of file: is the path still this file?
             if not self._check_path(batch, cur):
                 break
-        batch.more = self._more
-        return batch
 
     def close(self) -> None:
         """Close open files. Unterminated tails are dropped: nothing more is reported."""
@@ -388,10 +396,10 @@ class FileFollower:
         try:
             out.extend(inc.asm.lines(budget=budget))
         except OSError as e:
-            self._report_error(batch, f"read failed: {e.strerror or e}")
+            self._report_error(batch, f"{_READ_FAILED}: {e.strerror or e}")
             return False
-        if self._error_reported is not None and inc is self._cur:
-            self._error_reported = None
+        if self._error_reported is not None and self._error_reported.startswith(_READ_FAILED):
+            self._error_reported = None  # reads work again: report the next failure
         if not out:
             batch.segments.pop()
         return True

@@ -276,6 +276,28 @@ def test_not_a_regular_file_is_an_event_not_an_exception(tmp_path: Path) -> None
         assert not fol.poll()  # the same problem is reported once
 
 
+def test_unreadable_new_file_after_rotation_is_reported_once(tmp_path: Path) -> None:
+    p = tmp_path / "app.log"
+    w = appender(p)
+    with FileFollower(p, rotation_grace_s=0) as fol:
+        w.write(b"a1\n")
+        assert datas(fol.poll()) == [b"a1"]
+        p.rename(tmp_path / "app.log.1")
+        p.mkdir()  # something we cannot follow now sits at the path
+        events = []
+        for i in range(5):
+            w.write(f"a{i + 2}\n".encode())  # the old file is still followed meanwhile
+            b = fol.poll()
+            events += kinds(b)
+            assert datas(b) == [f"a{i + 2}".encode()]
+        assert events == ["read_error"]
+        p.rmdir()
+        p.write_bytes(b"b1\n")
+        b = fol.poll()
+        assert kinds(b) == ["rotated"] and datas(b) == [b"b1"]
+    w.close()
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
 def test_permission_denied_is_reported_then_recovers(tmp_path: Path) -> None:
     p = tmp_path / "secret.log"
