@@ -28,6 +28,7 @@ from typing import BinaryIO, Literal
 from .lines import (
     _BACK_BLOCK,
     DEFAULT_MAX_LINE_BYTES,
+    READ_BUFFER_BYTES,
     LineAssembler,
     RawLine,
 )
@@ -147,7 +148,7 @@ def _open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:
             raise OSError(errno.EINVAL, "not a regular file", path)
         if nonblock:
             os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb")
+        f = os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
     except BaseException:
         os.close(fd)
         raise

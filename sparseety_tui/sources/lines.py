@@ -35,6 +35,10 @@ DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
 _SKIP_CHUNK = 1024 * 1024
 """Read size while skipping past the kept part of a huge line (bounds memory)."""
 
+READ_BUFFER_BYTES = 64 * 1024
+"""Buffer of the file objects we read through: the default (8 KiB or st_blksize) makes bare
+line reading ~25% slower than 64 KiB on the project machine; 1 MiB gains little more."""
+
 _BACK_BLOCK = 64 * 1024
 """Block size when reading a file backwards (``last_lines``)."""
 
@@ -212,7 +216,7 @@ def iter_lines(
         raise ValueError("start must be >= 0")
     if end is not None and end <= start:
         return
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
         pos = _align_to_line_start(f, start)
         if end is not None and pos >= end:
             return
@@ -252,7 +256,7 @@ def find_range_starts(path: str | os.PathLike[str], n: int) -> list[int]:
     if n < 1:
         raise ValueError("n must be >= 1")
     starts = [0]
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
         size = os.fstat(f.fileno()).st_size
         for i in range(1, n):
             target = size * i // n
