@@ -40,8 +40,8 @@ ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
 #:   ``> INFO 02-22 ...``                                               markdown quote
 WRAPPER_RE = re.compile(
     rb"(?:"
-    rb"(?P<ts>\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?"
-    rb"(?P<tz>Z|[+-]\d{2}:?\d{2})?\]?)[ \t]+"
+    rb"(?P<ts>\[\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]"
+    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+"
     rb"|>[ \t]?"
     rb"|[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
     rb"|[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
@@ -113,11 +113,16 @@ def basic_clean(line: bytes) -> bytes:
     return line
 
 
-def strip_wrappers(line: bytes, max_layers: int = 4) -> tuple[bytes, bytes | None]:
+def strip_wrappers(
+    line: bytes, stop: re.Pattern[bytes] | None = None, max_layers: int = 4
+) -> tuple[bytes, bytes | None]:
     """Remove up to ``max_layers`` wrapper prefixes; return the rest and the first wrapper
-    timestamp seen (raw bytes, may be None)."""
+    timestamp seen (raw bytes, may be None). Stripping stops where ``stop`` (the family's
+    own prefix) matches, so a server prefix that looks like a wrapper is kept."""
     wrap_ts: bytes | None = None
     for _ in range(max_layers):
+        if stop is not None and stop.match(line):
+            break
         m = WRAPPER_RE.match(line)
         if m is None or m.end() == 0:
             break

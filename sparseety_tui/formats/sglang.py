@@ -196,7 +196,7 @@ class SglangParser:
                 gm = GPU_PREFIX_RE.match(line)
                 if gm is not None:
                     return self._message(line[gm.end() :], None)
-            unwrapped, wrap_ts = strip_wrappers(line)
+            unwrapped, wrap_ts = strip_wrappers(line, PREFIX_RE)
             if unwrapped is not line:
                 rest = unwrapped
                 m = PREFIX_RE.match(rest)
@@ -252,8 +252,8 @@ class SglangParser:
             if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
                 bm = BATCH_RE.search(msg)
             if bm is not None:
-                ranks = m.group("ranks").strip() if m is not None else ""
-                return self._batch(bm, msg, ts, _decode(ranks) if ranks else "")
+                ranks = m.group("ranks").strip() if m is not None else b""
+                return self._batch(bm, msg, ts, _decode(ranks))
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)
             if parsed is not None:

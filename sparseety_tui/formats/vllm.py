@@ -100,6 +100,8 @@ _HEAD = (
 )
 HEAD_RE = re.compile(_HEAD)
 HEAD_SEARCH_RE = re.compile(rb"(?<![A-Za-z])" + _HEAD)
+#: Where wrapper stripping stops: a process prefix or the logging head.
+_OWN_PREFIX_RE = re.compile(rb"\([^\r\n]{1,200}? pid=\d+\)|" + _HEAD)
 
 #: V1: ``Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
 #: 25.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache
@@ -209,7 +211,7 @@ class VllmParser:
         m = HEAD_RE.match(rest)
         wrap_ts: bytes | None = None
         if m is None:
-            unwrapped, wrap_ts = strip_wrappers(rest)
+            unwrapped, wrap_ts = strip_wrappers(rest, _OWN_PREFIX_RE)
             if unwrapped is not rest:
                 rest = unwrapped
                 if rest[:1] == b"(":
