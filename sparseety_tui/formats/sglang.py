@@ -101,8 +101,8 @@ _EXPERT: ParsedLine = (EXPERT_DIST, None)
 #: ``[2024-10-31 21:55:11 TP0] ``, ``[2025-08-22 13:47:04 DP0 TP0 EP0] ``,
 #: ``[2026-01-31 15:05:33] ``, ``[2025-01-01 10:00:00.123 TP0] ``, ``[16:43:29 TP0] ``.
 _PREFIX = (
-    rb"\[(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) )?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
-    rb"(?P<frac>[.,]\d{1,6})?(?P<ranks>(?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] ?"
+    rb"\[(?P<stamp>(?:(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d) )?(?P<h>\d\d):(?P<mi>\d\d):(?P<s>\d\d)"
+    rb"(?P<frac>[.,]\d{1,6})?)(?P<ranks>(?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] ?"
 )
 PREFIX_RE = re.compile(_PREFIX)
 PREFIX_SEARCH_RE = re.compile(_PREFIX)
@@ -123,38 +123,30 @@ def _decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-def _int(v: bytes) -> int:
-    return int(v)
-
-
-def _float(v: bytes) -> float:
-    return float(v)
-
-
 def _pct(v: bytes) -> float:
     return round(float(v.rstrip(b"%")) / 100.0, 6)
 
 
 #: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
 _PREFILL_FIELDS: dict[bytes, tuple[str, Any]] = {
-    b"#new-seq": ("batch_requests", _int),
-    b"#new-token": ("new_tokens", _int),
-    b"#cached-token": ("cached_tokens", _int),
+    b"#new-seq": ("batch_requests", int),
+    b"#new-token": ("new_tokens", int),
+    b"#cached-token": ("cached_tokens", int),
     b"cache hit rate": ("prefix_cache_hit_rate", _pct),
-    b"token usage": ("kv_usage", _float),
-    b"full token usage": ("kv_usage", _float),
-    b"#running-req": ("running", _int),
-    b"#queue-req": ("queued", _int),
-    b"input throughput (token/s)": ("prompt_throughput", _float),
+    b"token usage": ("kv_usage", float),
+    b"full token usage": ("kv_usage", float),
+    b"#running-req": ("running", int),
+    b"#queue-req": ("queued", int),
+    b"input throughput (token/s)": ("prompt_throughput", float),
 }
 _DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
-    b"#running-req": ("running", _int),
-    b"token usage": ("kv_usage", _float),
-    b"full token usage": ("kv_usage", _float),
-    b"gen throughput (token/s)": ("generation_throughput", _float),
-    b"#queue-req": ("queued", _int),
-    b"accept len": ("spec_accept_length", _float),
-    b"accept rate": ("spec_accept_rate", _float),
+    b"#running-req": ("running", int),
+    b"token usage": ("kv_usage", float),
+    b"full token usage": ("kv_usage", float),
+    b"gen throughput (token/s)": ("generation_throughput", float),
+    b"#queue-req": ("queued", int),
+    b"accept len": ("spec_accept_length", float),
+    b"accept rate": ("spec_accept_rate", float),
 }
 
 
@@ -168,6 +160,9 @@ class SglangParser:
         self._tb = TracebackTracker(self.pending)
         self._clock = LocalClock()
         self._date: tuple[int, int, int] | None = None
+        self._last_stamp = b""
+        self._last_ts: float | None = None
+        self._ranks: dict[bytes, str] = {}
         self._last_hour = 0
         self._in_warning = False
 
@@ -217,6 +212,14 @@ class SglangParser:
     def _stamp(self, m: re.Match[bytes] | None) -> float | None:
         if m is None:
             return None
+        stamp = m.group("stamp")
+        if stamp == self._last_stamp:
+            return self._last_ts  # most lines share their second with the previous one
+        ts = self._stamp_slow(m)
+        self._last_stamp, self._last_ts = stamp, ts
+        return ts
+
+    def _stamp_slow(self, m: re.Match[bytes]) -> float | None:
         hour, minute = int(m.group("h")), int(m.group("mi"))
         sec = float(m.group("s"))
         frac = m.group("frac")
@@ -252,8 +255,13 @@ class SglangParser:
             if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
                 bm = BATCH_RE.search(msg)
             if bm is not None:
-                ranks = m.group("ranks").strip() if m is not None else b""
-                return self._batch(bm, msg, ts, _decode(ranks))
+                raw = m.group("ranks") if m is not None else b""
+                ranks = self._ranks.get(raw)
+                if ranks is None:
+                    ranks = _decode(raw.strip())
+                    if len(self._ranks) < 4096:
+                        self._ranks[raw] = ranks
+                return self._batch(bm, msg, ts, ranks)
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)
             if parsed is not None:
@@ -334,18 +342,16 @@ class SglangParser:
         if ranks:
             payload["engine"] = ranks
         body = msg[bm.end() :].rstrip(b", \t")
+        get = fields.get
         for part in body.split(b", "):
-            name, sep, value = part.rpartition(b": ")
-            if not sep:
+            cut = part.rfind(b": ")
+            if cut < 0:
                 continue
-            spec = fields.get(name.strip())
+            spec = get(part[:cut])
             if spec is None:
-                continue
-            field_name, convert = spec
-            if field_name == "kv_usage" and name == b"full token usage" and "kv_usage" in payload:
-                continue
+                continue  # a field we do not use, or TTY garbage such as `#cached-tounning-req`
             try:
-                payload[field_name] = convert(value.strip())  # type: ignore[literal-required]
+                payload[spec[0]] = spec[1](part[cut + 2 :])  # type: ignore[literal-required]
             except ValueError:
                 continue  # garbled value (TTY overwrite): leave the field out
         kind = PREFILL if prefill else DECODE

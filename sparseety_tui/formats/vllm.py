@@ -95,11 +95,13 @@ PROC_RE = re.compile(rb"\((?P<proc>[^\r\n]{1,200}?) pid=(?P<pid>\d+)\)\s?")
 #: glitch ``[async_llm.py:485[]``; PR #7606 pasted a leading ``[``.
 _HEAD = (
     rb"\[?(?P<level>DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL) "
-    rb"(?P<mo>\d\d)-(?P<dd>\d\d) (?P<hh>\d\d):(?P<mi>\d\d):(?P<ss>\d\d)(?:\.\d+)? "
-    rb"\[?(?P<file>[^\s\[\]]{1,300}):(?P<lineno>\d+)(?:\[\]|\])\]? ?"
+    rb"(?P<stamp>\d\d-\d\d \d\d:\d\d:\d\d)(?:\.\d+)? "
+    rb"\[?(?P<file>[^\s\[\]:]{1,300}):(?P<lineno>\d+)(?:\[\]|\])\]? ?"
 )
 HEAD_RE = re.compile(_HEAD)
 HEAD_SEARCH_RE = re.compile(rb"(?<![A-Za-z])" + _HEAD)
+#: The common case in one match: one simple process prefix and the head.
+FAST_RE = re.compile(rb"\((?P<proc>[^()\r\n]{1,120}?) pid=(?P<pid>\d+)\) " + _HEAD)
 #: Where wrapper stripping stops: a process prefix or the logging head.
 _OWN_PREFIX_RE = re.compile(rb"\([^\r\n]{1,200}? pid=\d+\)|" + _HEAD)
 
@@ -126,6 +128,7 @@ V0_STATS_RE = re.compile(
 #: ``Prefix cache hit rate: GPU: 22.16%, CPU: 0.00%`` (V0, 0.5.5+).
 V0_HIT_RE = re.compile(rb"Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%, CPU: (?P<cpu>[\d.]+)%")
 
+_ENGINE_NAMES = {b"000": "0", b"001": "1", b"002": "2", b"003": "3"}
 _RECEIVED_RE = re.compile(rb"Received request (?P<id>\S+): ")
 _DETAILS_RE = re.compile(rb"Request (?P<id>\S+) details: ")
 _LIFECYCLE_RE = re.compile(
@@ -182,6 +185,8 @@ class VllmParser:
         self._year: int | None = None
         self._last_month = 0
         self._recent: dict[str, None] = {}
+        self._last_stamp = b""
+        self._last_ts: float | None = None
         self._in_warning = False
 
     # -- public -------------------------------------------------------------------------
@@ -207,6 +212,10 @@ class VllmParser:
         key = ""
         rest = line
         if rest[:1] == b"(":
+            m = FAST_RE.match(rest)
+            if m is not None:
+                key = rest[1 : m.end("pid")].decode("utf-8", "replace")
+                return self._logged(rest, m, key, None)
             rest, key = self._strip_procs(rest)
         m = HEAD_RE.match(rest)
         wrap_ts: bytes | None = None
@@ -244,7 +253,10 @@ class VllmParser:
         error = level == b"ERROR" or level == b"CRITICAL"
         ts = self._stamp(m, wrap_ts)
         self._in_warning = False
-        if self._tb.active or error or b"Traceback" in msg or b'File "' in msg:
+        tb_open = self._tb.active
+        if not tb_open and not error and b"Avg prompt throughput" in msg:
+            return self._stats(msg, ts)  # the common line: no traceback checks needed
+        if tb_open or error or b"Traceback" in msg or b'File "' in msg:
             record = m.group(0)
             if self._tb.feed(key, _decode(msg), record, ts, error_level=error):
                 return _TRACEBACK
@@ -331,8 +343,18 @@ class VllmParser:
         return self._year
 
     def _stamp(self, m: re.Match[bytes], wrap_ts: bytes | None) -> float | None:
-        month = int(m.group("mo"))
-        day = int(m.group("dd"))
+        stamp = m.group("stamp")
+        if wrap_ts is None and stamp == self._last_stamp:
+            return self._last_ts  # most lines share their second with the previous one
+        ts = self._stamp_slow(m, wrap_ts)
+        if wrap_ts is None:
+            self._last_stamp, self._last_ts = stamp, ts
+        return ts
+
+    def _stamp_slow(self, m: re.Match[bytes], wrap_ts: bytes | None) -> float | None:
+        stamp = m.group("stamp")  # b"MM-DD HH:MM:SS"
+        month = int(stamp[0:2])
+        day = int(stamp[3:5])
         if wrap_ts is not None:
             year, instant = wrapper_time(wrap_ts)
             if year and self._year is None:
@@ -345,7 +367,7 @@ class VllmParser:
             return None
         year = self._year_for(month, day)
         return self._clock.to_unix(
-            year, month, day, int(m.group("hh")), int(m.group("mi")), float(m.group("ss"))
+            year, month, day, int(stamp[6:8]), int(stamp[9:11]), float(stamp[12:14])
         )
 
     def _wrap_ts(self, wrap_ts: bytes | None) -> float | None:
@@ -372,16 +394,17 @@ class VllmParser:
             payload["ts"] = ts
         m = V1_STATS_RE.match(msg)
         if m is not None:
-            if m.group("engine") is not None:
-                payload["engine"] = str(int(m.group("engine")))
-            elif m.group("nagg") is not None:
+            engine, nagg, p, g, run, wait, kv, hit = m.groups()
+            if engine is not None:
+                payload["engine"] = _ENGINE_NAMES.get(engine) or str(int(engine))
+            elif nagg is not None:
                 payload["engine"] = "all"
-            payload["prompt_throughput"] = float(m.group("p"))
-            payload["generation_throughput"] = float(m.group("g"))
-            payload["running"] = int(m.group("run"))
-            payload["waiting"] = int(m.group("wait"))
-            payload["kv_usage"] = round(float(m.group("kv")) / 100.0, 6)
-            payload["prefix_cache_hit_rate"] = round(float(m.group("hit")) / 100.0, 6)
+            payload["prompt_throughput"] = float(p)
+            payload["generation_throughput"] = float(g)
+            payload["running"] = int(run)
+            payload["waiting"] = int(wait)
+            payload["kv_usage"] = round(float(kv) / 100.0, 6)
+            payload["prefix_cache_hit_rate"] = round(float(hit) / 100.0, 6)
             return STATS, ("stats", payload)
         m = V0_STATS_RE.match(msg)
         if m is not None:
