@@ -22,9 +22,9 @@ from sparseety_tui.batch import (
     make_shape,
 )
 from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.report import request_record
-from sparseety_tui.core.detail import request_text
 
 
 def records(

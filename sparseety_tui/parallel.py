@@ -172,16 +172,17 @@ def _merge_range(extractor: Extractor, file: int, state: FileState, result: Rang
         lengths = array("I")
         lengths.frombytes(result.lengths)
         for i, request_id in enumerate(result.ids):
-            row = store.index.get(request_id)
-            if row is None:
+            existing = store.index.get(request_id)
+            if existing is None:
                 row = store.new_row(request_id, file, offsets[i], lengths[i], 0)
                 _overwrite(store, row, incoming, i, only_known=False)
             else:
+                row = existing
                 store.add_line(row, file, offsets[i], lengths[i])
                 _overwrite(store, row, incoming, i, only_known=True)
-            extras = result.extras.get(i)
-            if extras is not None:
-                _add_extras(store.extras_for(row), _shift_lines(extras, file))
+            more = result.extras.get(i)
+            if more is not None:
+                _add_extras(store.extras_for(row), _shift_lines(more, file))
 
     _merge_heat(extractor.expert_load, result.expert_load)
     _merge_heat(extractor.dropped, result.dropped)

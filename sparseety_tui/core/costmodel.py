@@ -177,10 +177,7 @@ def request_flops(shape: ModelShape, x: FlopInputs) -> tuple[Any, Any, Any]:
     mlp_per_width = 6.0 * d
 
     # MoE layers: from the config, or (default shape) every layer once a record gives E.
-    if shape.from_config:
-        moe_layers = float(shape.moe_layer_count)
-    else:
-        moe_layers = (x.experts > 0) * n_layers
+    moe_layers = float(shape.moe_layer_count) if shape.from_config else (x.experts > 0) * n_layers
     dense_layers = n_layers - moe_layers
     router = 2.0 * d * x.experts
     expert = mlp_per_width * shape.moe_intermediate

@@ -166,9 +166,10 @@ def build_detail(extractor: Extractor, row: int) -> RequestDetail:
             continue
         layers = event.get("moe_layers") or moe_layers
         add_routing(pos, event.get("experts"), event.get("weights"), list(layers))
-        token = by_pos[pos] if pos in by_pos else None
-        if token is None:
+        found = by_pos.get(pos)
+        if found is None:
             continue
+        token = found
         if isinstance(event.get("text"), str) and not token.text:
             token.text = event["text"]
         if event.get("cached"):

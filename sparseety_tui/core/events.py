@@ -13,7 +13,7 @@ accounting kind (see ``LineKind``); the event, when present, is ``(EventType, pa
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Literal, TypedDict, Union
+from typing import Any, Literal, TypedDict
 
 
 class LineKind:
@@ -167,6 +167,6 @@ class MetaPayload(TypedDict, total=False):
 
 
 EventType = Literal["request", "token", "stats", "error", "meta"]
-Payload = Union[RequestPayload, TokenPayload, StatsPayload, ErrorPayload, MetaPayload]
+Payload = RequestPayload | TokenPayload | StatsPayload | ErrorPayload | MetaPayload
 Event = tuple[EventType, Payload]
-ParsedLine = tuple[str, Union[Event, None]]
+ParsedLine = tuple[str, Event | None]

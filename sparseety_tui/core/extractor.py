@@ -8,12 +8,13 @@ kind, and per file the counts by kind add up to the lines fed.
 
 from __future__ import annotations
 
-import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Protocol
 
+from sparseety_tui.core.bulk import append_block
 from sparseety_tui.core.events import (
     ErrorPayload,
     Event,
@@ -28,7 +29,9 @@ from sparseety_tui.core.store import (
     COUNT_REPORTED,
     COUNT_TOKENIZER,
     KV_SKIP_NAMES,
+    NAN,
     STATE_CODE,
+    UNKNOWN,
     RequestStore,
     RowExtras,
 )
@@ -44,6 +47,18 @@ PREVIEW_CHARS = 300
 STATS_POINTS = 4096
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
+#: Lines per block on the bulk path, and the fewest worth trying it on.
+BULK_BLOCK_LINES = 2048
+BULK_MIN_LINES = 32
+#: A `sparse` object with only these keys holds no per-token data (the common case).
+_SUMMARY_KEYS = frozenset({
+    "topk_experts", "total_experts", "skipped_attention_heads", "total_attention_heads",
+    "kv_kept", "kv_total", "kv_skip",
+})
+
+
+def _count_or_unknown(value: Any) -> int:
+    return value if type(value) is int and value >= 0 else UNKNOWN
 
 
 class LineLike(Protocol):
@@ -185,13 +200,13 @@ class Extractor:
         state = self.files[file]
         if first_line_no is not None:
             state.lines_total = first_line_no - 1
-        iterator = iter(lines)
+        iterator: Iterator[LineLike] = iter(lines)
         if state.parser is None:
             iterator = self._sniff_then(state, iterator)
         self._run(state, file, iterator)
         self.version += 1
 
-    def _sniff_then(self, state: FileState, lines: Iterable[LineLike]) -> Iterable[LineLike]:
+    def _sniff_then(self, state: FileState, lines: Iterator[LineLike]) -> Iterator[LineLike]:
         """Hold lines until the format is known, then replay them."""
         held: list[LineLike] = []
         for line in lines:
@@ -217,6 +232,43 @@ class Extractor:
             state.sniff_buffer.clear()  # give up re-sniffing this head; later lines may tell
 
     def _run(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
+        iterator = iter(lines)
+        while True:
+            block = list(islice(iterator, BULK_BLOCK_LINES))
+            if not block:
+                return
+            decoder = getattr(state.family, "decode_simple_block", None)
+            if decoder is None or not self._run_bulk(state, file, block, decoder):
+                self._run_lines(state, file, block)
+
+    def _run_bulk(
+        self,
+        state: FileState,
+        file: int,
+        block: list[LineLike],
+        decoder: Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None],
+    ) -> bool:
+        """The fast path for a block of simple request records (see core/bulk.py)."""
+        if len(block) < BULK_MIN_LINES or any(getattr(x, "truncated", False) for x in block):
+            return False
+        columns = decoder([line.data for line in block])
+        if columns is None:
+            return False
+        appended = append_block(
+            self.store,
+            columns,
+            file,
+            [line.offset for line in block],
+            [line.length for line in block],
+            state.lines_total + 1,
+        )
+        if appended:
+            n = len(block)
+            state.lines_total += n
+            state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
+        return appended
+
+    def _run_lines(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
         by_kind = state.by_kind
         line_no = state.lines_total
         on_event = self._on_event
@@ -272,7 +324,7 @@ class Extractor:
         elif kind == "error":
             self._on_error(payload)  # type: ignore[arg-type]
         elif kind == "meta":
-            self.files[file].meta.update(payload)  # type: ignore[arg-type]
+            self.files[file].meta.update(payload)
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store
@@ -287,100 +339,122 @@ class Extractor:
         self, p: RequestPayload, file: int, offset: int, length: int, line_no: int
     ) -> None:
         store = self.store
-        row = self._row_for(p["request_id"], file, offset, length, line_no)
+        rid = p["request_id"]
+        row = store.index.get(rid)
+        values = self._request_values(p)
+        if row is None:
+            row = store.append_row(rid, values, file, offset, length, line_no)
+        else:
+            if offset >= 0:
+                store.add_line(row, file, offset, length)
+            store.merge_row(row, values)
         cols = store.columns
-
-        self._set_count(p, row, "prompt", "prompt_tokens", "prompt_token_ids")
-        self._set_count(p, row, "completion", "completion_tokens", "completion_token_ids")
-        value: Any = p.get("cached_tokens")
-        if type(value) is int and value >= 0:
-            store.cached_tokens[row] = value
-        value = p.get("cache_hit")
-        if value is not None:
-            cols["cache_hit"][row] = 2 if value else 1
-        value = p.get("model")
-        if type(value) is str:
-            cols["model"][row] = store.model_code(value)
-        value = p.get("state")
-        if value is not None:
-            code = STATE_CODE.get(value)
-            if code is not None:
-                store.state[row] = code
-        elif store.state[row] == 0 and (
+        if store.state[row] == 0 and (
             "completion" in p or "completion_tokens" in p or "latency_s" in p
         ):
             store.state[row] = STATE_CODE["finished"]
-        self._set_times(p, row)
-        sparse = p.get("sparse")
-        if sparse is not None and type(sparse) is dict:
-            self._on_sparse(sparse, row, file)
-
-    def _set_count(
-        self, p: RequestPayload, row: int, text_key: str, count_key: str, ids_key: str
-    ) -> None:
-        columns = self.store.columns
-        value: Any = p.get(count_key)
-        source = COUNT_REPORTED
-        if type(value) is not int or value < 0:
-            ids = p.get(ids_key)
-            if type(ids) is list:
-                value, source = len(ids), COUNT_FROM_IDS
-            else:
-                text = p.get(text_key)
-                if type(text) is not str:
-                    return
-                value, source = self.tokens.count(text), COUNT_TOKENIZER
-        columns[count_key][row] = value
-        columns[f"{text_key}_source"][row] = source
-
-    def _set_times(self, p: RequestPayload, row: int) -> None:
-        cols = self.store.columns
-        latency: Any = p.get("latency_s")
-        if isinstance(latency, (int, float)) and latency >= 0:
-            cols["latency_s"][row] = latency
-        ttft: Any = p.get("ttft_s")
-        if isinstance(ttft, (int, float)) and ttft >= 0:
-            cols["ttft_s"][row] = ttft
-        received: Any = p.get("received_ts")
-        finished: Any = p.get("finished_ts")
-        ts: Any = p.get("ts")
-        state = p.get("state")
-        if finished is None and ts is not None and state in (None, "finished", "aborted"):
-            finished = ts
-        if received is None and ts is not None and state in ("received", "running"):
-            received = ts
-        if finished is not None:
-            cols["finished_ts"][row] = finished
-        if received is not None:
-            cols["received_ts"][row] = received
-        elif finished is not None and math.isnan(cols["received_ts"][row]):
-            lat = cols["latency_s"][row]
-            if not math.isnan(lat):
-                cols["received_ts"][row] = finished - lat
+        # Times that need what earlier lines said: start = finish - latency, TTFT from
+        # the first-token time.
+        received = cols["received_ts"][row]
+        if received != received:
+            finished, latency = cols["finished_ts"][row], cols["latency_s"][row]
+            if finished == finished and latency == latency:
+                cols["received_ts"][row] = received = finished - latency
         first: Any = p.get("first_token_ts")
-        if first is not None and math.isnan(cols["ttft_s"][row]):
-            start = cols["received_ts"][row]
-            if not math.isnan(start) and first >= start:
-                cols["ttft_s"][row] = first - start
+        unknown_ttft = cols["ttft_s"][row] != cols["ttft_s"][row]
+        if first is not None and unknown_ttft and received == received and first >= received:
+            cols["ttft_s"][row] = first - received
+        sparse = p.get("sparse")
+        if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
+            self._on_sparse_detail(dict(sparse), row, file)
 
-    def _on_sparse(self, sparse: dict[str, Any], row: int, file: int) -> None:
-        cols = self.store.columns
-        for key, column in (
-            ("topk_experts", "topk_experts"),
-            ("total_experts", "total_experts"),
-            ("skipped_attention_heads", "skipped_heads"),
-            ("total_attention_heads", "total_heads"),
-            ("kv_kept", "kv_kept"),
-            ("kv_total", "kv_total"),
-        ):
-            value = sparse.get(key)
-            if type(value) is int and value >= 0:
-                cols[column][row] = value
-        kv_skip = sparse.get("kv_skip")
-        if kv_skip in KV_SKIP_NAMES:
-            cols["kv_skip"][row] = KV_SKIP_NAMES[kv_skip]
-        if len(sparse) <= 4 and "routing" not in sparse and "kv" not in sparse:
-            return  # the common request-level summary: nothing per token
+    def _request_values(self, p: RequestPayload) -> tuple[Any, ...]:
+        """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
+
+        Unknown is -1 (ints), NaN (floats) or 0 (codes). This is the one place that maps
+        payload fields to columns, for new rows and for updates alike.
+        """
+        get = p.get
+        prompt: Any = get("prompt_tokens")
+        prompt_source = COUNT_REPORTED
+        if type(prompt) is not int or prompt < 0:
+            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids")
+        completion: Any = get("completion_tokens")
+        completion_source = COUNT_REPORTED
+        if type(completion) is not int or completion < 0:
+            completion, completion_source = self._count_from(
+                p, "completion", "completion_token_ids"
+            )
+        cached: Any = get("cached_tokens")
+        if type(cached) is not int or cached < 0:
+            cached = UNKNOWN
+        topk = total_experts = skipped_heads = total_heads = kv_kept = kv_total = UNKNOWN
+        kv_skip = 0
+        sparse: Any = get("sparse")
+        if type(sparse) is dict:
+            sget = sparse.get
+            topk = _count_or_unknown(sget("topk_experts"))
+            total_experts = _count_or_unknown(sget("total_experts"))
+            skipped_heads = _count_or_unknown(sget("skipped_attention_heads"))
+            total_heads = _count_or_unknown(sget("total_attention_heads"))
+            kv_kept = _count_or_unknown(sget("kv_kept"))
+            kv_total = _count_or_unknown(sget("kv_total"))
+            kv_name = sget("kv_skip")
+            kv_skip = KV_SKIP_NAMES.get(kv_name, 0) if type(kv_name) is str else 0
+        latency: Any = get("latency_s")
+        if type(latency) is not float or latency < 0:
+            latency = float(latency) if type(latency) is int and latency >= 0 else NAN
+        ttft: Any = get("ttft_s")
+        if type(ttft) is not float or ttft < 0:
+            ttft = float(ttft) if type(ttft) is int and ttft >= 0 else NAN
+        state_name: Any = get("state")
+        state = STATE_CODE.get(state_name, 0) if type(state_name) is str else 0
+        if type(state_name) is not str:
+            state_name = None
+        received: Any = get("received_ts")
+        finished: Any = get("finished_ts")
+        ts: Any = get("ts")
+        if ts is not None:
+            if finished is None and state_name in (None, "finished", "aborted"):
+                finished = ts
+            elif received is None and state_name in ("received", "running"):
+                received = ts
+        cache_hit: Any = get("cache_hit")
+        model: Any = get("model")
+        return (
+            prompt,
+            completion,
+            cached,
+            topk,
+            total_experts,
+            skipped_heads,
+            total_heads,
+            kv_kept,
+            kv_total,
+            latency,
+            ttft,
+            NAN if received is None else received,
+            NAN if finished is None else finished,
+            state,
+            kv_skip,
+            0 if cache_hit is None else (2 if cache_hit else 1),
+            prompt_source if prompt >= 0 else 0,
+            completion_source if completion >= 0 else 0,
+            self.store.model_code(model) if type(model) is str else 0,
+        )
+
+    def _count_from(self, p: RequestPayload, text_key: str, ids_key: str) -> tuple[int, int]:
+        """A token count from token ids, else from text with the named tokenizer."""
+        ids = p.get(ids_key)
+        if type(ids) is list:
+            return len(ids), COUNT_FROM_IDS
+        text = p.get(text_key)
+        if type(text) is str and self.tokens.available:
+            return self.tokens.count(text), COUNT_TOKENIZER
+        return UNKNOWN, 0
+
+    def _on_sparse_detail(self, sparse: dict[str, Any], row: int, file: int) -> None:
+        """Per-token sparse data inside a request record: routing, drops, KV, head masks."""
         layers = sparse.get("moe_layers") or self.files[file].meta.get("moe_layers")
         routing = sparse.get("routing")
         if type(routing) is list:

@@ -63,6 +63,31 @@ BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_so
 SHORT_COLUMNS = ("model", "file")
 
 
+#: The columns a request line can set, in the order ``Extractor._request_values`` gives
+#: them (``line_no`` and ``file`` are set once, from where the first line was read).
+ROW_LAYOUT = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "topk_experts",
+    "total_experts",
+    "skipped_heads",
+    "total_heads",
+    "kv_kept",
+    "kv_total",
+    "latency_s",
+    "ttft_s",
+    "received_ts",
+    "finished_ts",
+    "state",
+    "kv_skip",
+    "cache_hit",
+    "prompt_source",
+    "completion_source",
+    "model",
+)
+
+
 @dataclass
 class RowExtras:
     """Per-token aggregates and extra line locations for one request (rare rows only)."""
@@ -112,6 +137,10 @@ class RequestStore:
         self.length: array[int] = array("I")
         self.extras: dict[int, RowExtras] = {}
         self.version = 0
+        self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
+        self._row_appenders = [column.append for column in self._row_columns]
+        self._append_line_no = self.columns["line_no"].append
+        self._append_file = self.columns["file"].append
         # Attribute shortcuts for the hot path.
         c = self.columns
         self.prompt_tokens = c["prompt_tokens"]
@@ -155,6 +184,54 @@ class RequestStore:
         self.length.append(length)
         return row
 
+    def append_row(
+        self,
+        request_id: str,
+        values: tuple[Any, ...],
+        file: int,
+        offset: int,
+        length: int,
+        line_no: int,
+    ) -> int:
+        """Append a row from values in ``ROW_LAYOUT`` order (the Extractor's hot path)."""
+        row = len(self.ids)
+        self.ids.append(request_id)
+        self.index[request_id] = row
+        for append, value in zip(self._row_appenders, values):
+            append(value)
+        self._append_line_no(line_no)
+        self._append_file(file)
+        self.offset.append(offset)
+        self.length.append(length)
+        return row
+
+    def extend_rows(
+        self,
+        request_ids: list[str],
+        columns: dict[str, Any],
+        file: int,
+        offsets: list[int],
+        lengths: list[int],
+        line_nos: Any,
+    ) -> None:
+        """Append many new rows at once; ``columns`` are numpy arrays keyed by name."""
+        base = len(self.ids)
+        for name, values in columns.items():
+            column = self.columns[name]
+            column.frombytes(values.astype(column.typecode, copy=False).tobytes())
+        self.columns["line_no"].frombytes(line_nos.astype("i", copy=False).tobytes())
+        self.columns["file"].extend([file] * len(request_ids))
+        self.offset.extend(offsets)
+        self.length.extend(lengths)
+        self.ids.extend(request_ids)
+        self.index.update(zip(request_ids, range(base, base + len(request_ids))))
+
+    def merge_row(self, row: int, values: tuple[Any, ...]) -> None:
+        """Overwrite the cells ``values`` knows (not -1, not NaN, not 0 for codes)."""
+        for column, value in zip(self._row_columns, values):
+            if value == value and value != UNKNOWN and (value or column.typecode in "if"):
+                column[row] = value
+
     def add_line(self, row: int, file: int, offset: int, length: int) -> None:
         """Record one more line that contributed to ``row``."""
         self.extras_for(row).more_lines.append((file, offset, length))
@@ -175,7 +252,7 @@ class RequestStore:
 
     def get(self, name: str, row: int) -> int | float | None:
         """One cell with unknown mapped to None."""
-        value = self.columns[name][row]
+        value: int | float = self.columns[name][row]
         if isinstance(value, float):
             return None if math.isnan(value) else value
         if name in INT_COLUMNS:

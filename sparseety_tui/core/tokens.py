@@ -81,7 +81,7 @@ class _TransformersBackend:
         return list(self._tok.encode(text, add_special_tokens=False))
 
     def id_to_bytes(self, token_id: int) -> bytes:
-        text: str = self._tok.decode([token_id])
+        text = str(self._tok.decode([token_id]))
         return text.encode("utf-8")
 
 

@@ -13,6 +13,7 @@ boolean, not a token count: it never becomes ``cached_tokens``.
 from __future__ import annotations
 
 import re
+
 from sparseety_tui.core.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.trace import parse_timestamp
 

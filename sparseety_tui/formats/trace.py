@@ -16,6 +16,7 @@ hot path is ``orjson.loads`` plus a few key checks.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from operator import itemgetter
 from typing import Any, cast
 
 import orjson
@@ -158,5 +159,80 @@ class TraceFamily:
     def new_parser(self) -> TraceParser:
         return TraceParser()
 
+    def decode_simple_block(self, lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None:
+        return decode_simple_block(lines)
+
 
 FAMILY = TraceFamily()
+
+
+# -- bulk decoding ---------------------------------------------------------------------
+#
+# A request log of millions of count-only records spends most of its time in per-line
+# Python. For a block of records that all have the same keys, every one of them a field
+# the bulk path handles, ``decode_simple_block`` hands the Extractor one tuple of values
+# per field (transposed in C with itemgetter and zip), and core/bulk.py builds columns
+# with numpy. Anything else (a missing or extra key, per-token data, text to tokenize,
+# a bad line) returns None and the block takes the per-line path, unchanged.
+
+#: Request fields the bulk path handles (or the core ignores).
+BULK_REQUEST_KEYS = frozenset({
+    "request_id", "ts", "model", "prompt_tokens", "completion_tokens", "cached_tokens",
+    "latency_s", "ttft_s", "sparse", "state", "received_ts", "finished_ts", "cache_hit",
+    "finish_reason",
+})
+#: ``sparse`` fields the bulk path handles: request-level summaries only.
+BULK_SPARSE_KEYS = frozenset({
+    "topk_experts", "total_experts", "skipped_attention_heads", "total_attention_heads",
+    "kv_kept", "kv_total", "kv_skip", "kv_policy",
+})
+
+
+def _same_keys_columns(
+    records: list[Any], allowed: frozenset[str]
+) -> dict[str, tuple[Any, ...]] | None:
+    """Field -> values if every record is a dict with exactly the first one's keys."""
+    first = records[0]
+    if type(first) is not dict:
+        return None
+    keys = tuple(first)
+    if not keys or not allowed.issuperset(keys):
+        return None
+    getter = itemgetter(*keys)
+    try:
+        rows = list(map(getter, records))
+    except (KeyError, TypeError, AttributeError):
+        return None  # a record lacks a key, or is not a dict
+    if sum(map(len, records)) != len(records) * len(keys):
+        return None  # some record has extra keys
+    if len(keys) == 1:
+        return {keys[0]: tuple(rows)}
+    return dict(zip(keys, zip(*rows)))
+
+
+def decode_simple_block(lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None:
+    """Columns of a block of same-shaped request records, or None (per-line path).
+
+    Keys of the nested ``sparse`` object come back as ``"sparse.<key>"``.
+    """
+    loads = orjson.loads
+    try:
+        records = [loads(line) for line in lines]
+    except orjson.JSONDecodeError:
+        return None
+    if not records:
+        return None
+    columns = _same_keys_columns(records, BULK_REQUEST_KEYS)
+    if columns is None:
+        return None
+    ids = columns.get("request_id", ())
+    if set(map(type, ids)) != {str}:
+        return None
+    sparse = columns.pop("sparse", None)
+    if sparse is not None:
+        inner = _same_keys_columns(list(sparse), BULK_SPARSE_KEYS)
+        if inner is None:
+            return None
+        for key, values in inner.items():
+            columns[f"sparse.{key}"] = values
+    return columns
