@@ -639,6 +639,7 @@ def compute_view(
     def column(name: str) -> Any:
         if name in derived:
             return derived[name]
+        value: Any
         if name == "skip":
             from sparseety_tui.core.figures import column_figures
 

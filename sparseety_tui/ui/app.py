@@ -1,0 +1,156 @@
+"""The Textual app: wires the ingest worker's snapshots to the screens on a ~10 Hz timer."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from textual.app import App, SystemCommand
+from textual.binding import BindingType
+from textual.screen import Screen
+
+from sparseety_tui.batch import Options, make_extractor, make_shape
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.detail import DetailCache
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.live import SORT_COLUMNS, IngestWorker, LiveOptions, Snapshot
+from sparseety_tui.ui import keys
+from sparseety_tui.ui.screens.detail import DetailScreen
+from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
+from sparseety_tui.ui.screens.help import HelpScreen
+from sparseety_tui.ui.screens.main import MainScreen
+from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
+
+#: How often the UI looks at the latest snapshot (seconds).
+TICK_S = 0.1
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    live: LiveOptions
+    options: Options = field(default_factory=Options)
+    theme: str | None = None  # a --theme name; None: by terminal (see themes.py)
+    request_id: str | None = None  # --request: open on this request's detail
+    tick_s: float = TICK_S
+    title: str = "sparseety-tui"
+
+
+class SparseetyApp(App[int]):
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = list(
+        keys.bindings(keys.GLOBAL)
+    )
+
+    def __init__(
+        self,
+        config: AppConfig,
+        *,
+        extractor: Extractor | None = None,
+        shape: ModelShape | None = None,
+        themes: ThemeSet | None = None,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.title = config.title
+        self.live_options = config.live
+        self.extractor = extractor if extractor is not None else make_extractor(config.options)
+        self.shape = shape if shape is not None else make_shape(config.options)
+        self.worker = IngestWorker(self.extractor, self.shape, config.live)
+        self.details = DetailCache(self.extractor)
+        self.themes = themes if themes is not None else load_themes()
+        self.theme_name = self.themes.resolve(config.theme or default_theme_name())
+        self._shown_version = -1
+        self._pending_request = config.request_id
+        self._request_reported = False
+
+    def get_default_screen(self) -> Screen[None]:
+        return MainScreen()
+
+    def on_mount(self) -> None:
+        for theme in self.themes.themes.values():
+            self.register_theme(theme)
+        self.theme = self.theme_name
+        for problem in self.themes.problems:
+            self.notify(problem, title="theme not loaded", severity="warning")
+        self.worker.start()
+        self.set_interval(self.config.tick_s, self.tick)
+
+    def on_unmount(self) -> None:
+        self.worker.stop()
+
+    @property
+    def main_screen(self) -> MainScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, MainScreen)
+        return screen
+
+    def tick(self) -> None:
+        """Show the latest snapshot if it is new (cheap when nothing changed)."""
+        snap = self.worker.snapshot
+        if snap.version == self._shown_version:
+            return
+        self._shown_version = snap.version
+        self.main_screen.apply_snapshot(snap)
+        if self._pending_request is not None:
+            self._open_pending_request(snap)
+
+    def _open_pending_request(self, snap: Snapshot) -> None:
+        rid = self._pending_request
+        assert rid is not None
+        row = self.extractor.store.index.get(rid)
+        if row is not None and row < snap.rows:
+            self._pending_request = None
+            self.open_detail(row)
+        elif snap.settled and not self._request_reported:
+            self._request_reported = True
+            self.main_screen.say(f"request {rid} not in the logs (yet): waiting for it",
+                                 error=True)
+
+    # -- navigation --------------------------------------------------------------------------
+
+    def open_detail(self, row: int) -> None:
+        self.push_screen(DetailScreen(row))
+
+    def action_diagnostics(self) -> None:
+        if isinstance(self.screen, DiagnosticsScreen):
+            self.screen.refresh_content()
+            return
+        self.push_screen(DiagnosticsScreen())
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    async def action_quit(self) -> None:
+        self.exit(0)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        for alias, name in (("dark", None), ("light", None), ("ansi", None)):
+            target = name or self.themes.resolve(alias)
+            yield SystemCommand(
+                f"Theme: {alias}", f"Switch to the {alias} theme ({target})",
+                lambda t=target: setattr(self, "theme", t),
+            )
+        main = self.main_screen
+        yield SystemCommand("Follow the tail", "Follow new requests (f)", main.action_follow)
+        yield SystemCommand("Pause / resume", "Freeze the view (space)", main.action_pause)
+        yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
+        yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
+        yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
+        yield SystemCommand("Sort: arrival order", "Sort the table as read",
+                            lambda: main.set_sort(None))
+        for column in SORT_COLUMNS:
+            yield SystemCommand(f"Sort by {column}", f"Sort the table by {column}, descending",
+                                lambda c=column: main.set_sort(c, reverse=True))
+        yield from super().get_system_commands(screen)
+
+    # -- test hook ---------------------------------------------------------------------------
+
+    async def settle(self, timeout: float = 20.0) -> None:
+        """Wait until the worker has fed and published everything, then show it (tests)."""
+        ok = await asyncio.to_thread(self.worker.drain, timeout)
+        if not ok:
+            raise TimeoutError("ingest did not settle")
+        self.tick()

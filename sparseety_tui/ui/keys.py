@@ -1,0 +1,112 @@
+"""Every key binding of the app, in one registry (k9s / lnav / less conventions).
+
+Screens take their ``BINDINGS`` from here and the help screen is generated from the same
+tables, so what the footer, the help and the code say can never disagree. Core actions use
+unshifted keys where possible (non-US layouts); ``?`` and ``/`` follow every tool users know.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+
+@dataclass(frozen=True)
+class Key:
+    key: str  # Textual key name(s), comma-separated for alternatives
+    action: str
+    description: str
+    show: bool = True  # in the footer (all keys are in the help screen)
+    label: str = ""  # how the help and footer write the key, when not the key name
+    priority: bool = False
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key,
+            self.action,
+            self.description,
+            show=self.show,
+            key_display=self.label or None,
+            priority=self.priority,
+        )
+
+
+GLOBAL: tuple[Key, ...] = (
+    Key("q", "quit", "Quit"),
+    Key("question_mark,f1", "help", "Help", label="?"),
+    Key("d", "diagnostics", "Diagnostics", show=False),
+    Key("ctrl+p", "command_palette", "Palette", show=False),
+)
+
+MAIN: tuple[Key, ...] = (
+    Key("enter", "drill", "Detail", label="⏎"),
+    Key("slash", "filter", "Filter", label="/"),
+    Key("f", "follow", "Follow"),
+    Key("space", "pause", "Pause", label="␣"),
+    Key("s", "sort_next", "Sort"),
+    Key("S", "sort_reverse", "Reverse sort", show=False),
+    Key("g", "goto", "Go to id", show=False),
+    Key("n", "find_next", "Next match", show=False),
+    Key("N", "find_previous", "Previous match", show=False),
+    Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
+    Key("d", "diagnostics", "Diagnostics"),
+)
+
+TABLE: tuple[Key, ...] = (
+    Key("up,k", "cursor_up", "Up", show=False),
+    Key("down,j", "cursor_down", "Down", show=False),
+    Key("pageup,ctrl+b", "page_up", "Page up", show=False),
+    Key("pagedown,ctrl+f", "page_down", "Page down", show=False),
+    Key("home", "first", "First row", show=False),
+    Key("end,G", "last", "Last row (and follow)", show=False),
+)
+
+DETAIL: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("left,h", "token(-1)", "Prev token", show=False, label="←"),
+    Key("right,l", "token(1)", "Next token", show=False, label="→"),
+    Key("up,k", "token_line(-1)", "Token up", show=False),
+    Key("down,j", "token_line(1)", "Token down", show=False),
+    Key("n", "skip_next", "Next skipped"),
+    Key("N", "skip_previous", "Prev skipped", show=False),
+    Key("1", "tab('trace')", "Trace", show=False),
+    Key("2", "tab('experts')", "Experts", show=False),
+    Key("3", "tab('heads')", "Heads & KV", show=False),
+    Key("4", "tab('raw')", "Raw lines", show=False),
+    Key("tab", "next_tab", "Next tab", label="tab"),
+    Key("c", "copy", "Copy raw"),
+)
+
+DIAGNOSTICS: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("c", "copy", "Copy"),
+)
+
+HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)
+
+SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
+    ("Everywhere", GLOBAL),
+    ("Request table", MAIN + TABLE),
+    ("Request detail", DETAIL),
+    ("Diagnostics", DIAGNOSTICS),
+)
+
+
+def bindings(keys: tuple[Key, ...]) -> list[Binding]:
+    return [k.binding() for k in keys]
+
+
+def display(key: Key) -> str:
+    if key.label:
+        return key.label
+    names = {"question_mark": "?", "slash": "/", "pageup": "PgUp", "pagedown": "PgDn"}
+    return " ".join(names.get(k, k) for k in key.key.split(","))
+
+
+FILTER_HELP = (
+    "Filter: words match request ids and model names; comparisons narrow further. "
+    "Fields: skip (0-1 or 50%), latency, ttft (s or ms), prompt, completion, cached, "
+    "experts, state, model, id. Operators: > >= < <= = != ~ (contains); ! negates. "
+    "Example: skip>0.5 latency>2 state=finished"
+)

@@ -1,0 +1,1 @@
+"""Screens: main (request table), detail, diagnostics, help."""

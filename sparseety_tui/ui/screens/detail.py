@@ -1,0 +1,422 @@
+"""Request detail: token trace with skipped tokens by kind, per-token experts, heatmaps,
+KV coverage, timing and the raw source lines.
+
+The detail is built by ``core.detail.DetailCache`` (re-reads and re-parses the request's
+lines) in a thread worker, so a request with tens of thousands of tokens never stalls the UI.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from sparseety_tui.core.detail import RequestDetail, TokenView
+from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.store import STATES
+from sparseety_tui.ui import keys
+from sparseety_tui.ui.safe_text import display_path, escape, safe_text
+from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
+from sparseety_tui.ui.widgets.request_table import fmt_count, fmt_seconds
+from sparseety_tui.ui.widgets.sparkline import bar, sparkline
+from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace, TraceToken
+
+if TYPE_CHECKING:
+    from sparseety_tui.ui.app import SparseetyApp
+
+TABS = ("trace", "experts", "heads", "raw")
+SKIP_MEANING = {
+    "cached": "prefix-cache hit",
+    "evicted": "KV evicted",
+    "masked": "KV not attended",
+    "dropped": "expert dropped",
+}
+
+
+def fmt_ts(ts: Any) -> str:
+    if not isinstance(ts, (int, float)) or isinstance(ts, bool) or math.isnan(ts):
+        return "—"
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+
+
+def legend(styles: dict[str, Any]) -> Text:
+    out = Text(end="", no_wrap=True, overflow="ellipsis")
+    out.append("legend: ", styles["dim"])
+    out.append("prompt", styles["prompt"])
+    out.append("  ")
+    out.append("completion", styles["completion"])
+    for kind in SKIP_ORDER:
+        out.append("  ")
+        out.append(kind, styles[kind])
+        out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
+    return out
+
+
+def pretty_line(text: str) -> str:
+    """A JSON line indented for reading; other lines as they are."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        try:
+            return json.dumps(json.loads(stripped), indent=2, ensure_ascii=False)
+        except ValueError:
+            pass
+    return text
+
+
+class DetailScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = list(
+        keys.bindings(keys.DETAIL)
+    )
+
+    DEFAULT_CSS = """
+    DetailScreen #detail-head { height: auto; padding: 0 1; background: $panel; }
+    DetailScreen #legend { height: 1; padding: 0 1; }
+    DetailScreen #trace-body { height: 1fr; }
+    DetailScreen TokenTrace { width: 1fr; height: 1fr; }
+    DetailScreen #token-info { width: 44; height: 1fr; padding: 0 1; border-left: vkey $primary; }
+    DetailScreen.narrow #trace-body { layout: vertical; }
+    DetailScreen.narrow #token-info { width: 1fr; height: 7; border-left: none;
+        border-top: hkey $primary; }
+    DetailScreen .pane-scroll { height: 1fr; padding: 0 1; }
+    DetailScreen TabbedContent { height: 1fr; }
+    DetailScreen TabPane { padding: 0; }
+    """
+
+    def __init__(self, row: int) -> None:
+        super().__init__(id="detail")
+        self.row = row
+        self.detail: RequestDetail | None = None
+        self._raw_text = ""
+
+    @property
+    def sparse_app(self) -> SparseetyApp:
+        from sparseety_tui.ui.app import SparseetyApp
+
+        assert isinstance(self.app, SparseetyApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._head_text(None), id="detail-head")
+        with TabbedContent(id="tabs", initial="trace"):
+            with TabPane("1 Trace", id="trace"):
+                yield Static(id="legend")
+                with Horizontal(id="trace-body"):
+                    yield TokenTrace(id="token-trace")
+                    yield VerticalScroll(Static(id="token-info-text"), id="token-info")
+            with TabPane("2 Experts", id="experts"), VerticalScroll(classes="pane-scroll"):
+                yield Heatmap("Experts of this request (layer × expert)", "expert",
+                              "no routing", id="req-experts")
+                yield Static(id="experts-note")
+            with TabPane("3 Heads & KV", id="heads"), VerticalScroll(classes="pane-scroll"):
+                yield Heatmap("Head skips of this request (layer × head)", "head",
+                              "no head masks", id="req-heads")
+                yield Static(id="kv-text")
+            with TabPane("4 Raw lines", id="raw"), VerticalScroll(classes="pane-scroll"):
+                yield Static(id="raw-text")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.set_class(self.size.width < 100, "narrow")
+        styles = self._styles()
+        self.query_one("#legend", Static).update(legend(styles))
+        self.query_one(TokenTrace).focus()
+        self._load()
+
+    def on_resize(self, event: Any) -> None:
+        self.set_class(event.size.width < 100, "narrow")
+
+    def _styles(self) -> dict[str, Any]:
+        trace = self.query_one(TokenTrace)
+        out = {name: trace.get_component_rich_style(f"token-trace--{name}")
+               for name in ("prompt", "completion", "label", *SKIP_ORDER)}
+        out["dim"] = trace.get_component_rich_style("token-trace--prompt")
+        return out
+
+    @work(thread=True, exclusive=True, group="detail")
+    def _load(self) -> None:
+        detail = self.sparse_app.details.get(self.row)
+        self.app.call_from_thread(self._show, detail)
+
+    # -- showing -----------------------------------------------------------------------------
+
+    def _head_text(self, detail: RequestDetail | None) -> Text:
+        app = self.sparse_app
+        store = app.extractor.store
+        c = store.columns
+        row = self.row
+        out = Text(end="")
+        out.append("request ", "dim")
+        out.append(escape(store.ids[row]), "bold")
+        model = store.models[c["model"][row]]
+        if model:
+            out.append("  model ", "dim")
+            out.append(escape(model))
+        out.append("  state ", "dim")
+        out.append(STATES[c["state"][row]])
+        figures = row_figures(store, app.shape, row)
+        ratio = figures.get("skip_ratio")
+        out.append("\nprompt ", "dim")
+        out.append(fmt_count(c["prompt_tokens"][row]))
+        out.append("  completion ", "dim")
+        out.append(fmt_count(c["completion_tokens"][row]))
+        out.append("  cached ", "dim")
+        out.append(fmt_count(c["cached_tokens"][row]))
+        out.append("  skip ", "dim")
+        out.append("—" if ratio is None else f"{ratio * 100:.1f}%")
+        k, e = c["topk_experts"][row], c["total_experts"][row]
+        if k >= 0 or e >= 0:
+            out.append("  experts k/E ", "dim")
+            out.append(f"{fmt_count(k)}/{fmt_count(e)}")
+        out.append("\nreceived ", "dim")
+        fields = detail.fields if detail is not None else {}
+        received = fields.get("received_ts", c["received_ts"][row])
+        out.append(fmt_ts(received))
+        out.append("  first token ", "dim")
+        first = fields.get("first_token_ts")
+        ttft = c["ttft_s"][row]
+        if first is None and not math.isnan(ttft) and isinstance(received, float):
+            first = received + ttft
+        out.append(fmt_ts(first))
+        out.append("  finished ", "dim")
+        out.append(fmt_ts(fields.get("finished_ts", c["finished_ts"][row])))
+        out.append("  latency ", "dim")
+        out.append(fmt_seconds(c["latency_s"][row]))
+        out.append("  ttft ", "dim")
+        out.append(fmt_seconds(ttft))
+        if detail is None:
+            out.append("\nloading…", "dim")
+        else:
+            if detail.token_source:
+                out.append(f"\ntokens from {detail.token_source}", "dim")
+            for problem in detail.problems[:3]:
+                out.append("\n")
+                out.append(escape(problem), "bold red")
+        return out
+
+    def _show(self, detail: RequestDetail) -> None:
+        self.detail = detail
+        self.query_one("#detail-head", Static).update(self._head_text(detail))
+        trace = self.query_one(TokenTrace)
+        tokens = trace_tokens(detail)
+        trace.set_tokens(tokens)
+        if not detail.tokens:
+            has_text = bool(tokens)
+            self.query_one("#token-info-text", Static).update(self._counts_only_text(has_text))
+        else:
+            self._show_token(0)
+        # Experts
+        experts = self.query_one("#req-experts", Heatmap)
+        if detail.expert_counts:
+            experts.set_data(heat_rows(detail.expert_counts))
+            note = ""
+        else:
+            experts.set_data(None)
+            note = ("No per-token routing for this request. A trace with `sparse.routing` "
+                    "([tokens][moe_layers][top_k] expert ids) or per-token `experts` "
+                    "events would fill this heatmap.")
+        self.query_one("#experts-note", Static).update(Text(note, style="dim"))
+        heads = self.query_one("#req-heads", Heatmap)
+        heads.set_data(heat_rows(detail.head_skips) if detail.head_skips else None)
+        self.query_one("#kv-text", Static).update(self._kv_text(detail))
+        raw = []
+        for path, offset, text in detail.raw_lines:
+            raw.append(f"# {path} @ byte {offset}\n{pretty_line(text)}")
+        self._raw_text = "\n\n".join(raw)
+        raw_view = Text(end="")
+        for n, (path, offset, text) in enumerate(detail.raw_lines):
+            if n:
+                raw_view.append("\n\n")
+            raw_view.append(f"{escape(display_path(path))} @ byte {offset:,}\n", "bold")
+            for i, line in enumerate(pretty_line(text).split("\n")):
+                if i:
+                    raw_view.append("\n")
+                raw_view.append(escape(line))
+        if not detail.raw_lines:
+            raw_view.append("no source lines could be re-read", "dim")
+        self.query_one("#raw-text", Static).update(raw_view)
+
+    def _counts_only_text(self, has_text: bool) -> Text:
+        """What is known for a request with counts only, and what would fill the rest."""
+        store = self.sparse_app.extractor.store
+        c = store.columns
+        prompt, cached = c["prompt_tokens"][self.row], c["cached_tokens"][self.row]
+        out = Text(end="")
+        if has_text:
+            out.append("Text without token boundaries (no token ids, no tokenizer).\n", "bold")
+        else:
+            out.append("No token text or ids in the log for this request.\n", "bold")
+        if prompt > 0 and cached >= 0:
+            frac = min(1.0, cached / prompt)
+            out.append("prompt: cached vs computed\n", "dim")
+            out.append(bar(frac, 24), "green")
+            out.append(f" {cached:,} cached / {prompt - cached:,} computed\n")
+        elif c["cache_hit"][self.row]:
+            hit = c["cache_hit"][self.row] == 2
+            out.append(f"prefix cache: {'hit' if hit else 'miss'} (no token count)\n")
+        out.append(
+            "\nA trace with `prompt`/`completion` text (or token ids) would fill the trace; "
+            "`sparse.routing` the experts; `sparse.kv` or `kv` events the KV coverage.",
+            "dim",
+        )
+        return out
+
+    def _kv_text(self, detail: RequestDetail) -> Text:
+        out = Text(end="")
+        out.append("KV coverage\n", "bold")
+        sparse = detail.fields.get("sparse") or {}
+        if detail.kv_points:
+            kept = [p.get("kept") for p in detail.kv_points]
+            visible = [p.get("visible") for p in detail.kv_points]
+            ratios: list[float | None] = [
+                k / v if isinstance(k, int) and isinstance(v, int) and v else None
+                for k, v in zip(kept, visible)
+            ]
+            out.append("kept / visible per step ", "dim")
+            out.append(sparkline(ratios, 40))
+            total_v = sum(v for v in visible if isinstance(v, int))
+            total_k = sum(k for k in kept if isinstance(k, int))
+            skip = {p.get("skip") for p in detail.kv_points} - {None}
+            out.append(f"\n{len(detail.kv_points):,} steps: kept {total_k:,} of {total_v:,} "
+                       f"position-slots; skip kind: {', '.join(map(str, skip)) or '—'}")
+        elif isinstance(sparse.get("kv_total"), int):
+            last_kept, total = sparse.get("kv_kept"), sparse["kv_total"]
+            if isinstance(last_kept, int) and total > 0:
+                out.append(bar(last_kept / total, 30), "green")
+                out.append(f" kept {last_kept:,} of {total:,} positions at the last step "
+                           f"({sparse.get('kv_skip', 'evicted')} the rest)")
+        else:
+            out.append("no KV selection data: `sparse.kv` per-token summaries or "
+                       "`kv_kept`/`kv_total` would show it here", "dim")
+        policy = sparse.get("kv_policy")
+        if policy:
+            out.append(f"\npolicy: {escape(str(policy))}", "dim")
+        return out
+
+    def _show_token(self, index: int) -> None:
+        if self.detail is None:
+            return
+        trace = self.query_one(TokenTrace)
+        views = self._token_views
+        if not 0 <= index < len(views):
+            return
+        token = views[index]
+        out = Text(end="")
+        out.append(f"token {index + 1:,} of {len(views):,}", "bold")
+        out.append(f"  pos {token.pos}  {token.phase}\n", "dim")
+        out.append("text ", "dim")
+        out.append(repr_text(token.text))
+        if token.token_id is not None:
+            out.append(f"  id {token.token_id}", "dim")
+        out.append("\n")
+        if token.skips:
+            out.append("skipped: ", "dim")
+            styles = self._styles()
+            for n, kind in enumerate(k for k in SKIP_ORDER if k in token.skips):
+                if n:
+                    out.append(", ")
+                out.append(kind, styles[kind])
+            out.append("\n")
+        if token.experts:
+            layers = self.detail.moe_layers
+            out.append("experts (weight) per layer\n", "bold")
+            for j, chosen in enumerate(token.experts):
+                layer = layers[j] if j < len(layers) else j
+                layer_w: Any = (
+                    token.weights[j] if token.weights and j < len(token.weights) else None
+                )
+                parts = []
+                for i, expert in enumerate(chosen if isinstance(chosen, list) else []):
+                    w = layer_w[i] if isinstance(layer_w, list) and i < len(layer_w) else None
+                    parts.append(f"e{expert}" + (f" {w:.2f}" if isinstance(w, float) else ""))
+                out.append(f"L{layer:<3}", "dim")
+                out.append(("  ".join(parts) or "—") + "\n")
+        elif self.detail.expert_counts:
+            out.append("no routing for this token (the last sampled token has none)\n", "dim")
+        if token.heads_skipped:
+            out.append("heads skipped\n", "bold")
+            for layer, heads in sorted(token.heads_skipped.items()):
+                out.append(f"L{layer:<3}", "dim")
+                out.append(" ".join(str(h) for h in heads) + "\n")
+        if token.kv:
+            kv = token.kv
+            out.append(f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
+                       f"({kv.get('skip', '—')})\n")
+        self.query_one("#token-info-text", Static).update(out)
+        del trace
+
+    @property
+    def _token_views(self) -> list[TokenView]:
+        return self.detail.tokens if self.detail is not None and self.detail.tokens else []
+
+    @on(TokenTrace.CursorMoved)
+    def _cursor_moved(self, event: TokenTrace.CursorMoved) -> None:
+        if self._token_views:
+            self._show_token(event.index)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_token(self, delta: int) -> None:
+        self.query_one(TokenTrace).move(delta)
+
+    def action_token_line(self, delta: int) -> None:
+        self.query_one(TokenTrace).move_line(delta)
+
+    def action_skip_next(self) -> None:
+        self._jump_skip(1)
+
+    def action_skip_previous(self) -> None:
+        self._jump_skip(-1)
+
+    def _jump_skip(self, step: int) -> None:
+        trace = self.query_one(TokenTrace)
+        tokens = trace.tokens
+        i = trace.cursor + step
+        while 0 <= i < len(tokens):
+            if tokens[i].skips:
+                trace.set_cursor(i)
+                return
+            i += step
+        self.notify("no more skipped tokens", timeout=2)
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def action_next_tab(self) -> None:
+        tabs = self.query_one(TabbedContent)
+        current = tabs.active if tabs.active in TABS else TABS[0]
+        tabs.active = TABS[(TABS.index(current) + 1) % len(TABS)]
+
+    def action_copy(self) -> None:
+        if self._raw_text:
+            self.app.copy_to_clipboard(self._raw_text)
+            self.notify("raw lines copied (OSC 52)", timeout=2)
+
+
+def repr_text(text: str) -> Text:
+    """A token's text quoted, with every invisible character made visible."""
+    shown = escape(text).replace(" ", "·")
+    return safe_text("").append(f"“{shown}”")
+
+
+def trace_tokens(detail: RequestDetail) -> list[TraceToken]:
+    """Trace tokens from the detail; the whole text when there are no tokens."""
+    if detail.tokens:
+        return [TraceToken(t.text, t.phase, frozenset(t.skips)) for t in detail.tokens]
+    out = []
+    for phase in ("prompt", "completion"):
+        text = detail.fields.get(phase)
+        if isinstance(text, str) and text:
+            out.append(TraceToken(text, phase))
+    return out

@@ -1,0 +1,319 @@
+"""The main screen: totals strip, request table, expert heatmap, engine panel, status line."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from sparseety_tui.live import SORT_COLUMNS, FilterError, Snapshot, ViewQuery, parse_filter
+from sparseety_tui.ui import keys
+from sparseety_tui.ui.widgets.engine_panel import EnginePanel
+from sparseety_tui.ui.widgets.heatmap import Heatmap
+from sparseety_tui.ui.widgets.request_table import RequestTable
+from sparseety_tui.ui.widgets.status_line import StatusLine
+from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
+
+if TYPE_CHECKING:
+    from sparseety_tui.ui.app import SparseetyApp
+
+#: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
+SIDE_PANEL_MIN_WIDTH = 110
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = list(
+        keys.bindings(keys.MAIN)
+    )
+
+    def __init__(self) -> None:
+        super().__init__(id="main")
+        self.paused = False
+        self._frozen: Snapshot | None = None  # what the screen shows while paused
+        self._prompt_mode = ""  # "filter" or "goto" while the prompt is open
+        self._query = ViewQuery()
+        self._find = ""  # the last "go to" text, for n / N
+        self._message = ""
+        self._message_is_error = False
+        self._last: Snapshot | None = None
+        self._pending_row: int | None = None  # go to this row once the new view arrives
+
+    @property
+    def sparse_app(self) -> SparseetyApp:
+        from sparseety_tui.ui.app import SparseetyApp
+
+        assert isinstance(self.app, SparseetyApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        app = self.sparse_app
+        yield TotalsStrip(id="totals")
+        with Horizontal(id="body"):
+            yield RequestTable(app.extractor.store, app.shape, id="requests")
+            with Vertical(id="side"):
+                yield Heatmap(
+                    "Expert load (layer × expert)",
+                    "expert",
+                    "no per-token routing in these logs yet",
+                    id="experts-heatmap",
+                )
+                yield Heatmap(
+                    "Head skips (layer × head)", "head", "", id="heads-heatmap",
+                    classes="hidden",
+                )
+                yield EnginePanel(id="engine", classes="hidden")
+        yield Input(id="prompt", classes="hidden")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(RequestTable).focus()
+        self._layout_for(self.size.width)
+
+    def on_resize(self, event: Any) -> None:
+        self._layout_for(event.size.width)
+
+    def _layout_for(self, width: int) -> None:
+        self.set_class(width < SIDE_PANEL_MIN_WIDTH, "narrow")
+
+    # -- snapshots ---------------------------------------------------------------------------
+
+    @property
+    def table(self) -> RequestTable:
+        return self.query_one(RequestTable)
+
+    def apply_snapshot(self, snap: Snapshot) -> None:
+        """Called by the app on each tick with a new snapshot."""
+        self._last = snap
+        if self.paused and self._frozen is not None:
+            self._update_status(snap)
+            return
+        self._show(snap)
+
+    def _show(self, snap: Snapshot) -> None:
+        app = self.sparse_app
+        self.table.set_snapshot(snap)
+        if snap.query is self._query:
+            self.after_query_applied()
+        unparsed = sum(f.unparsed for f in snap.files)
+        self.query_one(TotalsStrip).set_items(
+            totals_items(snap.totals, snap.rate, unparsed, show_rate=app.live_options.track_rate)
+        )
+        totals = snap.totals or {}
+        experts = totals.get("experts")
+        note = ""
+        if experts:
+            imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
+            if imbalance:
+                note = f"max/mean {max(imbalance):.2f}"
+        self.query_one("#experts-heatmap", Heatmap).set_summary(experts, note)
+        heads = totals.get("head_skips")
+        heads_map = self.query_one("#heads-heatmap", Heatmap)
+        heads_map.set_summary(heads)
+        heads_map.set_class(not heads, "hidden")
+        engine = self.query_one(EnginePanel)
+        engine.set_points(snap.engine_points)
+        engine.set_class(not snap.engine_points, "hidden")
+        self._update_status(snap)
+
+    def _update_status(self, snap: Snapshot) -> None:
+        shown = self._frozen if self.paused and self._frozen is not None else snap
+        new_rows = max(0, snap.rows - shown.rows) if self.paused else 0
+        status_snap = snap if not self.paused else shown
+        self.query_one(StatusLine).update_status(
+            status_snap,
+            follow=self.table.follow,
+            paused=self.paused,
+            new_rows=new_rows,
+            message=self._message,
+            message_is_error=self._message_is_error,
+        )
+
+    def say(self, message: str, *, error: bool = False) -> None:
+        self._message = message
+        self._message_is_error = error
+        if self._last is not None:
+            self._update_status(self._last)
+
+    @on(RequestTable.FollowChanged)
+    def _follow_changed(self) -> None:
+        if self._last is not None:
+            self._update_status(self._last)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    def action_drill(self) -> None:
+        row = self.table.current_row
+        if row is None:
+            self.say("no request selected")
+            return
+        self.sparse_app.open_detail(row)
+
+    def action_follow(self) -> None:
+        if self.paused:
+            self.action_pause()
+        self.table.start_following()
+        self.say("following the tail")
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if self.paused:
+            self._frozen = self._last or self.table.snapshot
+            self.say("paused: the view is frozen; space resumes")
+        else:
+            self._frozen = None
+            self.say("")
+            if self._last is not None:
+                self._show(self._last)
+
+    def action_sort_next(self) -> None:
+        current = self._query.sort
+        order: list[str | None] = [None, *SORT_COLUMNS]
+        following = order[(order.index(current) + 1) % len(order)]
+        self._set_query(sort=following)
+        self.say(f"sorted by {following}" if following else "arrival order")
+
+    def action_sort_reverse(self) -> None:
+        self._set_query(reverse=not self._query.reverse)
+
+    def set_sort(self, column: str | None, reverse: bool = False) -> None:
+        self._set_query(sort=column, reverse=reverse)
+
+    def _set_query(self, **changes: Any) -> None:
+        self._query = replace(self._query, serial=self._query.serial + 1, **changes)
+        self.sparse_app.worker.set_query(self._query)
+
+    def action_clear_filter(self) -> None:
+        if self._prompt_mode:
+            self._close_prompt()  # esc in the prompt closes it; the filter stays applied
+            return
+        if self._query.text:
+            self._set_query(text="", clauses=())
+            self.say("filter cleared")
+
+    def action_filter(self) -> None:
+        self._open_prompt("filter", self._query.text,
+                          "filter: words, or skip>0.5 latency>2 state=finished (esc: close)")
+
+    def action_goto(self) -> None:
+        self._open_prompt("goto", "", "go to request id (or part of it)")
+
+    def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
+        prompt = self.query_one("#prompt", Input)
+        self._prompt_mode = mode
+        prompt.placeholder = placeholder
+        prompt.value = value
+        prompt.remove_class("hidden")
+        prompt.focus()
+
+    def _close_prompt(self) -> None:
+        prompt = self.query_one("#prompt", Input)
+        prompt.add_class("hidden")
+        self._prompt_mode = ""
+        self.table.focus()
+
+    @on(Input.Changed, "#prompt")
+    def _prompt_changed(self, event: Input.Changed) -> None:
+        if self._prompt_mode == "filter":
+            self._apply_filter(event.value, final=False)
+
+    @on(Input.Submitted, "#prompt")
+    def _prompt_submitted(self, event: Input.Submitted) -> None:
+        mode = self._prompt_mode
+        self._close_prompt()
+        if mode == "filter":
+            self._apply_filter(event.value, final=True)
+        elif mode == "goto":
+            self.go_to_request(event.value.strip())
+
+    def _apply_filter(self, text: str, *, final: bool) -> None:
+        try:
+            clauses = parse_filter(text)
+        except FilterError as exc:
+            self.say(f"filter: {exc}", error=True)
+            return
+        if text.strip() != self._query.text or clauses != self._query.clauses:
+            self._set_query(text=text.strip(), clauses=clauses)
+        self.table.follow = False if clauses and not final else self.table.follow
+        self.say(f"filter {text.strip()}" if text.strip() else "")
+
+    # -- go to and find ----------------------------------------------------------------------
+
+    def go_to_request(self, text: str) -> None:
+        if not text:
+            return
+        self._find = text
+        store = self.sparse_app.extractor.store
+        row = store.index.get(text)
+        if row is not None and row < self.table.snapshot.rows:
+            self._jump_to_row(row)
+            return
+        self._find_from(-1, 1)
+
+    def _jump_to_row(self, row: int) -> None:
+        position = self.table.position_of(row)
+        if position is None and self._query.clauses:
+            self.say("the request is hidden by the filter: cleared it")
+            self._set_query(text="", clauses=())
+            self._pending_row = row
+            return
+        if position is None:
+            self.say("request not shown yet")
+            return
+        self.table.follow = False
+        self.table.go_to(position)
+        self.say(f"at {self.sparse_app.extractor.store.ids[row]}")
+
+    def action_find_next(self) -> None:
+        if not self._find:
+            self.action_goto()
+            return
+        self._find_from(self.table.cursor, 1)
+
+    def action_find_previous(self) -> None:
+        if not self._find:
+            self.action_goto()
+            return
+        self._find_from(self.table.cursor, -1)
+
+    @work(thread=True, exclusive=True, group="find")
+    def _find_from(self, position: int, step: int) -> None:
+        """Scan the view for the next id containing the find text (off the UI thread)."""
+        snap = self.table.snapshot
+        ids = self.sparse_app.extractor.store.ids
+        needle = self._find.lower()
+        count = snap.visible
+        pos = position + step
+        checked = 0
+        while checked < count:
+            if pos >= count:
+                pos = 0
+            elif pos < 0:
+                pos = count - 1
+            if needle in ids[snap.row_at(pos)].lower():
+                self.app.call_from_thread(self._found, pos)
+                return
+            pos += step
+            checked += 1
+        self.app.call_from_thread(self.say, f"no request id contains {self._find!r}", error=True)
+
+    def _found(self, position: int) -> None:
+        self.table.follow = False
+        self.table.go_to(position)
+        row = self.table.snapshot.row_at(position)
+        self.say(f"match: {self.sparse_app.extractor.store.ids[row]}")
+
+    def after_query_applied(self) -> None:
+        row = self._pending_row
+        if row is not None:
+            self._pending_row = None
+            position = self.table.position_of(row)
+            if position is not None:
+                self.table.follow = False
+                self.table.go_to(position)

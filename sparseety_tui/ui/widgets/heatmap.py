@@ -1,0 +1,122 @@
+"""A layer × index heatmap (experts routed to, or heads skipped) drawn with shade characters.
+
+Shades, not colour ramps, carry the value, so it reads the same in 16-colour terminals and
+in monochrome. Indices beyond the width are bucketed (summed) and layers beyond the height
+are listed as "+N more layers".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.widget import Widget
+
+SHADES = "░▒▓█"
+
+
+def heat_rows(
+    counts: Mapping[int, Mapping[int, int]],
+) -> tuple[list[int], int, list[list[int]]]:
+    """(layers, width, rows) from {layer: {index: count}}."""
+    layers = sorted(counts)
+    width = 1 + max((max(row) for row in counts.values() if row), default=-1)
+    rows = [[counts[layer].get(i, 0) for i in range(width)] for layer in layers]
+    return layers, width, rows
+
+
+class Heatmap(Widget):
+    """Set ``data`` to ``(layers, width, rows)``; None shows ``empty_text``."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"heatmap--title", "heatmap--cell", "heatmap--zero", "heatmap--dim"}
+
+    DEFAULT_CSS = """
+    Heatmap { height: auto; min-height: 3; }
+    Heatmap > .heatmap--title { text-style: bold; color: $primary; }
+    Heatmap > .heatmap--cell { color: $accent; }
+    Heatmap > .heatmap--zero { color: $foreground 30%; }
+    Heatmap > .heatmap--dim { color: $foreground 60%; }
+    """
+
+    def __init__(
+        self,
+        title: str,
+        index_name: str,
+        empty_text: str,
+        *,
+        max_rows: int | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.title = title
+        self.index_name = index_name
+        self.empty_text = empty_text
+        self.max_rows = max_rows
+        self._data: tuple[list[int], int, list[list[int]]] | None = None
+        self._note = ""
+
+    def set_data(
+        self, data: tuple[Sequence[int], int, Sequence[Sequence[int]]] | None, note: str = ""
+    ) -> None:
+        new = None if data is None else (list(data[0]), data[1], [list(r) for r in data[2]])
+        if new != self._data or note != self._note:
+            self._data = new
+            self._note = note
+            self.refresh(layout=True)
+
+    def set_summary(self, summary: Mapping[str, Any] | None, note: str = "") -> None:
+        """From a ``core.totals.heat_summary`` dict."""
+        if not summary or not summary.get("layers"):
+            self.set_data(None, note)
+            return
+        self.set_data((summary["layers"], summary["width"], summary["counts"]), note)
+
+    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+        if self._data is None:
+            return 2
+        layers = len(self._data[0])
+        shown = min(layers, self.max_rows) if self.max_rows else layers
+        return shown + 2 + (1 if shown < layers else 0)
+
+    def render(self) -> Text:
+        title_style = self.get_component_rich_style("heatmap--title")
+        dim = self.get_component_rich_style("heatmap--dim")
+        out = Text(no_wrap=True, overflow="crop", end="")
+        out.append(self.title, title_style)
+        if self._note:
+            out.append(f"  {self._note}", dim)
+        if self._data is None:
+            out.append("\n")
+            out.append(self.empty_text, dim)
+            return out
+        layers, width, rows = self._data
+        label_w = max(len(f"L{layer}") for layer in layers) + 1
+        avail = max(4, self.size.width - label_w)
+        bucket = max(1, -(-width // avail))  # ceil
+        cells = -(-width // bucket)
+        repeat = max(1, min(4, avail // max(1, cells)))  # few experts: wider cells
+        peak = max((max(r) if r else 0 for r in rows), default=0)
+        cell_style = self.get_component_rich_style("heatmap--cell")
+        zero_style = self.get_component_rich_style("heatmap--zero")
+        shown = rows if not self.max_rows else rows[: self.max_rows]
+        for layer, row in zip(layers, shown):
+            out.append("\n")
+            out.append(f"L{layer}".ljust(label_w), dim)
+            for j in range(cells):
+                value = sum(row[j * bucket : (j + 1) * bucket])
+                if value <= 0 or peak <= 0:
+                    out.append("·" * repeat, zero_style)
+                else:
+                    level = min(len(SHADES) - 1, int(value / (peak * bucket) * len(SHADES)))
+                    out.append(SHADES[level] * repeat, cell_style)
+        if len(shown) < len(rows):
+            out.append("\n")
+            out.append(f"+{len(rows) - len(shown)} more layers", dim)
+        out.append("\n")
+        per = f"{bucket} {self.index_name}s per cell, " if bucket > 1 else ""
+        out.append(f"{width} {self.index_name}s, {per}· none, ", dim)
+        out.append(SHADES, cell_style)
+        out.append(f" up to {peak:,}", dim)
+        return out

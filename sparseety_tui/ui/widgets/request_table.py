@@ -1,0 +1,407 @@
+"""The request table: a virtual view over the store on Textual's Line API.
+
+Only the rows on screen are ever rendered (``render_line``), from the store's arrays, so
+first paint is the same for ten rows or a million. Rendered rows are cached per snapshot
+version; a new snapshot costs a re-render of the visible rows only. The table does not keep
+row objects: which store row sits at which position comes from the snapshot's view (the
+identity, or an index array the ingest worker sorted and filtered).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import BindingType
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.store import STATES, RequestStore
+from sparseety_tui.live import Snapshot
+from sparseety_tui.ui import keys
+from sparseety_tui.ui.safe_text import escape
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # matches live.SORT_COLUMNS
+    title: str
+    width: int
+    priority: int  # lower survives narrower terminals
+    align: str = "right"
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("time", "time", 8, 2, "left"),
+    Column("id", "request id", 12, 0, "left"),
+    Column("model", "model", 14, 8, "left"),
+    Column("state", "state", 8, 1, "left"),
+    Column("prompt", "prompt", 7, 3),
+    Column("completion", "compl", 6, 3),
+    Column("cached", "cached", 6, 6),
+    Column("skip", "skip%", 6, 4),
+    Column("experts", "k/E", 6, 9),
+    Column("latency", "latency", 7, 5),
+    Column("ttft", "ttft", 6, 7),
+)
+ID_MAX = 36  # the id column takes the spare width, up to this
+
+
+def layout_columns(width: int) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` (dropping the least important first) and their widths."""
+    chosen = sorted(COLUMNS, key=lambda c: c.priority)
+    while chosen:
+        need = sum(c.width for c in chosen) + len(chosen) - 1
+        if need <= width or len(chosen) == 1:
+            break
+        chosen.pop()
+    ordered = [c for c in COLUMNS if c in chosen]
+    spare = max(0, width - (sum(c.width for c in ordered) + len(ordered) - 1))
+    out: list[tuple[Column, int]] = []
+    for column in ordered:
+        w = column.width
+        if column.key == "id":
+            grow = min(spare, ID_MAX - w)
+            w += grow
+            spare -= grow
+        elif column.key == "model" and spare:
+            grow = min(spare, 10)
+            w += grow
+            spare -= grow
+        out.append((column, w))
+    return out
+
+
+def fmt_count(value: int) -> str:
+    if value < 0:
+        return "—"
+    if value < 100_000:
+        return f"{value:,}" if value >= 10_000 else str(value)
+    if value < 10_000_000:
+        return f"{value / 1000:.0f}k"
+    return f"{value / 1_000_000:.0f}M"
+
+
+def fmt_seconds(value: float) -> str:
+    if math.isnan(value):
+        return "—"
+    if value < 1:
+        return f"{value * 1000:.0f}ms"
+    if value < 100:
+        return f"{value:.2f}s"
+    return f"{value:.0f}s"
+
+
+def fmt_time(ts: float) -> str:
+    if math.isnan(ts):
+        return "—"
+    return time.strftime("%H:%M:%S", time.gmtime(ts))
+
+
+def fit(text: str, width: int, align: str) -> str:
+    """``text`` padded or cut (with …) to exactly ``width`` cells."""
+    if cell_len(text) > width:
+        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
+    if align == "right":
+        return " " * (width - cell_len(text)) + text
+    return set_cell_size(text, width)
+
+
+class RequestTable(ScrollView, can_focus=True):
+    """Rows of the store as the snapshot's view orders them; a cursor; follow mode."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "request-table--header",
+        "request-table--cursor",
+        "request-table--sorted",
+        "request-table--dim",
+        "request-table--finished",
+        "request-table--running",
+        "request-table--received",
+        "request-table--failed",
+        "request-table--aborted",
+        "request-table--skip",
+    }
+
+    DEFAULT_CSS = """
+    RequestTable {
+        background: $surface;
+        overflow-x: hidden;
+    }
+    RequestTable > .request-table--header { text-style: bold; color: $primary; }
+    RequestTable > .request-table--sorted { text-style: bold underline; color: $accent; }
+    RequestTable > .request-table--cursor {
+        background: $block-cursor-blurred-background;
+        color: $block-cursor-blurred-foreground;
+    }
+    RequestTable:focus > .request-table--cursor {
+        background: $block-cursor-background;
+        color: $block-cursor-foreground;
+        text-style: bold;
+    }
+    RequestTable > .request-table--dim { color: $foreground 60%; }
+    RequestTable > .request-table--finished { color: $success; }
+    RequestTable > .request-table--running { color: $primary; }
+    RequestTable > .request-table--received { color: $secondary; }
+    RequestTable > .request-table--failed { color: $error; text-style: bold; }
+    RequestTable > .request-table--aborted { color: $warning; }
+    RequestTable > .request-table--skip { color: $accent; }
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = list(
+        keys.bindings(keys.TABLE)
+    )
+
+    cursor: reactive[int] = reactive(0, init=False)
+    follow: reactive[bool] = reactive(True, init=False)
+
+    class CursorMoved(Message):
+        def __init__(self, position: int) -> None:
+            super().__init__()
+            self.position = position
+
+    class FollowChanged(Message):
+        def __init__(self, follow: bool) -> None:
+            super().__init__()
+            self.follow = follow
+
+    def __init__(
+        self,
+        store: RequestStore,
+        shape: ModelShape,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id, classes=classes)
+        self._store = store
+        self._shape = shape
+        self._snap = Snapshot()
+        self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(512)
+        self._layout: list[tuple[Column, int]] = []
+        self._layout_width = -1
+
+    # -- data --------------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snap
+
+    @property
+    def row_count(self) -> int:
+        return self._snap.visible
+
+    @property
+    def current_row(self) -> int | None:
+        """The store row under the cursor (None when the table is empty)."""
+        if not 0 <= self.cursor < self._snap.visible:
+            return None
+        return self._snap.row_at(self.cursor)
+
+    def set_snapshot(self, snap: Snapshot) -> None:
+        """Show ``snap``: O(visible rows), whatever the store size."""
+        old = self._snap
+        keep_row = None
+        if not self.follow and old.view is not snap.view and old.visible:
+            keep_row = self.current_row  # a re-sort/re-filter: stay on the same request
+        self._snap = snap
+        self._cache.clear()
+        count = snap.visible
+        self.virtual_size = Size(self.size.width, count + 1)
+        if self.follow:
+            self._move_cursor(max(0, count - 1), follow=True)
+        elif keep_row is not None:
+            position = self.position_of(keep_row)
+            self._move_cursor(position if position is not None else min(self.cursor, count - 1))
+        elif self.cursor >= count:
+            self._move_cursor(max(0, count - 1))
+        self.refresh()
+
+    def position_of(self, row: int) -> int | None:
+        """Table position of store row ``row`` in the current view (None: filtered out)."""
+        snap = self._snap
+        if snap.view is None:
+            return row if 0 <= row < snap.rows else None
+        import numpy as np
+
+        hits = np.flatnonzero(snap.view == row)
+        return int(hits[0]) if hits.size else None
+
+    # -- cursor ------------------------------------------------------------------------------
+
+    def _move_cursor(self, position: int, *, follow: bool = False) -> None:
+        count = self._snap.visible
+        position = max(0, min(position, count - 1)) if count else 0
+        if position != self.cursor:
+            self.cursor = position
+        self._scroll_to_cursor()
+        if self.follow != follow:
+            self.follow = follow
+
+    def go_to(self, position: int) -> None:
+        self._move_cursor(position)
+
+    def _scroll_to_cursor(self) -> None:
+        height = max(1, self.scrollable_content_region.height - 1)
+        top = round(self.scroll_y)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False, immediate=True)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False, immediate=True)
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self.refresh()
+        self.post_message(self.CursorMoved(new))
+
+    def watch_follow(self, follow: bool) -> None:
+        self.post_message(self.FollowChanged(follow))
+
+    def action_cursor_up(self) -> None:
+        self._move_cursor(self.cursor - 1)
+
+    def action_cursor_down(self) -> None:
+        at_end = self.cursor >= self._snap.visible - 1
+        self._move_cursor(self.cursor + 1, follow=self.follow and at_end)
+
+    def action_page_up(self) -> None:
+        self._move_cursor(self.cursor - max(1, self.size.height - 2))
+
+    def action_page_down(self) -> None:
+        self._move_cursor(self.cursor + max(1, self.size.height - 2))
+
+    def action_first(self) -> None:
+        self._move_cursor(0)
+
+    def action_last(self) -> None:
+        self._move_cursor(self._snap.visible - 1, follow=True)
+
+    def start_following(self) -> None:
+        self._move_cursor(self._snap.visible - 1, follow=True)
+
+    def on_click(self, event: object) -> None:
+        offset = getattr(event, "y", None)
+        if isinstance(offset, int) and offset >= 1:
+            self._move_cursor(round(self.scroll_y) + offset - 1)
+
+    def on_resize(self) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(self.size.width, self._snap.visible + 1)
+        self._scroll_to_cursor()
+
+    # -- rendering ---------------------------------------------------------------------------
+
+    def _columns(self, width: int) -> list[tuple[Column, int]]:
+        if width != self._layout_width:
+            self._layout = layout_columns(width)
+            self._layout_width = width
+        return self._layout
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            return self._header(width)
+        position = round(self.scroll_y) + y - 1
+        if position >= self._snap.visible:
+            return Strip.blank(width, self.rich_style)
+        selected = position == self.cursor
+        key = (self._snap.version, position, width, selected)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(position, width, selected)
+            self._cache[key] = strip
+        return strip
+
+    def _header(self, width: int) -> Strip:
+        base = self.get_component_rich_style("request-table--header")
+        sorted_style = self.get_component_rich_style("request-table--sorted")
+        query = self._snap.query
+        segments: list[Segment] = []
+        for i, (column, w) in enumerate(self._columns(width)):
+            title = column.title
+            style = base
+            if query.sort == column.key:
+                title = title + ("↓" if query.reverse else "↑")
+                style = sorted_style
+            if i:
+                segments.append(Segment(" ", base))
+            segments.append(Segment(fit(title, w, column.align), style))
+        return Strip(segments).extend_cell_length(width, base).crop(0, width)
+
+    def _render_row(self, position: int, width: int, selected: bool) -> Strip:
+        snap = self._snap
+        row = snap.row_at(position)
+        store = self._store
+        if row >= snap.rows:
+            return Strip.blank(width, self.rich_style)
+        c = store.columns
+        base = self.rich_style
+        dim = self.get_component_rich_style("request-table--dim")
+        cursor = self.get_component_rich_style("request-table--cursor") if selected else None
+        state = STATES[c["state"][row]]
+        state_style = (
+            self.get_component_rich_style(f"request-table--{state}")
+            if state != "unknown"
+            else dim
+        )
+        segments: list[Segment] = []
+        for i, (column, w) in enumerate(self._columns(width)):
+            text, style = self._cell(column.key, row, state, state_style, dim, base)
+            if cursor is not None:
+                style = style + cursor
+            if i:
+                segments.append(Segment(" ", cursor if cursor is not None else base))
+            segments.append(Segment(fit(text, w, column.align), style))
+        strip = Strip(segments)
+        fill = cursor if cursor is not None else base
+        return strip.extend_cell_length(width, fill).crop(0, width)
+
+    def _cell(
+        self, key: str, row: int, state: str, state_style: Style, dim: Style, base: Style
+    ) -> tuple[str, Style]:
+        store = self._store
+        c = store.columns
+        if key == "time":
+            ts = c["received_ts"][row]
+            if math.isnan(ts):
+                ts = c["finished_ts"][row]
+            return fmt_time(ts), dim
+        if key == "id":
+            return escape(store.ids[row]), base
+        if key == "model":
+            return escape(store.models[c["model"][row]]) or "—", dim
+        if key == "state":
+            return (state if state != "unknown" else "—"), state_style
+        if key == "prompt":
+            return fmt_count(c["prompt_tokens"][row]), base
+        if key == "completion":
+            return fmt_count(c["completion_tokens"][row]), base
+        if key == "cached":
+            return fmt_count(c["cached_tokens"][row]), base
+        if key == "skip":
+            ratio = row_figures(store, self._shape, row).get("skip_ratio")
+            if ratio is None:
+                return "—", dim
+            style = self.get_component_rich_style("request-table--skip") if ratio > 0 else base
+            return f"{ratio * 100:.1f}", style
+        if key == "experts":
+            k, e = c["topk_experts"][row], c["total_experts"][row]
+            if k < 0 and e < 0:
+                return "—", dim
+            return f"{fmt_count(k)}/{fmt_count(e)}", base
+        if key == "latency":
+            return fmt_seconds(c["latency_s"][row]), base
+        if key == "ttft":
+            return fmt_seconds(c["ttft_s"][row]), base
+        return "", base

@@ -1,0 +1,147 @@
+"""The running-totals strip: requests, tokens, tokens/s, skips by kind, latency, errors.
+
+Every number comes from ``core.totals.compute_totals`` (the same function ``summary``
+uses), computed by the ingest worker; this widget only lays the items out, packing them
+into as many lines as the width needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from sparseety_tui.ui.widgets.request_table import fmt_count, fmt_seconds
+from sparseety_tui.ui.widgets.sparkline import sparkline
+
+Item = list[tuple[str, str]]  # (text, component class suffix) pieces of one item
+
+SKIP_KINDS = (
+    ("cached", "cached_tokens"),
+    ("evicted", "evicted_kv_positions"),
+    ("masked", "masked_kv_positions"),
+    ("dropped", "dropped_expert_slots"),
+)
+
+
+def pct(ratio: float | None) -> str:
+    return "—" if ratio is None else f"{ratio * 100:.1f}%"
+
+
+def secs(value: float | None) -> str:
+    return "—" if value is None else fmt_seconds(float(value))
+
+
+def count(value: float | None) -> str:
+    return "—" if value is None else fmt_count(int(value))
+
+
+def totals_items(
+    totals: Mapping[str, Any] | None,
+    rate: Sequence[float],
+    unparsed: int,
+    show_rate: bool = True,
+) -> list[Item]:
+    if totals is None:
+        return [[("reading…", "dim")]]
+    req = totals.get("requests", {})
+    states = req.get("by_state", {})
+    items: list[Item] = []
+    state_bits = " ".join(
+        f"{name} {fmt_count(states[name])}"
+        for name in ("running", "finished", "failed", "aborted")
+        if states.get(name)
+    )
+    items.append([("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
+                 + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else []))
+    items.append([("prompt ", "label"), (count(req.get("prompt_tokens")), "value")])
+    items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
+    items.append([("cached ", "label"), (count(req.get("cached_tokens")), "value")])
+    if show_rate:
+        now = f"{rate[-1]:,.0f}" if rate else "—"
+        items.append([("tok/s ", "label"), (sparkline(rate, 12), "spark"), (f" {now}", "value")])
+    items.append([("skip ", "label"), (pct(req.get("skip_ratio")), "skip")])
+    skipped = totals.get("skipped", {})
+    for label, key in SKIP_KINDS:
+        ratio = (skipped.get(key) or {}).get("ratio")
+        items.append([(f"{label} ", "label"), (pct(ratio), label)])
+    lat, ttft = totals.get("latency_s", {}), totals.get("ttft_s", {})
+    items.append([("latency p50/p95 ", "label"),
+                  (f"{secs(lat.get('p50'))}/{secs(lat.get('p95'))}", "value")])
+    items.append([("ttft p50/p95 ", "label"),
+                  (f"{secs(ttft.get('p50'))}/{secs(ttft.get('p95'))}", "value")])
+    experts = totals.get("experts")
+    if experts:
+        imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
+        worst = f"{max(imbalance):.2f}×" if imbalance else "—"
+        items.append([("expert imbalance ", "label"), (worst, "value")])
+    errors = (totals.get("errors") or {}).get("count", 0)
+    items.append([("unparsed ", "label"), (fmt_count(unparsed), "warn" if unparsed else "value")])
+    items.append([("errors ", "label"), (fmt_count(errors), "error" if errors else "value")])
+    return items
+
+
+class TotalsStrip(Widget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "totals-strip--label", "totals-strip--value", "totals-strip--dim",
+        "totals-strip--spark", "totals-strip--skip", "totals-strip--warn",
+        "totals-strip--error", "totals-strip--cached", "totals-strip--evicted",
+        "totals-strip--masked", "totals-strip--dropped",
+    }
+
+    DEFAULT_CSS = """
+    TotalsStrip { height: auto; padding: 0 1; background: $panel; }
+    TotalsStrip > .totals-strip--label { color: $foreground 60%; }
+    TotalsStrip > .totals-strip--value { text-style: bold; }
+    TotalsStrip > .totals-strip--dim { color: $foreground 60%; }
+    TotalsStrip > .totals-strip--spark { color: $secondary; }
+    TotalsStrip > .totals-strip--skip { text-style: bold; color: $accent; }
+    TotalsStrip > .totals-strip--warn { text-style: bold; color: $warning; }
+    TotalsStrip > .totals-strip--error { text-style: bold; color: $error; }
+    TotalsStrip > .totals-strip--cached { text-style: bold; color: $success; }
+    TotalsStrip > .totals-strip--evicted { text-style: bold; color: $error; }
+    TotalsStrip > .totals-strip--masked { text-style: bold; color: $warning; }
+    TotalsStrip > .totals-strip--dropped { text-style: bold; color: $accent; }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._items: list[Item] = totals_items(None, (), 0)
+
+    def set_items(self, items: list[Item]) -> None:
+        if items != self._items:
+            self._items = items
+            self.refresh(layout=True)
+
+    def _lines(self, width: int) -> list[list[Item]]:
+        lines: list[list[Item]] = [[]]
+        used = 0
+        for item in self._items:
+            size = sum(len(text) for text, _ in item)
+            if lines[-1] and used + 2 + size > width:
+                lines.append([])
+                used = 0
+            used += size + (2 if lines[-1] else 0)
+            lines[-1].append(item)
+        return lines
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self._lines(max(20, width)))
+
+    def render(self) -> Text:
+        styles: dict[str, Style] = {}
+        out = Text(no_wrap=True, overflow="crop", end="")
+        for n, line in enumerate(self._lines(max(20, self.size.width))):
+            if n:
+                out.append("\n")
+            for i, item in enumerate(line):
+                if i:
+                    out.append("  ")
+                for text, cls in item:
+                    if cls not in styles:
+                        styles[cls] = self.get_component_rich_style(f"totals-strip--{cls}")
+                    out.append(text, styles[cls])
+        return out
