@@ -117,6 +117,8 @@ _CSV_ROW_RE = re.compile(rb"\d{1,6},\d{1,6},\d{1,12}\s*$")
 _CSV_HEADER = b"layer_id,expert_id,count"
 _RID_RE = re.compile(r"\brid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)")
 _EXC_HEADER = b"Exception in ASGI application"
+#: str.translate table deleting the characters of a plain int list.
+_NOT_ID_CHARS = str.maketrans("", "", "0123456789, ")
 
 
 def _decode(b: bytes) -> str:
@@ -153,8 +155,16 @@ _DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
 class SglangParser:
     """Stateful per-file parser (last date for time-only prefixes, open tracebacks)."""
 
-    def __init__(self, *, num_layers: int | None = None, top_k: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+        keep_token_ids: bool = False,
+    ) -> None:
         self.pending: list[Event] = []
+        #: Also return id lists (``prompt_token_ids``), not only counts (detail re-parse).
+        self.keep_token_ids = keep_token_ids
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
         self._tb = TracebackTracker(self.pending)
@@ -389,12 +399,10 @@ class SglangParser:
             close = text.find("]", pos)
             if close > 0:
                 inner = text[pos + 11 : close]
-                try:
-                    ids = [int(x) for x in inner.split(",") if x.strip()]
-                    payload["prompt_token_ids"] = ids
-                    payload["prompt_tokens"] = len(ids)
-                except ValueError:
-                    pass
+                if not inner.translate(_NOT_ID_CHARS) and inner.strip():
+                    payload["prompt_tokens"] = inner.count(",") + 1
+                    if self.keep_token_ids:
+                        payload["prompt_token_ids"] = [int(x) for x in inner.split(",")]
         tpos = text.find("(text=")
         if tpos >= 0 and text.startswith(("'", '"'), tpos + 6):
             try:
@@ -472,8 +480,9 @@ class SglangParser:
             if isinstance(req, dict):
                 ids = req.get("input_ids")
                 if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
-                    payload["prompt_token_ids"] = ids
                     payload["prompt_tokens"] = len(ids)
+                    if self.keep_token_ids:
+                        payload["prompt_token_ids"] = ids
                 if isinstance(req.get("text"), str):
                     payload["prompt"] = req["text"]
         else:
@@ -533,9 +542,13 @@ class SglangFamily:
         return min(0.95, 0.5 + evidence)
 
     def new_parser(
-        self, *, num_layers: int | None = None, top_k: int | None = None
+        self,
+        *,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+        keep_token_ids: bool = False,
     ) -> SglangParser:
-        return SglangParser(num_layers=num_layers, top_k=top_k)
+        return SglangParser(num_layers=num_layers, top_k=top_k, keep_token_ids=keep_token_ids)
 
 
 FAMILY = SglangFamily()

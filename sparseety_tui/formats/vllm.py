@@ -131,14 +131,14 @@ V0_HIT_RE = re.compile(rb"Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%, CPU: (?P
 _ENGINE_NAMES = {b"000": "0", b"001": "1", b"002": "2", b"003": "3"}
 _RECEIVED_RE = re.compile(rb"Received request (?P<id>\S+): ")
 _DETAILS_RE = re.compile(rb"Request (?P<id>\S+) details: ")
-_LIFECYCLE_RE = re.compile(
-    rb"(?P<what>Added|Aborted|Finished) request(?:\(s\)|s)? (?P<ids>\S.*?)\.?\s*$"
-)
+_LIFECYCLE_RE = re.compile(rb"(?P<what>Added|Aborted|Finished) request(?:\(s\)|s)? (?=\S)")
 _GENERATED_RE = re.compile(
     rb"Generated response (?P<id>\S+?)(?P<stream> \(streaming (?:delta|complete)\))?"
     rb"(?P<details> details)?: "
 )
-_TOKEN_IDS_RE = re.compile(r"(?:prompt[_ ]token[_ ]ids|output_token_ids): ")
+_PROMPT_IDS_KEYS = (b"prompt_token_ids: ", b"prompt token ids: ")
+_OUTPUT_IDS_KEYS = (b"output_token_ids: ",)
+_DIGITS_AND_COMMAS = b"0123456789, "
 _ID_SUFFIX_RE = re.compile(r"-[0-9a-f]{8}$")
 _RAY_REPEAT_RE = re.compile(rb"\s*\[repeated \d+x across cluster\]\s*$")
 _EXC_HEADER = b"Exception in ASGI application"
@@ -152,18 +152,65 @@ def _decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
-def _int_list(text: str, pos: int) -> tuple[list[int] | None, int]:
-    """Read ``[1, 2, 3]`` at ``pos`` quickly; None for ``None`` or anything else."""
-    if text.startswith("[", pos):
-        close = text.find("]", pos)
-        if close < 0:
+def _find_key(body: bytes, keys: tuple[bytes, ...], pos: int) -> int:
+    """Index just after the first of ``keys`` found from ``pos`` (-1 if none)."""
+    for key in keys:
+        at = body.find(key, pos)
+        if at >= 0:
+            return at + len(key)
+    return -1
+
+
+def _id_list(text: bytes, pos: int, keep: bool) -> tuple[int | None, list[int] | None]:
+    """``[1, 2, 3]`` at ``pos`` -> (count, ids if ``keep``); (None, None) for ``None`` or
+    anything that is not a plain int list. Counting needs no int objects, which is what
+    keeps long ``prompt_token_ids`` lines cheap."""
+    if not text.startswith(b"[", pos):
+        return None, None
+    close = text.find(b"]", pos)
+    if close < 0:
+        return None, None
+    inner = text[pos + 1 : close]
+    if inner.translate(None, _DIGITS_AND_COMMAS):
+        return None, None  # not a plain int list (truncated, `...`)
+    if not inner.strip(b" "):
+        return 0, ([] if keep else None)
+    if not keep:
+        return inner.count(b",") + 1, None
+    try:
+        ids = list(map(int, inner.split(b",")))
+    except ValueError:
+        return None, None
+    return len(ids), ids
+
+
+def _repr_string(body: bytes, pos: int) -> tuple[str | None, int]:
+    """A Python-repr string literal at ``pos`` (bytes); (None, pos) if there is none.
+
+    The closing quote is found with ``bytes.find`` (skipping escaped quotes), so a long
+    prompt costs a few C-level scans; only strings with escapes go through pylit.
+    """
+    quote = body[pos : pos + 1]
+    if quote not in (b"'", b'"'):
+        return None, pos
+    i = pos + 1
+    while True:
+        j = body.find(quote, i)
+        if j < 0:
             return None, pos
-        inner = text[pos + 1 : close]
-        try:
-            return [int(x) for x in inner.split(",") if x.strip()], close + 1
-        except ValueError:
-            return None, close + 1
-    return None, pos
+        k = j - 1
+        while k > pos and body[k] == 0x5C:  # backslash
+            k -= 1
+        if (j - 1 - k) % 2 == 0:
+            break
+        i = j + 1
+    raw = body[pos : j + 1]
+    if b"\\" not in raw:
+        return raw[1:-1].decode("utf-8", "replace"), j + 1
+    try:
+        return read_string_at(raw.decode("utf-8", "replace"), 0)[0], j + 1
+    except LiteralError:
+        return None, j + 1
 
 
 class VllmParser:
@@ -175,8 +222,12 @@ class VllmParser:
         reference_time: float | None = None,
         num_layers: int | None = None,
         top_k: int | None = None,
+        keep_token_ids: bool = False,
     ) -> None:
         self.pending: list[Event] = []
+        #: Also return the id lists (``prompt_token_ids`` ...), not only their counts: for
+        #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.
+        self.keep_token_ids = keep_token_ids
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
         self._tb = TracebackTracker(self.pending)
@@ -219,6 +270,8 @@ class VllmParser:
             rest, key = self._strip_procs(rest)
         m = HEAD_RE.match(rest)
         wrap_ts: bytes | None = None
+        if m is None and rest[:1] in b"IETWDC" and UVICORN_RE.match(rest):
+            return self._raw(rest, key, None, line)  # uvicorn: no head, no wrapper
         if m is None:
             unwrapped, wrap_ts = strip_wrappers(rest, _OWN_PREFIX_RE)
             if unwrapped is not rest:
@@ -494,7 +547,7 @@ class VllmParser:
 
     def _canonical(self, rid: str) -> str:
         """Engine-side ``<id>-<8hex>`` -> the front-end ``<id>`` we saw received."""
-        if rid in self._recent:
+        if rid in self._recent or rid[-9:-8] != "-":
             return rid
         m = _ID_SUFFIX_RE.search(rid)
         if m is not None and rid[: m.start()] in self._recent:
@@ -514,26 +567,35 @@ class VllmParser:
         return kind, ("request", payloads[0])
 
     def _request(self, msg: bytes, ts: float | None) -> ParsedLine | None:
-        m = _RECEIVED_RE.search(msg)
-        if m is not None:
-            return self._received(_decode(m.group("id")), _decode(msg[m.end() :]), ts)
-        m = _DETAILS_RE.search(msg)
-        if m is not None:
-            return self._received(
-                self._canonical(_decode(m.group("id"))),
-                _decode(msg[m.end() :]),
-                ts,
-                details=True,
-            )
-        m = _GENERATED_RE.search(msg)
-        if m is not None:
-            return self._generated(m, _decode(msg[m.end() :]), ts)
-        m = _LIFECYCLE_RE.search(msg)
+        # Substring checks pick the one regex to run (each would scan the whole line).
+        if b"Received request " in msg:
+            m = _RECEIVED_RE.search(msg)
+            if m is not None:
+                return self._received(_decode(m.group("id")), msg[m.end() :], ts)
+        if b" details: " in msg:
+            m = _DETAILS_RE.search(msg)
+            if m is not None:
+                rid = self._canonical(_decode(m.group("id")))
+                return self._received(rid, msg[m.end() :], ts, details=True)
+        if b"Generated response " in msg:
+            m = _GENERATED_RE.search(msg)
+            if m is not None:
+                return self._generated(m, msg[m.end() :], ts)
+        if (
+            b"Added request" not in msg
+            and b"Aborted request" not in msg
+            and (b"Finished request" not in msg)
+        ):
+            return None
+        m = _LIFECYCLE_RE.match(msg) or _LIFECYCLE_RE.search(msg)
         if m is not None:
             what = m.group("what")
             state = {b"Added": "running", b"Aborted": "aborted", b"Finished": "finished"}[what]
             payloads: list[RequestPayload] = []
-            for raw in m.group("ids").split(b","):
+            ids = msg[m.end() :].rstrip()
+            if ids.endswith(b"."):
+                ids = ids[:-1]
+            for raw in ids.split(b","):
                 rid = _decode(raw.strip().strip(b"'\"[]."))
                 if not rid or " " in rid:
                     continue
@@ -545,7 +607,9 @@ class VllmParser:
                 return self._emit_requests(payloads, REQUEST, ts)
         return None
 
-    def _received(self, rid: str, body: str, ts: float | None, details: bool = False) -> ParsedLine:
+    def _received(
+        self, rid: str, body: bytes, ts: float | None, details: bool = False
+    ) -> ParsedLine:
         payload: RequestPayload = {"request_id": rid}
         if not details:
             payload["state"] = "received"
@@ -553,45 +617,40 @@ class VllmParser:
             if ts is not None:
                 payload["received_ts"] = ts
         pos = 0
-        if body.startswith("prompt: "):
-            pos = 8
-            if body.startswith(("'", '"'), pos):
-                try:
-                    prompt, pos = read_string_at(body, pos)
-                    payload["prompt"] = prompt
-                except LiteralError:
-                    pos = 8
-        tm = _TOKEN_IDS_RE.search(body, pos)
-        if tm is not None:
-            ids, _ = _int_list(body, tm.end())
+        if body.startswith(b"prompt: "):
+            prompt, pos = _repr_string(body, 8)
+            if prompt is not None:
+                payload["prompt"] = prompt
+        at = _find_key(body, _PROMPT_IDS_KEYS, pos)
+        if at >= 0:
+            count, ids = _id_list(body, at, self.keep_token_ids)
+            if count is not None:
+                payload["prompt_tokens"] = count
             if ids is not None:
                 payload["prompt_token_ids"] = ids
-                payload["prompt_tokens"] = len(ids)
         return self._emit_requests([payload], REQUEST, ts)
 
-    def _generated(self, m: re.Match[bytes], body: str, ts: float | None) -> ParsedLine:
+    def _generated(self, m: re.Match[bytes], body: bytes, ts: float | None) -> ParsedLine:
         rid = self._canonical(_decode(m.group("id")))
         payload: RequestPayload = {"request_id": rid}
         stream = m.group("stream")
         delta = stream is not None and b"delta" in stream
         pos = 0
-        if body.startswith("output: "):
-            pos = 8
-            if not delta and body.startswith(("'", '"'), pos):
-                try:
-                    text, pos = read_string_at(body, pos)
-                    payload["completion"] = text
-                except LiteralError:
-                    pos = 8
-        tm = _TOKEN_IDS_RE.search(body, pos)
-        if tm is not None and not delta:
-            ids, pos = _int_list(body, tm.end())
+        if body.startswith(b"output: "):
+            text, pos = _repr_string(body, 8)
+            if text is not None and not delta:
+                payload["completion"] = text
+        at = _find_key(body, _OUTPUT_IDS_KEYS, pos)
+        if at >= 0 and not delta:
+            count, ids = _id_list(body, at, self.keep_token_ids)
+            if count is not None:
+                payload["completion_tokens"] = count
             if ids is not None:
                 payload["completion_token_ids"] = ids
-                payload["completion_tokens"] = len(ids)
-        fr = body.find("finish_reason: ", pos)
+            pos = at
+        fr = body.find(b"finish_reason: ", pos)
         if fr >= 0:
-            reason = body[fr + 15 :].split(",", 1)[0].strip().rstrip(".").strip("'\"")
+            reason = _decode(body[fr + 15 :].split(b",", 1)[0].strip().rstrip(b".").strip(b"'\""))
             if reason and reason != "None":
                 payload["finish_reason"] = reason
                 if not delta:
@@ -645,8 +704,14 @@ class VllmFamily:
         reference_time: float | None = None,
         num_layers: int | None = None,
         top_k: int | None = None,
+        keep_token_ids: bool = False,
     ) -> VllmParser:
-        return VllmParser(reference_time=reference_time, num_layers=num_layers, top_k=top_k)
+        return VllmParser(
+            reference_time=reference_time,
+            num_layers=num_layers,
+            top_k=top_k,
+            keep_token_ids=keep_token_ids,
+        )
 
 
 FAMILY = VllmFamily()

@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (real log lines are long; they are kept whole for readability)
 """SGLang family on synthetic variants of real lines: prefixes of every version, batch-line
 variants, request logging, interleaving, wrappers and tracebacks."""
 

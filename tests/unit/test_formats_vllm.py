@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (real log lines are long; they are kept whole for readability)
 """vLLM family on synthetic variants of real lines: colours, line endings, wrappers, cut
 lines, request lifecycle, interleaved tracebacks, year inference."""
 
@@ -191,7 +190,7 @@ def test_received_wordings() -> None:
         b"\\'prompt_token_ids: [5]\\'', params: SamplingParams(n=1), prompt_token_ids: [4], "
         b"lora_request: None, prompt_adapter_request: None."
     )
-    results, _ = parse(v02, v03, v015, tricky)
+    results, _ = parse(v02, v03, v015, tricky, keep_token_ids=True)
     got = [dict(e[1]) for _, e in results if e is not None]
     assert [g["request_id"] for g in got] == ["cmpl-1", "7f", "chatcmpl-a2", "r-9"]
     assert got[0]["prompt_tokens"] == 2

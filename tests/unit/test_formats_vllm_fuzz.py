@@ -1,4 +1,3 @@
-# ruff: noqa: E501  (real log lines are long; they are kept whole for readability)
 """Hostile input for both server families: random bytes, invalid UTF-8, huge lines, and
 real lines mutated. A parser never raises and always returns a known kind."""
 

@@ -363,11 +363,16 @@ def test_vllm_requests_received_added_share_one_id() -> None:
 
 
 def test_vllm_0_2_received_counts_prompt_token_ids() -> None:
-    (req,) = _payloads("vllm_0.2_received_request_ray_worker_2177.log", "request")
+    (req,) = _payloads(
+        "vllm_0.2_received_request_ray_worker_2177.log", "request", keep_token_ids=True
+    )
     assert req["request_id"] == "cmpl-45f72b62419d4d7f8338cd486c33a6c6"
     assert req["prompt_tokens"] == 35
     assert req["prompt_token_ids"][:3] == [1, 13866, 338]
     assert req["prompt"].endswith("ping### Response:\n")
+    # The bulk path counts without building the list.
+    (req,) = _payloads("vllm_0.2_received_request_ray_worker_2177.log", "request")
+    assert req["prompt_tokens"] == 35 and "prompt_token_ids" not in req
 
 
 def test_vllm_0_8_received_prompt_and_none_token_ids() -> None:
