@@ -45,13 +45,15 @@ def check_readable(path: str) -> None:
 
 
 def log_files_in(directory: str) -> list[str]:
-    """Regular, visible files of a directory (sorted; markers and outputs skipped)."""
+    """Visible entries of a directory that are not directories (sorted; our markers and
+    temporary files skipped). Special files stay in the list, so the caller reports them
+    instead of silently passing them over."""
     names = sorted(
         name
         for name in os.listdir(directory)
         if not name.startswith(".")
         and not name.endswith((".done", ".tmp"))
-        and os.path.isfile(os.path.join(directory, name))
+        and not os.path.isdir(os.path.join(directory, name))
     )
     return [os.path.join(directory, name) for name in names]
 

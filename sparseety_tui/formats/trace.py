@@ -144,7 +144,7 @@ class TraceFamily:
             if not stripped:
                 continue
             nonblank += 1
-            if stripped.startswith(b"{") and stripped.endswith(b"}"):
+            if stripped.startswith(b"{"):  # the sniffed head of a long line may be cut
                 objects += 1
                 if any(hint in stripped for hint in _REQUEST_HINTS):
                     hinted += 1
