@@ -113,6 +113,15 @@ _VLLM_STYLE_RE = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \
 
 #: ``Prefill batch. `` / ``Decode batch, `` / ``Prefill batch [123], ``.
 BATCH_RE = re.compile(rb"(?P<kind>Prefill|Decode) batch(?: \[\d+\])?[.,]? ?")
+#: ``#new-seq: 1, #new-token: 48, #cached-token: 1, [cache hit rate: 1.79%, ]token usage:
+#: 0.00, #running-req: 0, #queue-req: 0`` (0.3 .. 2026 builds without SWA/PD variants).
+_PREFILL_HEAD_RE = re.compile(
+    rb"#new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
+    rb"(?:cache hit rate: ([\d.]+)%, )?token usage: ([\d.]+), "
+    rb"#running-req: (\d+), #queue-req: (\d+)(?:,|$)"
+)
+#: ``#running-req: 1, #token: 82, token usage: 0.00, ``
+_DECODE_HEAD_RE = re.compile(rb"#running-req: (\d+), #token: \d+, token usage: ([\d.]+)(?:,|$)")
 _CSV_ROW_RE = re.compile(rb"\d{1,6},\d{1,6},\d{1,12}\s*$")
 _CSV_HEADER = b"layer_id,expert_id,count"
 _RID_RE = re.compile(r"\brid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)")
@@ -351,7 +360,32 @@ class SglangParser:
             payload["ts"] = ts
         if ranks:
             payload["engine"] = ranks
-        body = msg[bm.end() :].rstrip(b", \t")
+        body = msg[bm.end() :]
+        # Fast path: the leading fields every version since 0.3 prints in this order are
+        # read by one anchored regex; whatever follows goes through the generic loop.
+        if prefill:
+            fm = _PREFILL_HEAD_RE.match(body)
+            if fm is not None:
+                seq, new, cached, hit, usage, running, queued = fm.groups()
+                payload["batch_requests"] = int(seq)
+                payload["new_tokens"] = int(new)
+                payload["cached_tokens"] = int(cached)
+                if hit is not None:
+                    payload["prefix_cache_hit_rate"] = round(float(hit) / 100.0, 6)
+                payload["kv_usage"] = float(usage)
+                payload["running"] = int(running)
+                payload["queued"] = int(queued)
+                body = body[fm.end() :]
+        else:
+            fm = _DECODE_HEAD_RE.match(body)
+            if fm is not None:
+                running, usage = fm.groups()
+                payload["running"] = int(running)
+                payload["kv_usage"] = float(usage)
+                body = body[fm.end() :]
+        body = body.strip(b", \t")
+        if not body:
+            return (PREFILL if prefill else DECODE), ("stats", payload)
         get = fields.get
         for part in body.split(b", "):
             cut = part.rfind(b": ")
