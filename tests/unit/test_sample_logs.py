@@ -456,3 +456,32 @@ def test_generator_rewrites_the_torch_free_files_byte_for_byte(tmp_path: Path) -
 def test_sample_logs_stay_small() -> None:
     total = sum(p.stat().st_size for p in SAMPLES.rglob("*") if p.is_file())
     assert total <= 1_000_000
+
+
+# -- docs/cost-model.md's worked example ----------------------------------------------
+
+
+def test_cost_model_worked_example_is_what_the_code_prints(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import re
+
+    text = (ROOT / "docs" / "cost-model.md").read_text(encoding="utf-8")
+    (line,) = re.findall(r"```json\n(.*?)\n```", text, flags=re.S)
+    path = tmp_path / "ex.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    (row,) = extract(capsys, str(path))
+    assert row["effective_compute_tokens"] == 163.26
+    assert row["sparse_skipped_tokens"] == 1036.74
+    assert row["skip_ratio"] == 0.863947
+    assert row["compute_vs_nominal"] == 0.49565
+    assert row["skipped"] == {
+        "cached_tokens": 600,
+        "evicted_kv_positions": 0,
+        "masked_kv_positions": 687,
+        "dropped_expert_slots": None,
+        "inactive_expert_slots": 115200,
+        "skipped_head_slots": 76800,
+    }
+    for quoted in ("163.26", "1,036.74", "0.863947", "0.49565", "115,200", "76,800"):
+        assert quoted in text
