@@ -25,6 +25,16 @@ Kinds this family returns (``ParsedLine[0]``):
   known third-party shape: tqdm, NCCL, PyTorch ``[rank0]:``, uvicorn lifecycle) with
   nothing to extract; ``unparsed`` (with ``last_reason``).
 
+Payload fields are only those read from the line (never a 0 for "unknown"). Stats:
+throughputs, running/waiting/swapped, ``kv_usage`` and ``prefix_cache_hit_rate`` as
+fractions (vLLM prints percent), ``engine`` ("0", "all" for aggregated), spec acceptance.
+Requests: ``request_id``, ``state``, ``prompt``, ``prompt_tokens`` (counted from
+``prompt_token_ids`` when printed), ``completion``/``completion_tokens``/``finish_reason``
+(``Generated response``), ``received_ts``/``finished_ts``, ``ts``; the id lists themselves
+only with ``keep_token_ids=True``. ``SamplingParams`` (``max_tokens``) has no payload field
+and is not read. V1 ≈0.15 engine-side ids ``<id>-<8hex>`` are mapped back to the id seen in
+``Received request``.
+
 Timestamps have no year and are local time. The year is inferred once per file: from a
 wrapper timestamp that has one (docker ``--timestamps``, a collector), else from the
 ``reference_time`` given to ``new_parser`` (the file's mtime), else from the current time;
