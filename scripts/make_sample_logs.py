@@ -442,9 +442,6 @@ def moe_trace_lines(tiny: Any) -> list[str]:
 
 def token_stream_lines(tiny: Any) -> list[str]:
     """Four concurrent requests under continuous batching, streamed token by token."""
-    from sparseety_tui.core.tokens import TokenCounter
-
-    display = TokenCounter(str(tiny_moe_module().tokenizer_path()))
     rng = random.Random(202)
     cache = RadixCacheSim()
     meta = _meta(tiny, "streamed token events of 4 concurrent requests (continuous "
@@ -482,7 +479,7 @@ def token_stream_lines(tiny: Any) -> list[str]:
         clock = round(clock + 0.018 + 0.002 * len(active) + 0.0009 * prefill_tokens, 4)
         for r in admitted:  # prefill: every prompt position, first token sampled
             gen = r["gen"]
-            texts = display.decode_tokens(gen.prompt_ids)
+            texts = tiny.token_texts(gen.prompt_ids)
             for p, tid in enumerate(gen.prompt_ids):
                 ev: dict[str, Any] = {"type": "token", "request_id": r["rid"], "pos": p,
                                       "phase": "prompt", "token_id": tid, "text": texts[p],
@@ -494,7 +491,7 @@ def token_stream_lines(tiny: Any) -> list[str]:
                     ev["weights"] = gen.weights[p]
                 emit(clock, ev)
             r["ttft"] = round(clock - r["arrival"], 3)
-            r["texts"] = display.decode_tokens(gen.completion_ids)
+            r["texts"] = tiny.token_texts(gen.completion_ids)
             r["step"] = 1  # index of the next completion token to sample
         for r in active:  # decode step: feed completion token step-1, sample token step
             step = r["step"]

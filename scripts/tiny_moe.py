@@ -142,3 +142,51 @@ class TinyMoe:
 
     def decode(self, ids: list[int]) -> str:
         return str(self.tokenizer.decode(ids, skip_special_tokens=False))
+
+    def token_texts(self, ids: list[int]) -> list[str]:
+        """One display string per token, bytes grouped into whole UTF-8 characters.
+
+        A byte-level BPE token can end inside a character (CJK, emoji): such a token gets
+        "" and the token that completes the character carries it. Bytes left incomplete
+        at the end are shown as U+FFFD on the last token.
+        """
+        out: list[str] = []
+        pending = b""
+        for token_id in ids:
+            piece = self.tokenizer.id_to_token(token_id) or ""
+            pending += bytes(_BYTE_DECODER[ch] for ch in piece)
+            text, pending = _split_complete_utf8(pending)
+            out.append(text)
+        if pending and out:
+            out[-1] += pending.decode("utf-8", errors="replace")
+        return out
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible byte -> printable character table (byte-level BPE)."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
+        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    )
+    codes = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            codes.append(256 + extra)
+            extra += 1
+    return {b: chr(c) for b, c in zip(printable, codes, strict=True)}
+
+
+_BYTE_DECODER = {ch: b for b, ch in _bytes_to_unicode().items()}
+
+
+def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:
+    """The longest prefix of whole UTF-8 characters, decoded, and the undecoded rest."""
+    for cut in range(len(data), max(len(data) - 4, -1), -1):
+        try:
+            return data[:cut].decode("utf-8"), data[cut:]
+        except UnicodeDecodeError:
+            continue
+    return data.decode("utf-8", errors="replace"), b""

@@ -368,6 +368,12 @@ def test_token_stream_merges_events_into_four_requests(
         assert row["completion_tokens"] == sum(1 for t in events if t["phase"] == "completion")
         assert row["cached_tokens"] == finals[rid].get("cached_tokens")
 
+    for record in records:
+        if "prompt" in record:  # the display texts of the prompt events spell the prompt
+            texts = [t["text"] for t in tokens
+                     if t["request_id"] == record["request_id"] and t["phase"] == "prompt"]
+            assert "".join(texts) == record["prompt"]
+
     expected: Counter[tuple[int, int]] = Counter()
     for t in tokens:
         for j, experts in enumerate(t.get("experts", [])):
@@ -382,6 +388,25 @@ def test_token_stream_merges_events_into_four_requests(
             for head in skipped:
                 heads[(int(layer), head)] += 1
     assert heat_to_counter(doc["head_skips"]) == heads
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core bug: core/tokens.py _is_byte_level() looks for '\"ByteLevel\"' in the first "
+    "200,000 characters of tokenizer.json only; in the DeepSeek tokenizer it is at character "
+    "259,175, so tokens that end inside a UTF-8 character decode to U+FFFD in the detail view",
+)
+def test_detail_view_decodes_moe_trace_prompts_back_to_their_text() -> None:
+    from sparseety_tui.batch import Options, ingest_paths
+    from sparseety_tui.core.detail import build_detail
+
+    path = SAMPLES / "moe_trace.jsonl"
+    records = {r["request_id"]: r for r in read_jsonl(path)[1:]}
+    extractor = ingest_paths(Options(), [str(path)])
+    for row in range(len(extractor.store)):
+        detail = build_detail(extractor, row)
+        prompt = "".join(t.text for t in detail.tokens if t.phase == "prompt")
+        assert prompt == records[detail.request_id]["prompt"], detail.request_id
 
 
 # -- a long Chinese prompt -----------------------------------------------------------
@@ -408,33 +433,20 @@ def test_a_3000_character_chinese_prompt_is_counted_and_returned_whole(
     record = {"request_id": "zh-3000", "prompt": text, "completion_tokens": 5}
     path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
 
-    # --format trace: detection of a file made only of > 4 KiB lines is a known bug,
-    # held by the xfail test below; here the counting and the text round trip are tested.
-    (row,) = extract(capsys, "--format", "trace", str(path))
+    # The only line is > 4 KiB: format detection must not need a whole line.
+    doc = summary(capsys, str(path))
+    assert doc["files"][0]["format"] == "trace"
+    assert doc["files"][0]["lines"]["by_kind"] == {"trace.request": 1}
+
+    (row,) = extract(capsys, str(path))
     assert row["prompt_tokens"] == count_tokens(text)
     assert row["prompt_tokens"] > 1000  # really counted, not by characters / 4
     assert row["token_counts_from"]["prompt"] == "tokenizer"
 
-    (with_text,) = extract(capsys, "--format", "trace", "--text", str(path))
+    (with_text,) = extract(capsys, str(path), "--text")
     assert with_text["prompt"] == text
     assert with_text["completion"] is None
     assert with_text["prompt_tokens"] == row["prompt_tokens"]
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug: Extractor._sniff_then keeps only the first 4096 bytes of each sniffed "
-    "line and TraceFamily.sniff requires a line to end with '}', so a trace whose first "
-    "lines are all longer than 4 KiB is not recognised (every line 'unparsed')",
-)
-def test_a_trace_of_long_lines_is_detected_without_format(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    path = tmp_path / "long.jsonl"
-    record = {"request_id": "zh-3000", "prompt": long_chinese_text(), "completion_tokens": 5}
-    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", encoding="utf-8")
-    doc = summary(capsys, str(path))
-    assert doc["files"][0]["lines"]["by_kind"] == {"trace.request": 1}
 
 
 # -- the generator -------------------------------------------------------------------
