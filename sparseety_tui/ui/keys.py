@@ -50,7 +50,7 @@ MAIN: tuple[Key, ...] = (
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
-    Key("d", "diagnostics", "Diagnostics"),
+    Key("d", "diagnostics", "Diag"),
 )
 
 TABLE: tuple[Key, ...] = (
@@ -70,11 +70,11 @@ DETAIL: tuple[Key, ...] = (
     Key("down,j", "token_line(1)", "Token down", show=False),
     Key("n", "skip_next", "Next skipped"),
     Key("N", "skip_previous", "Prev skipped", show=False),
-    Key("1", "tab('trace')", "Trace", show=False),
-    Key("2", "tab('experts')", "Experts", show=False),
-    Key("3", "tab('heads')", "Heads & KV", show=False),
-    Key("4", "tab('raw')", "Raw lines", show=False),
-    Key("tab", "next_tab", "Next tab", label="tab"),
+    Key("1", "show_tab('trace')", "Trace", show=False),
+    Key("2", "show_tab('experts')", "Experts", show=False),
+    Key("3", "show_tab('heads')", "Heads & KV", show=False),
+    Key("4", "show_tab('raw')", "Raw lines", show=False),
+    Key("tab", "cycle_tab", "Next tab", label="tab"),
     Key("c", "copy", "Copy raw"),
 )
 

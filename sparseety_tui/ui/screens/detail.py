@@ -42,22 +42,36 @@ SKIP_MEANING = {
 }
 
 
-def fmt_ts(ts: Any) -> str:
-    if not isinstance(ts, (int, float)) or isinstance(ts, bool) or math.isnan(ts):
+def _known_ts(ts: Any) -> bool:
+    return isinstance(ts, (int, float)) and not isinstance(ts, bool) and not math.isnan(ts)
+
+
+def fmt_clock(ts: Any) -> str:
+    """Time of day in UTC with milliseconds, or — when unknown."""
+    if not _known_ts(ts):
         return "—"
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
+    return time.strftime("%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}"
 
 
-def legend(styles: dict[str, Any]) -> Text:
+def fmt_day(ts: Any) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(ts)) if _known_ts(ts) else ""
+
+
+def legend(styles: dict[str, Any], width: int = 200) -> Text:
+    """Phase and skip-kind styles; meanings too when the width allows (always in help)."""
+    wide = width >= 112
     out = Text(end="", no_wrap=True, overflow="ellipsis")
     out.append("legend: ", styles["dim"])
     out.append("prompt", styles["prompt"])
-    out.append("  ")
+    out.append(" ")
     out.append("completion", styles["completion"])
-    for kind in SKIP_ORDER:
-        out.append("  ")
+    out.append("  skipped: " if not wide else "  ", styles["dim"])
+    for n, kind in enumerate(SKIP_ORDER):
+        if n:
+            out.append(" ")
         out.append(kind, styles[kind])
-        out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
+        if wide:
+            out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
     return out
 
 
@@ -122,17 +136,19 @@ class DetailScreen(Screen[None]):
                 yield Static(id="kv-text")
             with TabPane("4 Raw lines", id="raw"), VerticalScroll(classes="pane-scroll"):
                 yield Static(id="raw-text")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.set_class(self.size.width < 100, "narrow")
-        styles = self._styles()
-        self.query_one("#legend", Static).update(legend(styles))
+        self._fit(self.size.width)
         self.query_one(TokenTrace).focus()
         self._load()
 
     def on_resize(self, event: Any) -> None:
-        self.set_class(event.size.width < 100, "narrow")
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.set_class(width < 100, "narrow")
+        self.query_one("#legend", Static).update(legend(self._styles(), width))
 
     def _styles(self) -> dict[str, Any]:
         trace = self.query_one(TokenTrace)
@@ -174,29 +190,31 @@ class DetailScreen(Screen[None]):
         out.append("—" if ratio is None else f"{ratio * 100:.1f}%")
         k, e = c["topk_experts"][row], c["total_experts"][row]
         if k >= 0 or e >= 0:
-            out.append("  experts k/E ", "dim")
+            out.append("  k/E ", "dim")
             out.append(f"{fmt_count(k)}/{fmt_count(e)}")
-        out.append("\nreceived ", "dim")
-        fields = detail.fields if detail is not None else {}
-        received = fields.get("received_ts", c["received_ts"][row])
-        out.append(fmt_ts(received))
-        out.append("  first token ", "dim")
-        first = fields.get("first_token_ts")
         ttft = c["ttft_s"][row]
-        if first is None and not math.isnan(ttft) and isinstance(received, float):
-            first = received + ttft
-        out.append(fmt_ts(first))
-        out.append("  finished ", "dim")
-        out.append(fmt_ts(fields.get("finished_ts", c["finished_ts"][row])))
         out.append("  latency ", "dim")
         out.append(fmt_seconds(c["latency_s"][row]))
         out.append("  ttft ", "dim")
         out.append(fmt_seconds(ttft))
+        fields = detail.fields if detail is not None else {}
+        received = fields.get("received_ts", c["received_ts"][row])
+        first = fields.get("first_token_ts")
+        if first is None and not math.isnan(ttft) and isinstance(received, float):
+            first = received + ttft
+        finished = fields.get("finished_ts", c["finished_ts"][row])
+        out.append("\nreceived ", "dim")
+        out.append(fmt_clock(received))
+        out.append("  first token ", "dim")
+        out.append(fmt_clock(first))
+        out.append("  finished ", "dim")
+        out.append(fmt_clock(finished))
+        day = next((fmt_day(t) for t in (received, finished) if fmt_day(t)), "")
+        if day:
+            out.append(f"  {day} UTC", "dim")
         if detail is None:
             out.append("\nloading…", "dim")
         else:
-            if detail.token_source:
-                out.append(f"\ntokens from {detail.token_source}", "dim")
             for problem in detail.problems[:3]:
                 out.append("\n")
                 out.append(escape(problem), "bold red")
@@ -340,7 +358,9 @@ class DetailScreen(Screen[None]):
                 out.append(f"L{layer:<3}", "dim")
                 out.append(("  ".join(parts) or "—") + "\n")
         elif self.detail.expert_counts:
-            out.append("no routing for this token (the last sampled token has none)\n", "dim")
+            why = ("prefill skipped: served from the prefix cache" if "cached" in token.skips
+                   else "e.g. the last sampled token is never fed back")
+            out.append(f"no routing recorded for this token ({why})\n", "dim")
         if token.heads_skipped:
             out.append("heads skipped\n", "bold")
             for layer, heads in sorted(token.heads_skipped.items()):
@@ -350,6 +370,8 @@ class DetailScreen(Screen[None]):
             kv = token.kv
             out.append(f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
                        f"({kv.get('skip', '—')})\n")
+        if self.detail.token_source:
+            out.append(f"\ntokens from {self.detail.token_source}", "dim")
         self.query_one("#token-info-text", Static).update(out)
         del trace
 
@@ -390,13 +412,17 @@ class DetailScreen(Screen[None]):
             i += step
         self.notify("no more skipped tokens", timeout=2)
 
-    def action_tab(self, name: str) -> None:
+    def action_show_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
+        # Focus moves with the tab: TabbedContent switches to whichever pane holds focus.
+        target = (self.query_one(TokenTrace) if name == "trace"
+                  else self.query_one(f"#{name} .pane-scroll"))
+        target.focus()
 
-    def action_next_tab(self) -> None:
+    def action_cycle_tab(self) -> None:
         tabs = self.query_one(TabbedContent)
         current = tabs.active if tabs.active in TABS else TABS[0]
-        tabs.active = TABS[(TABS.index(current) + 1) % len(TABS)]
+        self.action_show_tab(TABS[(TABS.index(current) + 1) % len(TABS)])
 
     def action_copy(self) -> None:
         if self._raw_text:

@@ -52,7 +52,7 @@ class DiagnosticsScreen(Screen[None]):
         yield Static("Diagnostics: lines by kind, and the lines not understood", id="diag-title")
         with VerticalScroll(id="diag-scroll"):
             yield Static(id="diag-text")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.refresh_content()

@@ -43,6 +43,7 @@ class MainScreen(Screen[None]):
         self._message_is_error = False
         self._last: Snapshot | None = None
         self._pending_row: int | None = None  # go to this row once the new view arrives
+        self._before_prompt = self._query  # the query when the prompt opened (esc restores)
 
     @property
     def sparse_app(self) -> SparseetyApp:
@@ -70,7 +71,7 @@ class MainScreen(Screen[None]):
                 yield EnginePanel(id="engine", classes="hidden")
         yield Input(id="prompt", classes="hidden")
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.query_one(RequestTable).focus()
@@ -191,7 +192,13 @@ class MainScreen(Screen[None]):
 
     def action_clear_filter(self) -> None:
         if self._prompt_mode:
-            self._close_prompt()  # esc in the prompt closes it; the filter stays applied
+            # Esc in the prompt cancels it: back to the filter from before it opened.
+            mode = self._prompt_mode
+            self._close_prompt()
+            if mode == "filter" and self._query.text != self._before_prompt.text:
+                self._set_query(text=self._before_prompt.text,
+                                clauses=self._before_prompt.clauses)
+                self.say("filter unchanged")
             return
         if self._query.text:
             self._set_query(text="", clauses=())
@@ -207,6 +214,7 @@ class MainScreen(Screen[None]):
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
         prompt = self.query_one("#prompt", Input)
         self._prompt_mode = mode
+        self._before_prompt = self._query
         prompt.placeholder = placeholder
         prompt.value = value
         prompt.remove_class("hidden")
@@ -237,11 +245,15 @@ class MainScreen(Screen[None]):
             clauses = parse_filter(text)
         except FilterError as exc:
             self.say(f"filter: {exc}", error=True)
+            if final:  # not applied: back to the filter from before the prompt
+                before = self._before_prompt
+                self._set_query(text=before.text, clauses=before.clauses)
             return
         if text.strip() != self._query.text or clauses != self._query.clauses:
             self._set_query(text=text.strip(), clauses=clauses)
         self.table.follow = False if clauses and not final else self.table.follow
-        self.say(f"filter {text.strip()}" if text.strip() else "")
+        if final or text.strip():
+            self.say(f"filter {text.strip()}" if text.strip() else "filter cleared")
 
     # -- go to and find ----------------------------------------------------------------------
 

@@ -43,7 +43,7 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
-    Column("time", "time", 8, 2, "left"),
+    Column("time", "received", 8, 2, "left"),
     Column("id", "request id", 12, 0, "left"),
     Column("model", "model", 14, 8, "left"),
     Column("state", "state", 8, 1, "left"),

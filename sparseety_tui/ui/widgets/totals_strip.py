@@ -61,23 +61,26 @@ def totals_items(
     items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
     items.append([("cached ", "label"), (count(req.get("cached_tokens")), "value")])
     if show_rate:
-        now = f"{rate[-1]:,.0f}" if rate else "—"
-        items.append([("tok/s ", "label"), (sparkline(rate, 12), "spark"), (f" {now}", "value")])
+        if rate:
+            items.append([("tok/s ", "label"), (sparkline(rate, 12), "spark"),
+                          (f" {rate[-1]:,.0f}", "value")])
+        else:
+            items.append([("tok/s ", "label"), ("—", "value")])
     items.append([("skip ", "label"), (pct(req.get("skip_ratio")), "skip")])
     skipped = totals.get("skipped", {})
     for label, key in SKIP_KINDS:
         ratio = (skipped.get(key) or {}).get("ratio")
         items.append([(f"{label} ", "label"), (pct(ratio), label)])
     lat, ttft = totals.get("latency_s", {}), totals.get("ttft_s", {})
-    items.append([("latency p50/p95 ", "label"),
+    items.append([("lat p50/95 ", "label"),
                   (f"{secs(lat.get('p50'))}/{secs(lat.get('p95'))}", "value")])
-    items.append([("ttft p50/p95 ", "label"),
+    items.append([("ttft p50/95 ", "label"),
                   (f"{secs(ttft.get('p50'))}/{secs(ttft.get('p95'))}", "value")])
     experts = totals.get("experts")
     if experts:
         imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
         worst = f"{max(imbalance):.2f}×" if imbalance else "—"
-        items.append([("expert imbalance ", "label"), (worst, "value")])
+        items.append([("experts max/mean ", "label"), (worst, "value")])
     errors = (totals.get("errors") or {}).get("count", 0)
     items.append([("unparsed ", "label"), (fmt_count(unparsed), "warn" if unparsed else "value")])
     items.append([("errors ", "label"), (fmt_count(errors), "error" if errors else "value")])

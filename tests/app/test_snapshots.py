@@ -1,0 +1,59 @@
+"""SVG snapshots of every screen at 80x24 and 160x48, in the dark and the 16-colour theme.
+
+Regenerate with ``pytest tests/app/test_snapshots.py --snapshot-update`` and look at the
+SVGs (``rsvg-convert`` makes PNGs) before committing them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+from apphelpers import make_app, settle
+
+SIZES = [(80, 24), (160, 48)]
+THEMES = ["dark", "ansi"]
+
+
+async def _main(pilot: Any) -> None:
+    await settle(pilot)
+
+
+async def _detail(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("g", *"moe-05", "enter")
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+    # To an evicted prompt token with routing: its experts show in the side panel.
+    await pilot.press(*["n"] * 12)
+    await settle(pilot)
+
+
+async def _diagnostics(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+
+
+async def _help(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("question_mark")
+    await settle(pilot)
+
+
+SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
+    "main": _main,
+    "detail": _detail,
+    "diagnostics": _diagnostics,
+    "help": _help,
+}
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen", list(SCREENS))
+def test_screen(snap_compare: Any, screen: str, size: tuple[int, int], theme: str) -> None:
+    app = make_app(theme=theme)
+    assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])
