@@ -37,6 +37,22 @@ class AppConfig:
     title: str = "sparseety-tui"
 
 
+def find_row(extractor: Extractor, request_id: str, rows: int) -> int | None:
+    """Row of ``request_id`` among the first ``rows`` rows, from the UI thread.
+
+    The id index may be growing in the writer thread; a lookup that races with its rehash
+    can fail or miss, so a hit is verified and a failure reads as "not found yet".
+    """
+    store = extractor.store
+    try:
+        row = store.index.get(request_id)
+    except (IndexError, RuntimeError):
+        return None
+    if row is None or row >= rows or store.ids[row] != request_id:
+        return None
+    return int(row)
+
+
 class SparseetyApp(App[int]):
     CSS_PATH = "app.tcss"
     BINDINGS: ClassVar[list[BindingType]] = list(
@@ -99,8 +115,8 @@ class SparseetyApp(App[int]):
     def _open_pending_request(self, snap: Snapshot) -> None:
         rid = self._pending_request
         assert rid is not None
-        row = self.extractor.store.index.get(rid)
-        if row is not None and row < snap.rows:
+        row = find_row(self.extractor, rid, snap.rows)
+        if row is not None:
             self._pending_request = None
             self.open_detail(row)
         elif snap.settled and not self._request_reported:

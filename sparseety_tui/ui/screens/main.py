@@ -261,9 +261,10 @@ class MainScreen(Screen[None]):
         if not text:
             return
         self._find = text
-        store = self.sparse_app.extractor.store
-        row = store.index.get(text)
-        if row is not None and row < self.table.snapshot.rows:
+        from sparseety_tui.ui.app import find_row
+
+        row = find_row(self.sparse_app.extractor, text, self.table.snapshot.rows)
+        if row is not None:
             self._jump_to_row(row)
             return
         self._find_from(-1, 1)

@@ -1,0 +1,140 @@
+"""Real-terminal tests: the app in tmux, driven by keys, read back with capture-pane.
+
+Robust on a slow shared machine: every check polls the screen until a generous deadline;
+no fixed sleep is ever an assertion. Skipped when tmux is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
+
+DEADLINE_S = 20.0
+WIDTH, HEIGHT = 120, 40
+
+
+class Tmux:
+    def __init__(self, socket: str) -> None:
+        self.socket = socket
+
+    def run(self, *args: str) -> str:
+        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
+                             text=True, check=False)
+        return out.stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "app")
+
+    def keys(self, *keys: str) -> None:
+        for key in keys:
+            self.run("send-keys", "-t", "app", key)
+
+    def type(self, text: str) -> None:
+        self.run("send-keys", "-t", "app", "-l", text)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str,
+                 deadline: float = DEADLINE_S) -> str:
+        end = time.monotonic() + deadline
+        screen = ""
+        while time.monotonic() < end:
+            screen = self.screen()
+            if predicate(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    t = Tmux(f"sparseety-test-{os.getpid()}-{time.monotonic_ns()}")
+    yield t
+    t.run("kill-server")
+
+
+def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
+    status = tmp_path / "exit-status"
+    command = (
+        f"{sys.executable} -m sparseety_tui tail {log} {' '.join(extra)}; "
+        f"echo $? > {status}; sleep 60"
+    )
+    env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    tmux.run("new-session", "-d", "-s", "app", "-x", str(WIDTH), "-y", str(HEIGHT),
+             *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")], command)
+    return status
+
+
+def request(rid: str, **extra: object) -> str:
+    data = {"request_id": rid, "model": "demo-moe", "prompt": "Why is the sky blue?",
+            "completion": "Rayleigh scattering makes short wavelengths dominate.",
+            "prompt_tokens": 6, "completion_tokens": 8, "cached_tokens": 3,
+            "latency_s": 0.8, "ttft_s": 0.05, "ts": "2026-11-30T12:00:00Z",
+            "sparse": {"topk_experts": 2, "total_experts": 8}, **extra}
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
+def append(path: Path, text: str) -> None:
+    # Another process appends, as a serving system would.
+    subprocess.run([sys.executable, "-c",
+                    "import sys; open(sys.argv[1], 'a').write(sys.argv[2])", str(path), text],
+                   check=True)
+
+
+def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> None:
+    log = tmp_path / "server.jsonl"
+    log.write_text(request("first-0001"))
+    status = start_tail(tmux, tmp_path, log)
+    tmux.wait_for(lambda s: "first-0001" in s, "the existing request")
+    append(log, request("live-0002") + request("live-0003", completion="blue light bends"))
+    tmux.wait_for(lambda s: "live-0002" in s and "live-0003" in s, "appended requests")
+
+    tmux.keys("g")
+    tmux.type("live-0002")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "at live-0002" in s, "the cursor on live-0002")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: "Rayleigh scattering" in s, "the completion text")
+    assert "cached" in screen and "evicted" in screen and "legend" in screen
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "FOLLOW" in s or "scroll" in s, "the main screen")
+
+    tmux.keys("/")
+    tmux.type("live-0003")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "filter live-0003 (1/3)" in s, "the filter status")
+    screen = tmux.screen()
+    assert "live-0002" not in screen.split("filter")[0]
+
+    tmux.keys("q")
+    end = time.monotonic() + DEADLINE_S
+    while time.monotonic() < end and not status.exists():
+        time.sleep(0.1)
+    assert status.read_text().strip() == "0"
+
+
+def test_hostile_text_is_shown_literally(tmux: Tmux, tmp_path: Path) -> None:
+    log = tmp_path / "evil.jsonl"
+    prompt = ("[bold red]boom[/] \x1b[2J\x1b]0;pwned\x07 rtl:\u202eabc\u202c "
+              "zw:a\u200bb 中文 😀 tail-marker")
+    log.write_text(request("evil-1", prompt=prompt, completion="[link=http://x]y[/link] ok"))
+    start_tail(tmux, tmp_path, log, "--request", "evil-1")
+    screen = tmux.wait_for(lambda s: "tail-marker" in s, "the hostile prompt")
+    assert "[bold red]boom[/]" in screen
+    assert "\\x1b[2J" in screen and "\\x1b]0;pwned\\x07" in screen
+    assert "⟨U+202E⟩" in screen and "⟨U+200B⟩" in screen
+    assert "[link=http://x]y[/link]" in screen
+    assert "中文" in screen
+    # The screen was not cleared or retitled: the header is still there.
+    assert "request evil-1" in screen
+    title = tmux.run("display-message", "-p", "-t", "app", "#{pane_title}")
+    assert "pwned" not in title
+    tmux.keys("q")

@@ -1,0 +1,174 @@
+"""The ingest worker (no UI): filters, views, snapshots, appends, rotation, backfill."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.live import (
+    Clause,
+    FilterError,
+    IngestWorker,
+    LiveOptions,
+    ViewQuery,
+    compute_view,
+    parse_filter,
+)
+
+
+def record(i: int, **extra: object) -> str:
+    data = {"request_id": f"r{i:04d}", "prompt_tokens": 10 + i, "completion_tokens": i % 7,
+            "latency_s": i / 10, "ts": 1_800_000_000 + i, **extra}
+    return json.dumps(data) + "\n"
+
+
+def write(path: Path, lines: list[str], mode: str = "w") -> None:
+    with path.open(mode) as f:
+        f.writelines(lines)
+
+
+def start(paths: list[Path], **options: object) -> IngestWorker:
+    worker = IngestWorker(
+        Extractor(), DEFAULT_SHAPE,
+        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False,
+                    **options),  # type: ignore[arg-type]
+    )
+    worker.start()
+    return worker
+
+
+def test_parse_filter() -> None:
+    assert parse_filter("skip>0.5 latency > 2 state=finished") == (
+        Clause("skip", ">", 0.5), Clause("latency", ">", 2.0), Clause("state", "=", "finished"))
+    assert parse_filter("ttft<300ms skip>=50%") == (
+        Clause("ttft", "<", 0.3), Clause("skip", ">=", 0.5))
+    assert parse_filter("Llama !moe") == (Clause("", "~", "llama"),
+                                          Clause("", "~", "moe", negate=True))
+    assert parse_filter("model~qwen id!=abc") == (Clause("model", "~", "qwen"),
+                                                 Clause("id", "!=", "abc"))
+    for bad in ("nope>1", "latency>fast", "state=sleeping", "state>1", "skip~1"):
+        with pytest.raises(FilterError):
+            parse_filter(bad)
+
+
+def test_compute_view_filters_and_sorts(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    write(log, [record(i) for i in range(50)] + [record(99, state="failed")])
+    extractor = Extractor()
+    extractor.feed(extractor.add_file(str(log)), _lines(log))
+    rows = len(extractor.store)
+    view = compute_view(extractor, DEFAULT_SHAPE,
+                        ViewQuery(clauses=parse_filter("latency>2"), sort="latency",
+                                  reverse=True), rows)
+    latencies = [extractor.store.columns["latency_s"][r] for r in view]
+    assert latencies == sorted(latencies, reverse=True) and min(latencies) > 2
+    failed = compute_view(extractor, DEFAULT_SHAPE,
+                          ViewQuery(clauses=parse_filter("state=failed")), rows)
+    assert [extractor.store.ids[r] for r in failed] == ["r0099"]
+    text = compute_view(extractor, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows)
+    assert len(text) == 10
+    by_id = compute_view(extractor, DEFAULT_SHAPE, ViewQuery(sort="id", reverse=True), rows)
+    assert extractor.store.ids[int(by_id[0])] == "r0099"
+    assert isinstance(by_id, np.ndarray)
+
+
+def _lines(path: Path) -> list[object]:
+    from sparseety_tui.sources import iter_lines
+
+    return list(iter_lines(path))
+
+
+def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:
+    log = tmp_path / "live.jsonl"
+    write(log, [record(i) for i in range(20)])
+    worker = start([log])
+    try:
+        assert worker.drain()
+        snap = worker.snapshot
+        assert snap.rows == 20 and snap.settled and snap.view is None
+        write(log, [record(i) for i in range(20, 30)], mode="a")
+        assert worker.drain()
+        snap = worker.snapshot
+        assert snap.rows == 30 and snap.totals is not None
+        assert snap.totals["requests"]["count"] == 30
+        expected = compute_totals(worker.extractor, DEFAULT_SHAPE)
+        assert snap.totals["requests"] == expected["requests"]
+        assert snap.files[0].lines == 30 and snap.files[0].format == "trace"
+        worker.set_query(ViewQuery(clauses=parse_filter("latency>=2.5"), serial=1))
+        assert worker.drain()
+        assert worker.snapshot.visible == 5
+    finally:
+        worker.stop()
+
+
+def test_worker_reports_rotation(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    write(log, [record(i) for i in range(5)])
+    worker = start([log])
+    try:
+        assert worker.drain()
+        os.rename(log, tmp_path / "server.log.1")
+        write(log, [record(i) for i in range(100, 103)])
+        for _ in range(50):
+            worker.drain()
+            if worker.snapshot.rows == 8:
+                break
+        snap = worker.snapshot
+        assert snap.rows == 8
+        assert any("rotated" in event for event in snap.events)
+    finally:
+        worker.stop()
+
+
+def test_big_file_shows_tail_first_then_backfills(tmp_path: Path) -> None:
+    log = tmp_path / "big.jsonl"
+    write(log, [record(i) for i in range(3000)])
+    size = log.stat().st_size
+    worker = start([log], big_file_bytes=size // 2, tail_window_bytes=size // 10)
+    try:
+        assert worker.drain(30)
+        snap = worker.snapshot
+        assert snap.rows == 3000
+        status = snap.files[0]
+        assert len(status.parts) == 2 and not status.backfilling
+        assert status.lines == 3000 and status.line_base is not None
+        # The tail part was read first: its rows come first in the store.
+        assert worker.extractor.store.ids[0] > "r2000"
+        assert sum(status.by_kind.values()) == 3000
+    finally:
+        worker.stop()
+
+
+def test_last_n_lines(tmp_path: Path) -> None:
+    log = tmp_path / "a.jsonl"
+    write(log, [record(i) for i in range(100)])
+    worker = start([log], start="last", last_lines=10)
+    try:
+        assert worker.drain()
+        assert worker.snapshot.rows == 10
+        assert worker.extractor.store.ids[0] == "r0090"
+    finally:
+        worker.stop()
+
+
+def test_missing_file_waits_and_appears(tmp_path: Path) -> None:
+    log = tmp_path / "later.jsonl"
+    worker = start([log])
+    try:
+        worker.drain(2)
+        assert worker.snapshot.rows == 0
+        write(log, [record(1)])
+        for _ in range(50):
+            worker.drain(1)
+            if worker.snapshot.rows == 1:
+                break
+        assert worker.snapshot.rows == 1
+    finally:
+        worker.stop()
