@@ -52,7 +52,7 @@ def log_files_in(directory: str) -> list[str]:
         name
         for name in os.listdir(directory)
         if not name.startswith(".")
-        and not name.endswith((".done", ".tmp"))
+        and not name.endswith((".done", ".tmp", ".md"))
         and not os.path.isdir(os.path.join(directory, name))
     )
     return [os.path.join(directory, name) for name in names]

@@ -33,6 +33,7 @@ from sparseety_tui.core.store import (
     UNKNOWN,
     RowExtras,
 )
+from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
 from sparseety_tui.sources.lines import find_range_starts, iter_lines
@@ -48,7 +49,7 @@ class RangeResult:
     lines_total: int
     by_kind: dict[str, int]
     diagnostics: list[Any]
-    ids: list[str]
+    ids: IdIndex
     columns: dict[str, bytes]
     offsets: bytes
     lengths: bytes
@@ -156,14 +157,12 @@ def _merge_range(extractor: Extractor, file: int, state: FileState, result: Rang
     incoming["file"][:] = file
     incoming["line_no"] += line_shift
 
-    duplicates = store.index.keys() & set(result.ids)
-    if not duplicates:
+    if not store.ids.shares_ids_with(result.ids):
         for name, values in incoming.items():
             store.columns[name].frombytes(values.tobytes())
         store.offset.frombytes(result.offsets)
         store.length.frombytes(result.lengths)
-        store.ids.extend(result.ids)
-        store.index.update(zip(result.ids, range(base, base + len(result.ids))))
+        store.ids.extend_from(result.ids)
         for row, extras in result.extras.items():
             store.extras[base + row] = _shift_lines(extras, file)
     else:

@@ -109,7 +109,7 @@ def append_block(
 
     ids = list(columns_in["request_id"])
     n = len(ids)
-    if len(set(ids)) != n or not store.index.keys().isdisjoint(ids) or "" in ids:
+    if len(set(ids)) != n or "" in ids or store.ids.any_present(ids):
         return False
     get = columns_in.get
     out: dict[str, Any] = {}

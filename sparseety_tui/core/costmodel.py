@@ -166,6 +166,9 @@ class FlopInputs:
     heads: Any
     active_heads: Any  # query heads computed per layer per token (average)
     kv_fraction: Any  # attended / visible KV positions in decode (1.0 = full attention)
+    # Routed assignments dropped by capacity overflow, per (token, MoE layer): not costed
+    # (they are already out of routed_per_token_layer), only counted apart from "not routed".
+    dropped_per_token_layer: Any = 0.0
 
 
 def request_flops(shape: ModelShape, x: FlopInputs) -> tuple[Any, Any, Any]:

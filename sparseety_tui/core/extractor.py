@@ -57,6 +57,14 @@ _SUMMARY_KEYS = frozenset({
 })
 
 
+#: Meta header fields that default a request's columns: (meta key, column).
+_META_DEFAULTS = (
+    ("topk_experts", "topk_experts"),
+    ("total_experts", "total_experts"),
+    ("total_attention_heads", "total_heads"),
+)
+
+
 def _count_or_unknown(value: Any) -> int:
     return value if type(value) is int and value >= 0 else UNKNOWN
 
@@ -263,6 +271,8 @@ class Extractor:
             state.lines_total + 1,
         )
         if appended:
+            if state.meta:
+                self._apply_meta_defaults(file, len(self.store) - len(block), len(self.store))
             n = len(block)
             state.lines_total += n
             state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
@@ -328,7 +338,7 @@ class Extractor:
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store
-        row = store.index.get(request_id)
+        row = store.ids.find(request_id)
         if row is None:
             return store.new_row(request_id, file, offset, length, line_no)
         if offset >= 0:
@@ -340,7 +350,7 @@ class Extractor:
     ) -> None:
         store = self.store
         rid = p["request_id"]
-        row = store.index.get(rid)
+        row = store.ids.find(rid)
         values = self._request_values(p)
         if row is None:
             row = store.append_row(rid, values, file, offset, length, line_no)
@@ -367,6 +377,22 @@ class Extractor:
         sparse = p.get("sparse")
         if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
             self._on_sparse_detail(dict(sparse), row, file)
+        if self.files[file].meta:
+            self._apply_meta_defaults(file, row, row + 1)
+
+    def _apply_meta_defaults(self, file: int, first: int, last: int) -> None:
+        """A trace's meta header describes the model for every request of the file: its
+        expert and head counts fill in what a request line did not say."""
+        meta = self.files[file].meta
+        cols = self.store.columns
+        for key, column in _META_DEFAULTS:
+            value = meta.get(key)
+            if type(value) is not int or value < 0:
+                continue
+            cells = cols[column]
+            for row in range(first, last):
+                if cells[row] == UNKNOWN:
+                    cells[row] = value
 
     def _request_values(self, p: RequestPayload) -> tuple[Any, ...]:
         """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
@@ -503,10 +529,13 @@ class Extractor:
         extras.kv_tokens += 1
         extras.kv_visible += visible
         extras.kv_kept += kept
-        if summary.get("skip") == "masked":
+        skip = summary.get("skip")
+        if skip == "masked":
             extras.masked_positions += visible - kept
-        else:
+        elif skip == "evicted":
             extras.evicted_positions += visible - kept
+        # Without a skip kind the gap still lowers attended compute (kv_kept/kv_visible)
+        # but is neither evicted nor masked: unknown stays unknown.
 
     def _on_head_masks(self, masks: dict[str, Any], row: int) -> None:
         layers = masks.get("layers")
@@ -565,7 +594,7 @@ class Extractor:
         self.errors.append(p)
         rid = p.get("request_id")
         if rid is not None:
-            row = self.store.index.get(rid)
+            row = self.store.ids.find(rid)
             if row is not None:
                 self.store.state[row] = STATE_CODE["failed"]
 

@@ -21,7 +21,10 @@ def _extras_overrides(extras: RowExtras, heads: float) -> dict[str, float]:
     """Per-token measurements win over request-level summaries when present."""
     out: dict[str, float] = {}
     if extras.routing_rows:
-        out["routed"] = extras.routed_slots / extras.routing_rows
+        # Routed assignments that capacity overflow dropped were not computed.
+        computed = max(extras.routed_slots - extras.dropped_slots, 0)
+        out["routed"] = computed / extras.routing_rows
+        out["dropped"] = (extras.routed_slots - computed) / extras.routing_rows
     if extras.kv_visible:
         out["kv_fraction"] = extras.kv_kept / extras.kv_visible
     if extras.head_slots:
@@ -45,14 +48,16 @@ def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
     kv_kept, kv_total = col["kv_kept"][row], col["kv_total"][row]
     kv_fraction = kv_kept / kv_total if kv_kept >= 0 and kv_total > 0 else 1.0
     routed, active_heads = topk, max(heads - skipped_heads, 0.0)
+    dropped = 0.0
     extras = store.extras.get(row)
     if extras is not None:
         over = _extras_overrides(extras, heads)
         routed = over.get("routed", routed)
+        dropped = over.get("dropped", dropped)
         kv_fraction = over.get("kv_fraction", kv_fraction)
         active_heads = over.get("active_heads", active_heads)
     if experts <= 0:
-        experts = routed = topk = 0.0
+        experts = routed = topk = dropped = 0.0
     return FlopInputs(
         prompt=prompt,
         completion=completion,
@@ -63,6 +68,7 @@ def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
         heads=heads,
         active_heads=active_heads,
         kv_fraction=kv_fraction,
+        dropped_per_token_layer=dropped,
     )
 
 
@@ -72,7 +78,9 @@ def row_figures(store: RequestStore, shape: ModelShape, row: int) -> dict[str, f
     return {k: (None if v != v else float(v)) for k, v in figures.items()}
 
 
-def column_inputs(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) -> FlopInputs:
+def column_inputs(
+    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+) -> FlopInputs:
     """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output."""
     import numpy as np
 
@@ -88,19 +96,23 @@ def column_inputs(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) 
     with np.errstate(invalid="ignore", divide="ignore"):
         kv_fraction = np.where((kv_kept >= 0) & (kv_total > 0), kv_kept / kv_total, 1.0)
     routed = topk.copy()
+    dropped = np.zeros(len(prompt))
     for row, extras in list(store.extras.items()):
-        if row >= len(prompt):
+        local = row - first_row
+        if not 0 <= local < len(prompt):
             continue
-        over = _extras_overrides(extras, float(heads[row]))
+        over = _extras_overrides(extras, float(heads[local]))
         if "routed" in over:
-            routed[row] = over["routed"]
+            routed[local] = over["routed"]
+            dropped[local] = over["dropped"]
         if "kv_fraction" in over:
-            kv_fraction[row] = over["kv_fraction"]
+            kv_fraction[local] = over["kv_fraction"]
         if "active_heads" in over:
-            active[row] = over["active_heads"]
+            active[local] = over["active_heads"]
     dense = ~(experts > 0)
     experts = np.where(dense, 0.0, experts)
     routed = np.where(dense, 0.0, routed)
+    dropped = np.where(dense, 0.0, dropped)
     topk = np.where(dense, 0.0, topk)
     return FlopInputs(
         prompt=prompt,
@@ -112,14 +124,17 @@ def column_inputs(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) 
         heads=heads,
         active_heads=active,
         kv_fraction=kv_fraction,
+        dropped_per_token_layer=dropped,
     )
 
 
-def column_figures(store: RequestStore, shape: ModelShape, cols: dict[str, Any]) -> dict[str, Any]:
+def column_figures(
+    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+) -> dict[str, Any]:
     import numpy as np
 
     with np.errstate(invalid="ignore", divide="ignore"):
-        return derived_tokens(shape, column_inputs(store, shape, cols))
+        return derived_tokens(shape, column_inputs(store, shape, cols, first_row))
 
 
 # -- skips in natural units ------------------------------------------------------------
@@ -161,7 +176,7 @@ def row_skips(store: RequestStore, shape: ModelShape, row: int) -> dict[str, int
     if extras is not None and extras.kv_tokens:
         out["evicted_kv_positions"] = extras.evicted_positions
         out["masked_kv_positions"] = extras.masked_positions
-    elif col["kv_total"][row] > 0 and col["kv_kept"][row] >= 0:
+    elif col["kv_total"][row] > 0 and col["kv_kept"][row] >= 0 and col["kv_skip"][row]:
         gap = col["kv_total"][row] - col["kv_kept"][row]
         masked = col["kv_skip"][row] == 2
         out["masked_kv_positions"] = gap if masked else 0
@@ -170,21 +185,23 @@ def row_skips(store: RequestStore, shape: ModelShape, row: int) -> dict[str, int
         out["dropped_expert_slots"] = extras.dropped_slots
     computed = x.prompt - x.cached + x.completion
     if computed == computed:
-        inactive = computed * _moe_layers(shape, x.experts) * (x.experts - x.routed_per_token_layer)
+        inactive = computed * _moe_layers(shape, x.experts) * (
+            x.experts - x.routed_per_token_layer - x.dropped_per_token_layer
+        )
         out["inactive_expert_slots"] = round(inactive)
         out["skipped_head_slots"] = round(computed * shape.layers * (x.heads - x.active_heads))
     return out
 
 
 def column_skip_sums(
-    store: RequestStore, shape: ModelShape, cols: dict[str, Any]
+    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
 ) -> tuple[dict[str, int | None], dict[str, int | None]]:
     """Sums of ``row_skips`` over all rows (None where no row knew), vectorised, and for
     each the natural whole it is a part of (prompt tokens, visible positions, slots)."""
     import numpy as np
 
     n = len(cols["prompt_tokens"])
-    x = column_inputs(store, shape, cols)
+    x = column_inputs(store, shape, cols, first_row)
     out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
     whole: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
     cached = cols["cached_tokens"]
@@ -197,10 +214,11 @@ def column_skip_sums(
     kv_known = dropped_known = False
     dropped = routed = 0
     for row, extras in list(store.extras.items()):
-        if row >= n:
+        local = row - first_row
+        if not 0 <= local < n:
             continue
         if extras.kv_tokens:
-            per_token_kv[row] = True
+            per_token_kv[local] = True
             kv_known = True
             evicted += extras.evicted_positions
             masked += extras.masked_positions
@@ -209,7 +227,9 @@ def column_skip_sums(
             dropped_known = True
             dropped += extras.dropped_slots
             routed += extras.routed_slots
-    summary = (cols["kv_total"] > 0) & ~np.isnan(cols["kv_kept"]) & ~per_token_kv
+    summary = (
+        (cols["kv_total"] > 0) & ~np.isnan(cols["kv_kept"]) & ~per_token_kv & (cols["kv_skip"] > 0)
+    )
     if summary.any():
         kv_known = True
         gap = cols["kv_total"][summary] - cols["kv_kept"][summary]
@@ -227,7 +247,9 @@ def column_skip_sums(
     computed = x.prompt - x.cached + x.completion
     known = ~np.isnan(computed)
     if known.any():
-        inactive = computed * _moe_layers(shape, x.experts) * (x.experts - x.routed_per_token_layer)
+        inactive = computed * _moe_layers(shape, x.experts) * (
+            x.experts - x.routed_per_token_layer - x.dropped_per_token_layer
+        )
         heads = computed * shape.layers * (x.heads - x.active_heads)
         out["inactive_expert_slots"] = int(np.round(inactive[known]).sum())
         out["skipped_head_slots"] = int(np.round(heads[known]).sum())

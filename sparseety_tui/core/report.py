@@ -43,8 +43,9 @@ def request_record(extractor: Extractor, shape: ModelShape, row: int) -> dict[st
         "sparse_skipped_tokens": _round_or_none(figures["sparse_skipped_tokens"], 2),
         "skip_ratio": _round_or_none(figures["skip_ratio"], 6),
         "compute_vs_nominal": _round_or_none(figures["compute_vs_nominal"], 6),
-        "latency_s": _float(c["latency_s"][row]),
-        "ttft_s": _float(c["ttft_s"][row]),
+        # float32 columns: 5 decimals is their precision at these magnitudes
+        "latency_s": _float(c["latency_s"][row], 5),
+        "ttft_s": _float(c["ttft_s"][row], 5),
         "received_ts": _float(c["received_ts"][row], 3),
         "finished_ts": _float(c["finished_ts"][row], 3),
         "experts": {

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.events import RequestState
+from sparseety_tui.core.idindex import IdIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -118,8 +119,9 @@ class LineLocation:
 
 class RequestStore:
     def __init__(self) -> None:
-        self.ids: list[str] = []
-        self.index: dict[str, int] = {}
+        # Row -> id (``ids[row]``) and id -> row (``index.get(id)``): one compact object.
+        self.ids = IdIndex()
+        self.index = self.ids
         self.models: list[str] = [""]
         self._model_code: dict[str, int] = {"": 0}
         self.columns: dict[str, array[Any]] = {}
@@ -166,9 +168,7 @@ class RequestStore:
 
     def new_row(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         """Append an all-unknown row for ``request_id`` and return its index."""
-        row = len(self.ids)
-        self.ids.append(request_id)
-        self.index[request_id] = row
+        row = self.ids.append(request_id)
         for name in INT_COLUMNS:
             self.columns[name].append(UNKNOWN)
         self.columns["line_no"][row] = line_no
@@ -194,9 +194,7 @@ class RequestStore:
         line_no: int,
     ) -> int:
         """Append a row from values in ``ROW_LAYOUT`` order (the Extractor's hot path)."""
-        row = len(self.ids)
-        self.ids.append(request_id)
-        self.index[request_id] = row
+        row = self.ids.append(request_id)
         for append, value in zip(self._row_appenders, values):
             append(value)
         self._append_line_no(line_no)
@@ -215,7 +213,6 @@ class RequestStore:
         line_nos: Any,
     ) -> None:
         """Append many new rows at once; ``columns`` are numpy arrays keyed by name."""
-        base = len(self.ids)
         for name, values in columns.items():
             column = self.columns[name]
             column.frombytes(values.astype(column.typecode, copy=False).tobytes())
@@ -224,7 +221,6 @@ class RequestStore:
         self.offset.extend(offsets)
         self.length.extend(lengths)
         self.ids.extend(request_ids)
-        self.index.update(zip(request_ids, range(base, base + len(request_ids))))
 
     def merge_row(self, row: int, values: tuple[Any, ...]) -> None:
         """Overwrite the cells ``values`` knows (not -1, not NaN, not 0 for codes)."""
@@ -259,17 +255,24 @@ class RequestStore:
             return None if value == UNKNOWN else value
         return value
 
-    def numeric_view(self) -> dict[str, np.ndarray[Any, Any]]:
-        """Copies of all columns as numpy arrays (unknown ints become NaN floats).
+    def numeric_view(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray[Any, Any]]:
+        """Copies of rows [start, stop) of all columns as numpy arrays (unknown ints become
+        NaN floats).
 
-        Copies, not views: the writer may append (and so reallocate) at any time.
+        Copies, not views: the writer may append (and so reallocate) at any time. Call it
+        from the writer's thread: the buffer is exported while it is copied.
         """
         import numpy as np
 
         out: dict[str, np.ndarray[Any, Any]] = {}
         n = len(self.ids)
+        stop = n if stop is None else min(stop, n)
+        count = max(stop - start, 0)
         for name, col in self.columns.items():
-            values = np.frombuffer(col, dtype=np.dtype(col.typecode), count=n).copy()
+            itemsize = col.itemsize
+            values = np.frombuffer(
+                col, dtype=np.dtype(col.typecode), count=count, offset=start * itemsize
+            ).copy()
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan

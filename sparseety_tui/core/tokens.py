@@ -44,7 +44,9 @@ class _FastBackend:
 
         self._tok = Tokenizer.from_file(str(path))
         self._byte_decoder = _byte_level_decoder()
-        self._byte_level = _is_byte_level(path)
+        # Byte-level BPE (GPT-2 style) maps bytes to printable characters; its pieces must
+        # be mapped back to bytes to group partial UTF-8 sequences into whole characters.
+        self._byte_level = type(self._tok.decoder).__name__ == "ByteLevel"
 
     def count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
@@ -83,15 +85,6 @@ class _TransformersBackend:
     def id_to_bytes(self, token_id: int) -> bytes:
         text = str(self._tok.decode([token_id]))
         return text.encode("utf-8")
-
-
-def _is_byte_level(path: Path) -> bool:
-    """Byte-level BPE tokenizers (GPT-2 style) map bytes to printable characters."""
-    try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:200_000]
-    except OSError:
-        return False
-    return '"ByteLevel"' in head
 
 
 def _byte_level_decoder() -> dict[str, int]:

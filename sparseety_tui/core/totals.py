@@ -28,18 +28,6 @@ def _none_if_nan(value: float) -> float | None:
     return None if value != value else float(value)
 
 
-def _sum_known(values: Any) -> tuple[int | float | None, int]:
-    """Sum of the non-NaN values and how many there were; None when there were none."""
-    import numpy as np
-
-    known = ~np.isnan(values)
-    n = int(known.sum())
-    if n == 0:
-        return None, 0
-    total = float(values[known].sum())
-    return (int(round(total)) if total.is_integer() else total), n
-
-
 def quantiles(values: Any) -> dict[str, float | int | None]:
     import numpy as np
 
@@ -52,8 +40,8 @@ def quantiles(values: Any) -> dict[str, float | int | None]:
     known.sort()
     for name, q in QUANTILES:
         rank = max(math.ceil(q * known.size), 1)  # nearest-rank definition
-        out[name] = round(float(known[rank - 1]), 6)
-    out["max"] = round(float(known[-1]), 6)
+        out[name] = round(float(known[rank - 1]), 5)
+    out["max"] = round(float(known[-1]), 5)
     return out
 
 
@@ -76,70 +64,146 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
     }
 
 
+#: Rows per chunk when totals are computed: bounds the transient numpy memory (about 300
+#: bytes a row while a chunk is processed) whatever the store's size.
+CHUNK_ROWS = 1 << 20
+
+
+class _Sums:
+    """Additive accumulators over chunks of rows."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, float] = {}
+        self.counts: dict[str, int] = {}
+        self.states: list[int] = [0] * len(STATES)
+        self.per_minute: dict[int, list[int]] = {}
+        self.latency: list[Any] = []
+        self.ttft: list[Any] = []
+        self.models: set[int] = set()
+        self.skips: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+        self.wholes: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+
+    def add_known(self, name: str, values: Any) -> None:
+        import numpy as np
+
+        known = ~np.isnan(values)
+        n = int(known.sum())
+        if n:
+            self.values[name] = self.values.get(name, 0.0) + float(values[known].sum())
+            self.counts[name] = self.counts.get(name, 0) + n
+
+    def add_masked(self, name: str, values: Any, mask: Any) -> None:
+        self.values[name] = self.values.get(name, 0.0) + float(values[mask].sum())
+
+    def known(self, name: str) -> int | float | None:
+        if not self.counts.get(name):
+            return None
+        total = self.values[name]
+        return int(round(total)) if total.is_integer() else total
+
+
+def _add_optional(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else a + b
+
+
+def _accumulate(sums: _Sums, extractor: Extractor, shape: ModelShape, first: int, last: int) -> None:
+    import numpy as np
+
+    store = extractor.store
+    cols = store.numeric_view(first, last)
+    figures = column_figures(store, shape, cols, first)
+    for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
+        sums.add_known(name, cols[name])
+    sums.add_known("logical_tokens", figures["logical_tokens"])
+    effective = figures["effective_compute_tokens"]
+    known_eff = ~np.isnan(effective)
+    sums.add_known("effective_compute_tokens", effective)
+    sums.add_masked("logical_for_effective", figures["logical_tokens"], known_eff)
+    both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
+    sums.add_masked("prompt_with_cache", cols["prompt_tokens"], both)
+    sums.add_masked("cached_with_prompt", cols["cached_tokens"], both)
+    flops = ~np.isnan(figures["flops_actual"]) & ~np.isnan(figures["flops_nominal"])
+    sums.add_masked("flops_actual", figures["flops_actual"], flops)
+    sums.add_masked("flops_nominal", figures["flops_nominal"], flops)
+    sums.counts["flops"] = sums.counts.get("flops", 0) + int(flops.sum())
+    hits = cols["cache_hit"]
+    sums.counts["hit_flagged"] = sums.counts.get("hit_flagged", 0) + int((hits > 0).sum())
+    sums.counts["hit_true"] = sums.counts.get("hit_true", 0) + int((hits == 2).sum())
+    for code, count in enumerate(np.bincount(cols["state"], minlength=len(STATES))):
+        sums.states[code] += int(count)
+    sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
+    sums.latency.append(cols["latency_s"][~np.isnan(cols["latency_s"])])
+    sums.ttft.append(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
+    _per_minute(sums.per_minute, cols)
+    part, whole = column_skip_sums(store, shape, cols, first)
+    for name in SKIP_FIELDS:
+        sums.skips[name] = _add_optional(sums.skips[name], part[name])
+        sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
+
+
 def compute_totals(extractor: Extractor, shape: ModelShape) -> dict[str, Any]:
     import numpy as np
 
     store = extractor.store
-    cols = store.numeric_view()
     n = len(store)
-    figures = column_figures(store, shape, cols)
+    sums = _Sums()
+    for first in range(0, max(n, 1), CHUNK_ROWS):
+        _accumulate(sums, extractor, shape, first, min(first + CHUNK_ROWS, n))
 
-    prompt_sum, prompt_n = _sum_known(cols["prompt_tokens"])
-    completion_sum, _ = _sum_known(cols["completion_tokens"])
-    cached_sum, cached_n = _sum_known(cols["cached_tokens"])
-    logical_sum, _ = _sum_known(figures["logical_tokens"])
-    effective = figures["effective_compute_tokens"]
-    known_eff = ~np.isnan(effective)
-    effective_sum = float(effective[known_eff].sum()) if known_eff.any() else None
-    logical_for_effective = float(figures["logical_tokens"][known_eff].sum())
-    skipped_sum = (
-        logical_for_effective - effective_sum if effective_sum is not None else None
-    )
+    effective_sum = sums.known("effective_compute_tokens")
+    logical_for_effective = sums.values.get("logical_for_effective", 0.0)
+    skipped_sum = logical_for_effective - effective_sum if effective_sum is not None else None
     skip_ratio = (
         skipped_sum / logical_for_effective
         if skipped_sum is not None and logical_for_effective > 0
         else None
     )
-
-    # Cache hit rate: cached / prompt tokens over requests that reported both.
-    both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
-    prompt_with_cache = float(cols["prompt_tokens"][both].sum())
+    prompt_with_cache = sums.values.get("prompt_with_cache", 0.0)
     cache_hit_rate = (
-        float(cols["cached_tokens"][both].sum()) / prompt_with_cache
-        if prompt_with_cache > 0
-        else None
+        sums.values["cached_with_prompt"] / prompt_with_cache if prompt_with_cache > 0 else None
     )
-    hit_flags = cols["cache_hit"]
-    flagged = int((hit_flags > 0).sum())
-
-    states = np.bincount(cols["state"], minlength=len(STATES)) if n else np.zeros(len(STATES))
-    by_state = {STATES[i]: int(states[i]) for i in range(len(STATES)) if states[i]}
-
-    skipped_kinds = _skips_by_kind(extractor, shape, cols, figures)
-
+    flagged = sums.counts.get("hit_flagged", 0)
+    skipped: dict[str, Any] = {}
+    for name in SKIP_FIELDS:
+        part, whole = sums.skips[name], sums.wholes[name]
+        skipped[name] = {
+            "value": part,
+            "of": whole,
+            "ratio": round(part / whole, 6) if part is not None and whole else None,
+        }
+    nominal = sums.values.get("flops_nominal", 0.0)
+    skipped["compute_vs_nominal"] = (
+        _round(sums.values["flops_actual"] / nominal, 6) if sums.counts.get("flops") and nominal else None
+    )
+    latency = np.concatenate(sums.latency) if sums.latency else np.zeros(0)
+    ttft = np.concatenate(sums.ttft) if sums.ttft else np.zeros(0)
     return {
         "requests": {
             "count": n,
-            "by_state": by_state,
-            "prompt_tokens": prompt_sum,
-            "completion_tokens": completion_sum,
-            "cached_tokens": cached_sum,
-            "with_prompt_tokens": prompt_n,
-            "with_cached_tokens": cached_n,
-            "logical_tokens": logical_sum,
+            "by_state": {STATES[i]: c for i, c in enumerate(sums.states) if c},
+            "prompt_tokens": sums.known("prompt_tokens"),
+            "completion_tokens": sums.known("completion_tokens"),
+            "cached_tokens": sums.known("cached_tokens"),
+            "with_prompt_tokens": sums.counts.get("prompt_tokens", 0),
+            "with_cached_tokens": sums.counts.get("cached_tokens", 0),
+            "logical_tokens": sums.known("logical_tokens"),
             "effective_compute_tokens": _round(effective_sum),
             "sparse_skipped_tokens": _round(skipped_sum),
             "skip_ratio": _round(skip_ratio, 6),
-            "with_effective_compute": int(known_eff.sum()),
+            "with_effective_compute": sums.counts.get("effective_compute_tokens", 0),
             "cache_hit_rate": _round(cache_hit_rate, 6),
             "cache_hit_requests": (
-                {"hit": int((hit_flags == 2).sum()), "reported": flagged} if flagged else None
+                {"hit": sums.counts["hit_true"], "reported": flagged} if flagged else None
             ),
         },
-        "skipped": skipped_kinds,
-        "latency_s": quantiles(cols["latency_s"]),
-        "ttft_s": quantiles(cols["ttft_s"]),
-        "throughput_per_minute": _per_minute(cols),
+        "skipped": skipped,
+        "latency_s": quantiles(latency),
+        "ttft_s": quantiles(ttft),
+        "throughput_per_minute": [
+            {"minute": minute * 60, "requests": v[0], "prompt_tokens": v[1],
+             "completion_tokens": v[2]}
+            for minute, v in sorted(sums.per_minute.items())
+        ],
         "experts": heat_summary(extractor.expert_load) if extractor.expert_load.counts else None,
         "dropped_experts": heat_summary(extractor.dropped) if extractor.dropped.counts else None,
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
@@ -148,9 +212,7 @@ def compute_totals(extractor: Extractor, shape: ModelShape) -> dict[str, Any]:
             "count": extractor.error_count,
             "recent": [dict(e) for e in list(extractor.errors)[-5:]],
         },
-        "models": sorted(
-            {store.models[int(c)] for c in np.unique(cols["model"]) if int(c)}
-        ),
+        "models": sorted(store.models[c] for c in sums.models),
     }
 
 
@@ -158,58 +220,25 @@ def _round(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _skips_by_kind(
-    extractor: Extractor, shape: ModelShape, cols: dict[str, Any], figures: dict[str, Any]
-) -> dict[str, Any]:
-    """Natural units per skip kind, each with the whole it is a part of, and the ratio."""
-    sums, wholes = column_skip_sums(extractor.store, shape, cols)
-    out: dict[str, Any] = {}
-    for name in SKIP_FIELDS:
-        part, whole = sums[name], wholes[name]
-        out[name] = {
-            "value": part,
-            "of": whole,
-            "ratio": round(part / whole, 6) if part is not None and whole else None,
-        }
-    out["compute_vs_nominal"] = _round(
-        _nan_ratio(figures["flops_actual"], figures["flops_nominal"]), 6
-    )
-    return out
-
-
-def _nan_ratio(numerator: Any, denominator: Any) -> float | None:
-    import numpy as np
-
-    known = ~np.isnan(numerator) & ~np.isnan(denominator)
-    if not known.any():
-        return None
-    den = float(denominator[known].sum())
-    return float(numerator[known].sum()) / den if den else None
-
-
-def _per_minute(cols: dict[str, Any]) -> list[dict[str, Any]]:
-    """Finished requests and tokens per wall-clock minute (UTC), oldest first."""
+def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
+    """Add finished requests and tokens per wall-clock minute (UTC) to ``acc``."""
     import numpy as np
 
     finished = cols["finished_ts"]
     known = ~np.isnan(finished)
     if not known.any():
-        return []
+        return
     minutes = (finished[known] // 60).astype(np.int64)
     first = int(minutes.min())
     index = minutes - first
     requests = np.bincount(index)
     completion = np.bincount(index, weights=np.nan_to_num(cols["completion_tokens"][known]))
     prompt = np.bincount(index, weights=np.nan_to_num(cols["prompt_tokens"][known]))
-    out = []
     for i in np.nonzero(requests)[0]:
-        out.append({
-            "minute": int((first + int(i)) * 60),
-            "requests": int(requests[i]),
-            "prompt_tokens": int(prompt[i]),
-            "completion_tokens": int(completion[i]),
-        })
-    return out
+        bucket = acc.setdefault(first + int(i), [0, 0, 0])
+        bucket[0] += int(requests[i])
+        bucket[1] += int(prompt[i])
+        bucket[2] += int(completion[i])
 
 
 def _engine_summary(extractor: Extractor) -> dict[str, Any] | None:

@@ -390,12 +390,6 @@ def test_token_stream_merges_events_into_four_requests(
     assert heat_to_counter(doc["head_skips"]) == heads
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="core bug: core/tokens.py _is_byte_level() looks for '\"ByteLevel\"' in the first "
-    "200,000 characters of tokenizer.json only; in the DeepSeek tokenizer it is at character "
-    "259,175, so tokens that end inside a UTF-8 character decode to U+FFFD in the detail view",
-)
 def test_detail_view_decodes_moe_trace_prompts_back_to_their_text() -> None:
     from sparseety_tui.batch import Options, ingest_paths
     from sparseety_tui.core.detail import build_detail

@@ -1,0 +1,108 @@
+"""`summary` over a big request-level JSONL vs a bare orjson.loads loop, and memory held.
+
+Usage (see bench/RESULTS.md for recorded runs):
+
+    python bench/summary_throughput.py FILE [--runs 3] [--jobs 0]
+    python bench/summary_throughput.py --generate 1G FILE   # needs shared/tools/gen_logs.py
+
+The two commands run alternately (A B A B ...) so machine drift cancels; the figure that
+counts is the median of the per-pair ratios. Peak RSS comes from the kernel (wait4).
+"Held per request" is measured separately: RSS after ingesting the file (gc collected,
+before totals) minus RSS before, divided by the number of requests.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ORJSON_LOOP = (
+    "import sys, orjson\n"
+    "loads = orjson.loads\n"
+    "with open(sys.argv[1], 'rb') as f:\n"
+    "    for line in f:\n"
+    "        loads(line)\n"
+)
+
+HELD = """
+import gc, json, sys
+def rss():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmRSS'):
+                return int(line.split()[1]) * 1024
+    return 0
+import numpy  # imported by summary anyway: not per-request memory
+from sparseety_tui.batch import Options, make_extractor
+from sparseety_tui.parallel import ingest_all
+gc.collect()
+before = rss()
+extractor = make_extractor(Options())
+ingest_all(extractor, Options(), [sys.argv[1]], jobs=int(sys.argv[2]))
+gc.collect()
+after = rss()
+n = len(extractor.store)
+print(json.dumps({"requests": n, "held_bytes": after - before,
+                  "bytes_per_request": (after - before) / max(n, 1),
+                  "id_index_bytes_per_request": extractor.store.ids.nbytes() / max(n, 1)}))
+"""
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall seconds and peak RSS (MiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("file")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=0, help="summary --jobs (0 = all cores)")
+    parser.add_argument("--generate", metavar="SIZE", help="first write FILE with gen_logs.py")
+    args = parser.parse_args()
+    py = sys.executable
+    if args.generate:
+        gen = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
+        subprocess.run([py, str(gen), "--kind", "jsonl", "--size", args.generate,
+                        "--out", args.file, "--seed", "1"], check=True)
+    size = os.path.getsize(args.file)
+    a_cmd = [py, "-c", ORJSON_LOOP, args.file]
+    b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", "--jobs", str(args.jobs), args.file]
+    timed(a_cmd)  # warm the page cache
+    rows = []
+    for run in range(args.runs):
+        a_wall, a_rss = timed(a_cmd)
+        b_wall, b_rss = timed(b_cmd)
+        rows.append((a_wall, b_wall, b_rss))
+        print(f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
+              f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB", flush=True)
+    held = json.loads(subprocess.run([py, "-c", HELD, args.file, str(args.jobs)],
+                                     capture_output=True, text=True, check=True).stdout)
+    result = {
+        "file": args.file,
+        "bytes": size,
+        "cores": os.cpu_count(),
+        "jobs": args.jobs,
+        "orjson_loop_s_median": round(statistics.median(r[0] for r in rows), 3),
+        "summary_s_median": round(statistics.median(r[1] for r in rows), 3),
+        "ratio_median_of_pairs": round(statistics.median(r[1] / r[0] for r in rows), 3),
+        "summary_peak_rss_mib_median": round(statistics.median(r[2] for r in rows), 1),
+        **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in held.items()},
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

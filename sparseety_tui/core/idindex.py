@@ -1,0 +1,194 @@
+"""Request ids in a few bytes each, with O(1) lookup.
+
+A ``dict[str, int]`` plus a ``list[str]`` costs ~120 bytes per request in CPython (a str
+object, a dict entry, an int object and a list slot); with millions of requests that is
+most of the store. Here ids live as UTF-8 bytes in one ``bytearray`` with an end-offset
+array, and an open-addressing hash table of row numbers (``array('i')``, load factor at
+most 1/4) finds them: about 11 + 8 + 8 + 16 bytes for an 11-character id.
+
+Hashes are Python's own ``hash(str)`` (computed in C, randomised per process, which is
+fine: the table is never persisted or shared between processes).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, overload
+
+_EMPTY = -1
+_PROBE = "sparseety-hash-probe"
+_MIN_CAPACITY = 1 << 10
+
+
+class IdIndex(Sequence[str]):
+    """An append-only sequence of distinct ids with ``find(id) -> row``."""
+
+    def __init__(self) -> None:
+        self._blob = bytearray()
+        self._ends: array[int] = array("q")
+        self._hashes: array[int] = array("q")
+        self._mask = _MIN_CAPACITY - 1
+        self._table: array[int] = array("i", [_EMPTY]) * _MIN_CAPACITY
+
+    # -- Sequence ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._ends)
+
+    @overload
+    def __getitem__(self, row: int) -> str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[str]: ...
+
+    def __getitem__(self, row: int | slice) -> str | list[str]:
+        """The id at a row (``ids[3]``); ``index["req-1"]`` style lookups use ``row_of``."""
+        if isinstance(row, slice):
+            start, stop, step = row.indices(len(self))
+            if step != 1 or start >= stop:
+                return [self[i] for i in range(start, stop, step)]
+            ends = self._ends[start:stop]
+            begin = self._ends[start - 1] if start else 0
+            blob = bytes(self._blob[begin : ends[-1]])
+            starts = [begin, *ends[:-1]]
+            return [blob[a - begin : b - begin].decode("utf-8", errors="surrogatepass")
+                    for a, b in zip(starts, ends)]
+        if row < 0:
+            row += len(self._ends)
+        end = self._ends[row]
+        start = self._ends[row - 1] if row else 0
+        return self._blob[start:end].decode("utf-8", errors="surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+    def __contains__(self, request_id: object) -> bool:
+        return isinstance(request_id, str) and self.find(request_id) is not None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, tuple, IdIndex)):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # -- lookup ------------------------------------------------------------------------
+
+    def find(self, request_id: str) -> int | None:
+        mask = self._mask
+        table = self._table
+        slot = hash(request_id) & mask
+        key: bytes | None = None
+        while True:
+            row = table[slot]
+            if row == _EMPTY:
+                return None
+            if key is None:
+                key = request_id.encode("utf-8", errors="surrogatepass")
+            end = self._ends[row]
+            start = self._ends[row - 1] if row else 0
+            if end - start == len(key) and self._blob[start:end] == key:
+                return row
+            slot = (slot + 1) & mask
+
+    def get(self, request_id: str, default: Any = None) -> Any:
+        row = self.find(request_id)
+        return default if row is None else row
+
+    def row_of(self, request_id: str) -> int:
+        row = self.find(request_id)
+        if row is None:
+            raise KeyError(request_id)
+        return row
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The table is rebuilt on arrival; hashes travel only between forked processes,
+        # which share the hash secret (checked with a probe hash).
+        return {"blob": bytes(self._blob), "ends": self._ends, "hashes": self._hashes,
+                "probe": hash(_PROBE)}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self.extend_from_state(state)
+
+    def extend_from(self, other: IdIndex) -> None:
+        """Append all of ``other``'s ids (the caller knows none is present)."""
+        self.extend_from_state(other.__getstate__())
+
+    def extend_from_state(self, state: dict[str, Any]) -> None:
+        blob: bytes = state["blob"]
+        ends: array[int] = state["ends"]
+        base_row, base_byte = len(self._ends), len(self._blob)
+        self._blob += blob
+        self._ends.extend(end + base_byte for end in ends)
+        if state["probe"] == hash(_PROBE):
+            self._hashes.extend(state["hashes"])
+        else:
+            self._hashes.extend(hash(self[row]) for row in range(base_row, len(self._ends)))
+        if len(self._ends) * 4 > self._mask + 1:
+            self._grow()
+        else:
+            place = self._place
+            for row in range(base_row, len(self._ends)):
+                place(self._hashes[row], row)
+
+    # -- insertion ---------------------------------------------------------------------
+
+    def append(self, request_id: str) -> int:
+        """Add a new id (the caller knows it is not present) and return its row."""
+        row = len(self._ends)
+        h = hash(request_id)
+        self._blob += request_id.encode("utf-8", errors="surrogatepass")
+        self._ends.append(len(self._blob))
+        self._hashes.append(h)
+        if (row + 1) * 4 > self._mask + 1:
+            self._grow()
+        else:
+            self._place(h, row)
+        return row
+
+    def extend(self, request_ids: Iterable[str]) -> None:
+        for request_id in request_ids:
+            self.append(request_id)
+
+    def any_present(self, request_ids: Sequence[str], hashes: Any = None) -> bool:
+        """Whether any of these ids is already here (vectorised first-probe test)."""
+        if not self._ends or not request_ids:
+            return False
+        import numpy as np
+
+        if hashes is None:
+            hashes = np.fromiter(map(hash, request_ids), dtype=np.int64, count=len(request_ids))
+        table = np.frombuffer(self._table, dtype=np.int32)
+        occupied = table[hashes & self._mask] != _EMPTY
+        del table  # release the buffer export before anyone appends
+        # An id whose first slot is empty is certainly absent; check the others fully.
+        return any(self.find(request_ids[int(i)]) is not None for i in np.flatnonzero(occupied))
+
+    def shares_ids_with(self, other: IdIndex) -> bool:
+        """Whether any id of ``other`` is here. Its hashes are this process's (one that
+        arrived pickled was rebuilt by ``__setstate__``), so they are reused."""
+        import numpy as np
+
+        return self.any_present(other, np.frombuffer(other._hashes, dtype=np.int64).copy())
+
+    def _place(self, h: int, row: int) -> None:
+        mask = self._mask
+        table = self._table
+        slot = h & mask
+        while table[slot] != _EMPTY:
+            slot = (slot + 1) & mask
+        table[slot] = row
+
+    def _grow(self) -> None:
+        capacity = (self._mask + 1) * 2
+        while len(self._ends) * 4 > capacity:
+            capacity *= 2
+        self._mask = capacity - 1
+        self._table = array("i", [_EMPTY]) * capacity
+        place = self._place
+        for row, h in enumerate(self._hashes):
+            place(h, row)
+
+    def nbytes(self) -> int:
+        return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._table) * 4
