@@ -83,7 +83,7 @@ def main() -> None:
     timed(a_cmd)  # warm the page cache
     rows = []
     for run in range(args.runs):
-        a_wall, a_rss = timed(a_cmd)
+        a_wall, _ = timed(a_cmd)
         b_wall, b_rss = timed(b_cmd)
         rows.append((a_wall, b_wall, b_rss))
         print(f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "

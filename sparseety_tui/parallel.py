@@ -25,6 +25,7 @@ from typing import Any
 
 from sparseety_tui.batch import Options, ingest_file
 from sparseety_tui.core.extractor import EngineSeries, Extractor, FileState, HeatCounts
+from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.store import (
     BYTE_COLUMNS,
     FLOAT32_COLUMNS,
@@ -33,7 +34,6 @@ from sparseety_tui.core.store import (
     UNKNOWN,
     RowExtras,
 )
-from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
 from sparseety_tui.sources.lines import find_range_starts, iter_lines

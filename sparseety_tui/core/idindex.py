@@ -28,8 +28,12 @@ class IdIndex(Sequence[str]):
         self._blob = bytearray()
         self._ends: array[int] = array("q")
         self._hashes: array[int] = array("q")
-        self._mask = _MIN_CAPACITY - 1
-        self._table: array[int] = array("i", [_EMPTY]) * _MIN_CAPACITY
+        # (mask, table) in one attribute: a reader in another thread (the UI) always sees a
+        # matching pair, even while the writer rehashes into a bigger table.
+        self._slots: tuple[int, array[int]] = (
+            _MIN_CAPACITY - 1,
+            array("i", [_EMPTY]) * _MIN_CAPACITY,
+        )
 
     # -- Sequence ----------------------------------------------------------------------
 
@@ -75,8 +79,7 @@ class IdIndex(Sequence[str]):
     # -- lookup ------------------------------------------------------------------------
 
     def find(self, request_id: str) -> int | None:
-        mask = self._mask
-        table = self._table
+        mask, table = self._slots
         slot = hash(request_id) & mask
         key: bytes | None = None
         while True:
@@ -125,7 +128,7 @@ class IdIndex(Sequence[str]):
             self._hashes.extend(state["hashes"])
         else:
             self._hashes.extend(hash(self[row]) for row in range(base_row, len(self._ends)))
-        if len(self._ends) * 4 > self._mask + 1:
+        if len(self._ends) * 4 > self._slots[0] + 1:
             self._grow()
         else:
             place = self._place
@@ -141,7 +144,7 @@ class IdIndex(Sequence[str]):
         self._blob += request_id.encode("utf-8", errors="surrogatepass")
         self._ends.append(len(self._blob))
         self._hashes.append(h)
-        if (row + 1) * 4 > self._mask + 1:
+        if (row + 1) * 4 > self._slots[0] + 1:
             self._grow()
         else:
             self._place(h, row)
@@ -159,8 +162,9 @@ class IdIndex(Sequence[str]):
 
         if hashes is None:
             hashes = np.fromiter(map(hash, request_ids), dtype=np.int64, count=len(request_ids))
-        table = np.frombuffer(self._table, dtype=np.int32)
-        occupied = table[hashes & self._mask] != _EMPTY
+        mask, slots = self._slots
+        table = np.frombuffer(slots, dtype=np.int32)
+        occupied = table[hashes & mask] != _EMPTY
         del table  # release the buffer export before anyone appends
         # An id whose first slot is empty is certainly absent; check the others fully.
         return any(self.find(request_ids[int(i)]) is not None for i in np.flatnonzero(occupied))
@@ -173,22 +177,24 @@ class IdIndex(Sequence[str]):
         return self.any_present(other, np.frombuffer(other._hashes, dtype=np.int64).copy())
 
     def _place(self, h: int, row: int) -> None:
-        mask = self._mask
-        table = self._table
+        mask, table = self._slots
         slot = h & mask
         while table[slot] != _EMPTY:
             slot = (slot + 1) & mask
         table[slot] = row
 
     def _grow(self) -> None:
-        capacity = (self._mask + 1) * 2
+        capacity = (self._slots[0] + 1) * 2
         while len(self._ends) * 4 > capacity:
             capacity *= 2
-        self._mask = capacity - 1
-        self._table = array("i", [_EMPTY]) * capacity
-        place = self._place
+        mask = capacity - 1
+        table = array("i", [_EMPTY]) * capacity
         for row, h in enumerate(self._hashes):
-            place(h, row)
+            slot = h & mask
+            while table[slot] != _EMPTY:
+                slot = (slot + 1) & mask
+            table[slot] = row
+        self._slots = (mask, table)  # published whole, after it is complete
 
     def nbytes(self) -> int:
-        return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._table) * 4
+        return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._slots[1]) * 4

@@ -1,0 +1,67 @@
+"""IdIndex: the compact id store behaves like a list plus a dict, and stays small."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sparseety_tui.core.idindex import IdIndex
+
+
+@settings(max_examples=60, deadline=None)
+@given(ids=st.lists(st.text(min_size=1, max_size=20), unique=True, max_size=3000),
+       probes=st.lists(st.text(max_size=20), max_size=50))
+def test_behaves_like_list_and_dict(ids: list[str], probes: list[str]) -> None:
+    index = IdIndex()
+    for i, request_id in enumerate(ids):
+        assert index.append(request_id) == i
+    assert len(index) == len(ids)
+    assert list(index) == ids and index == ids
+    assert index[:] == ids and index[3:17] == ids[3:17]
+    lookup = {rid: i for i, rid in enumerate(ids)}
+    for request_id in ids + probes:
+        assert index.find(request_id) == lookup.get(request_id)
+        assert (request_id in index) == (request_id in lookup)
+    assert index.any_present(probes) == any(p in lookup for p in probes)
+
+
+def test_pickle_round_trip_and_extend_from() -> None:
+    first, second = IdIndex(), IdIndex()
+    first.extend(f"a{i}" for i in range(5000))
+    second.extend(f"b{i}" for i in range(7000))
+    restored = pickle.loads(pickle.dumps(second))
+    assert restored == second
+    assert not first.shares_ids_with(restored)
+    first.extend_from(restored)
+    assert len(first) == 12000 and first.find("b6999") == 11999 and first.find("a0") == 0
+    assert first.shares_ids_with(restored)
+
+
+def test_small_per_id() -> None:
+    index = IdIndex()
+    index.extend(f"req-{i:07d}" for i in range(200_000))
+    assert index.nbytes() / len(index) < 60  # vs ~120 B for str + dict entry + int + slot
+
+
+def test_reader_never_sees_a_half_grown_table() -> None:
+    index = IdIndex()
+    index.append("seed")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def reader() -> None:
+        try:
+            while not stop.is_set():
+                assert index.find("seed") == 0
+        except BaseException as exc:  # the test reports it below
+            errors.append(exc)
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    index.extend(f"x{i}" for i in range(100_000))  # many rehashes while the reader runs
+    stop.set()
+    thread.join()
+    assert not errors
