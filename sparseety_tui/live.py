@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.events import StatsPayload
-from sparseety_tui.core.extractor import Diagnostic, Extractor
+from sparseety_tui.core.extractor import Diagnostic, EngineSeries, Extractor, HeatCounts
 from sparseety_tui.core.store import STATE_CODE, STATES
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent, iter_lines
 
@@ -61,6 +61,12 @@ BUSY_WAIT_S = 0.05
 RATE_POINTS = 60
 #: Engine stats points copied into each snapshot for sparklines.
 ENGINE_POINTS = 120
+#: A publish after this long without one wakes the UI (``IngestWorker(on_wake=...)``).
+WAKE_AFTER_S = 0.25
+#: Totals and views are recomputed at most once per this many times their own cost (their
+#: thread then uses at most ~1/HEAVY_DUTY of a core), and never more often than
+#: ``LiveOptions.totals_interval_s``.
+HEAVY_DUTY = 5.0
 
 StartMode = Literal["default", "start", "last"]
 
@@ -288,8 +294,14 @@ class IngestWorker:
         options: LiveOptions,
         *,
         clock: Callable[[], float] = time.monotonic,
+        on_wake: Callable[[], None] | None = None,
     ) -> None:
+        """``on_wake`` is called (from the worker thread; it must not block) when a snapshot
+        is published after a quiet spell, so an idle UI can poll rarely and still show the
+        first new line at once. Never called more than once per ``WAKE_AFTER_S``."""
         self.extractor = extractor
+        self._on_wake = on_wake
+        self._last_publish_at = -math.inf
         self.shape = shape
         self.options = options
         self._clock = clock
@@ -319,6 +331,7 @@ class IngestWorker:
         self._backlog = False
         self._idle = threading.Event()  # set when the worker has nothing left to do
         self._last_publish_key: tuple[Any, ...] = ()
+        self._heavy = _HeavyWorker()
 
     # -- public (any thread) -------------------------------------------------------------------
 
@@ -327,11 +340,13 @@ class IngestWorker:
         return self._snapshot
 
     def start(self) -> None:
+        self._heavy.start()
         self._thread = threading.Thread(target=self._main, name="sparseety-ingest", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        self._heavy.stop()
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
@@ -499,7 +514,8 @@ class IngestWorker:
         """A recompute is due but throttled: wake up soon to do it."""
         rows = len(self.extractor.store)
         return (
-            self._query is not self._view_query
+            self._heavy.busy
+            or self._query is not self._view_query
             or self._totals_rows != rows
             or self._fed_version != self.extractor.version
             or (not self._query.is_identity and self._view_rows != rows)
@@ -509,44 +525,43 @@ class IngestWorker:
 
     def _publish(self, force: bool) -> None:
         extractor = self.extractor
-        store = extractor.store
-        rows = len(store)
+        rows = len(extractor.store)
         now = self._clock()
         settled = not self._backlog and all(b.finished for b in self._backfills)
-
-        heavy_changed = False
-        if self._totals_rows != rows or extractor.version != self._fed_version:
-            interval = max(self.options.totals_interval_s, 10 * self._totals_cost)
-            if force or now - self._totals_at >= interval:
-                t0 = time.perf_counter()
-                self._totals = compute_totals_safe(extractor, self.shape)
-                self._totals_cost = time.perf_counter() - t0
-                self._totals_at = now
-                self._totals_rows = rows
-                self._fed_version = extractor.version
-                heavy_changed = True
-                self._sample_rate(now, settled)
+        heavy_changed = self._apply_heavy_result(now, settled)
 
         query = self._query
-        if query is not self._view_query or (
-            not query.is_identity and self._view_rows != rows
-        ):
-            interval = max(self.options.totals_interval_s, 10 * self._view_cost)
-            if query is not self._view_query or force or now - self._view_at >= interval:
-                t0 = time.perf_counter()
-                self._view = None if query.is_identity else compute_view(extractor, self.shape,
-                                                                         query, rows)
-                self._view_cost = time.perf_counter() - t0
-                self._view_at = now
-                self._view_query = query
-                self._view_rows = rows
-                heavy_changed = True
+        if query is not self._view_query and query.is_identity:
+            # Back to arrival order: nothing to compute.
+            self._view, self._view_query, self._view_rows = None, query, rows
+            heavy_changed = True
+        if not self._heavy.busy:
+            totals_due = (self._totals_rows != rows or extractor.version != self._fed_version) and (
+                force or now - self._totals_at
+                >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost))
+            view_due = query is not self._view_query or (
+                not query.is_identity and self._view_rows != rows and (
+                    force or now - self._view_at
+                    >= max(self.options.totals_interval_s, HEAVY_DUTY * self._view_cost)))
+            if totals_due or view_due:
+                # Copy what the computation reads here (the writer thread), compute elsewhere:
+                # ingest never waits for an O(n) pass over the store.
+                frozen = _freeze(extractor)
+                self._heavy.submit(_HeavyJob(
+                    frozen, self.shape, len(frozen.store), extractor.version,
+                    totals=totals_due or self._totals is None,
+                    query=query if view_due else None,
+                ))
+                if totals_due:
+                    self._totals_at = now
+                if view_due:
+                    self._view_at = now
 
         totals_current = self._totals_rows == rows and self._fed_version == extractor.version
         view_current = self._view_query is query and (
             query.is_identity or self._view_rows == rows
         )
-        settled = settled and totals_current and view_current
+        settled = settled and totals_current and view_current and not self._heavy.busy
         key = (extractor.version, rows, settled, heavy_changed, len(self._events))
         if key == self._last_publish_key and not heavy_changed:
             return
@@ -568,6 +583,29 @@ class IngestWorker:
             view_rows=self._view_rows,
             settled=settled,
         )
+        if self._on_wake is not None and now - self._last_publish_at > WAKE_AFTER_S:
+            self._on_wake()
+        self._last_publish_at = now
+
+    def _apply_heavy_result(self, now: float, settled: bool) -> bool:
+        result = self._heavy.take()
+        if result is None:
+            return False
+        job = result.job
+        if result.error is not None:
+            raise RuntimeError(f"totals/view computation failed: {result.error}")
+        if job.totals:
+            self._totals = result.totals
+            self._totals_cost = result.totals_cost
+            self._totals_rows = job.rows
+            self._fed_version = job.version
+            self._sample_rate(now, settled)
+        if job.query is not None:
+            self._view = result.view
+            self._view_cost = result.view_cost
+            self._view_query = job.query
+            self._view_rows = job.rows
+        return True
 
     def _sample_rate(self, now: float, settled: bool) -> None:
         if not self.options.track_rate or self._totals is None:
@@ -614,6 +652,140 @@ class IngestWorker:
                 line_base=self._line_base.get(path, 0),
             ))
         return tuple(out)
+
+
+# -- heavy computations off the ingest thread ----------------------------------------------
+
+
+class _FrozenStore:
+    """What ``compute_totals`` / ``compute_view`` read from a store, copied at one instant.
+
+    Taken by the writer (the only thread allowed ``numeric_view``); the row extras are a
+    shallow copy (their counters may move on meanwhile, as they would a moment later).
+    """
+
+    def __init__(self, store: Any) -> None:
+        self._cols: dict[str, Any] = store.numeric_view()
+        self._n = len(next(iter(self._cols.values()))) if self._cols else 0
+        self.extras = dict(store.extras)
+        self.models = list(store.models)
+        self.ids = store.ids  # append-only: rows below _n never change
+
+    def numeric_view(self, start: int = 0, stop: int | None = None) -> dict[str, Any]:
+        if start == 0 and (stop is None or stop >= self._n):
+            return self._cols
+        return {name: values[start:stop] for name, values in self._cols.items()}
+
+    def __len__(self) -> int:
+        return self._n
+
+
+class _FrozenExtractor:
+    def __init__(self, extractor: Extractor) -> None:
+        self.store = _FrozenStore(extractor.store)
+        self.expert_load = _copy_heat(extractor.expert_load)
+        self.dropped = _copy_heat(extractor.dropped)
+        self.head_skips = _copy_heat(extractor.head_skips)
+        engine = extractor.engine
+        self.engine = EngineSeries(count=engine.count,
+                                   sums={k: list(v) for k, v in engine.sums.items()},
+                                   last=dict(engine.last))  # type: ignore[arg-type]
+        self.errors = deque(extractor.errors, maxlen=extractor.errors.maxlen)
+        self.error_count = extractor.error_count
+
+
+def _copy_heat(heat: HeatCounts) -> HeatCounts:
+    return HeatCounts({layer: dict(row) for layer, row in heat.counts.items()})
+
+
+def _freeze(extractor: Extractor) -> _FrozenExtractor:
+    return _FrozenExtractor(extractor)
+
+
+@dataclass
+class _HeavyJob:
+    frozen: _FrozenExtractor
+    shape: ModelShape
+    rows: int
+    version: int
+    totals: bool
+    query: ViewQuery | None
+
+
+@dataclass
+class _HeavyResult:
+    job: _HeavyJob
+    totals: Mapping[str, Any] | None = None
+    totals_cost: float = 0.0
+    view: np.ndarray[Any, Any] | None = None
+    view_cost: float = 0.0
+    error: str | None = None
+
+
+class _HeavyWorker:
+    """One thread computing totals and views from frozen copies, one job at a time."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._job: _HeavyJob | None = None
+        self._result: _HeavyResult | None = None
+        self._busy = False
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="sparseety-totals",
+                                        daemon=True)
+
+    @property
+    def busy(self) -> bool:
+        """A job is queued, running, or its result was not taken yet."""
+        return self._busy
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._cv.notify()
+        if self._thread.is_alive():
+            self._thread.join(5.0)
+
+    def submit(self, job: _HeavyJob) -> None:
+        with self._cv:
+            self._job = job
+            self._busy = True
+            self._cv.notify()
+
+    def take(self) -> _HeavyResult | None:
+        with self._cv:
+            result, self._result = self._result, None
+            if result is not None:
+                self._busy = self._job is not None
+            return result
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._job is None and not self._stopped:
+                    self._cv.wait()
+                if self._stopped:
+                    return
+                job, self._job = self._job, None
+            assert job is not None
+            result = _HeavyResult(job)
+            try:
+                frozen: Any = job.frozen
+                if job.totals:
+                    t0 = time.perf_counter()
+                    result.totals = compute_totals_safe(frozen, job.shape)
+                    result.totals_cost = time.perf_counter() - t0
+                if job.query is not None:
+                    t0 = time.perf_counter()
+                    result.view = compute_view(frozen, job.shape, job.query, job.rows)
+                    result.view_cost = time.perf_counter() - t0
+            except Exception as exc:  # reported by the ingest thread, never swallowed
+                result.error = f"{type(exc).__name__}: {exc}"
+            with self._cv:
+                self._result = result
 
 
 def compute_totals_safe(extractor: Extractor, shape: ModelShape) -> Mapping[str, Any]:
