@@ -1,4 +1,4 @@
-"""The Textual app: wires the ingest worker's snapshots to the screens on a ~10 Hz timer."""
+"""The Textual app: wires the ingest worker's snapshots to the screens (20 Hz while data flows)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import ClassVar
 
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
-from textual.message import Message
 from textual.css.query import NoMatches
+from textual.message import Message
 from textual.screen import Screen
 
 from sparseety_tui.batch import Options, make_extractor, make_shape
