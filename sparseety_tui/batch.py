@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extractor import BULK_BLOCK_LINES, Extractor
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.sources.lines import iter_lines
+from sparseety_tui.sources.lines import iter_line_blocks
 
 
 class InputError(Exception):
@@ -77,7 +77,7 @@ def make_shape(options: Options) -> ModelShape:
 def ingest_file(extractor: Extractor, path: str) -> int:
     """Read a whole file into the extractor; returns its file index."""
     file = extractor.add_file(str(Path(path)))
-    extractor.feed(file, iter_lines(path))
+    extractor.feed_blocks(file, iter_line_blocks(path, block_lines=BULK_BLOCK_LINES))
     extractor.finish_file(file)
     return file
 

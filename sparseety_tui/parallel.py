@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.batch import Options, ingest_file
-from sparseety_tui.core.extractor import EngineSeries, Extractor, FileState, HeatCounts
+from sparseety_tui.core.extractor import (
+    BULK_BLOCK_LINES,
+    EngineSeries,
+    Extractor,
+    FileState,
+    HeatCounts,
+)
 from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.store import (
     BYTE_COLUMNS,
@@ -36,7 +42,7 @@ from sparseety_tui.core.store import (
 )
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
-from sparseety_tui.sources.lines import find_range_starts, iter_lines
+from sparseety_tui.sources.lines import find_range_starts, iter_line_blocks, iter_lines
 
 #: Files smaller than this are read by one process (forking costs more than it saves).
 PARALLEL_MIN_BYTES = 64 << 20
@@ -68,7 +74,7 @@ def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResul
     path, family, tokenizer, start, end = args
     extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family)
     file = extractor.add_file(path)
-    extractor.feed(file, iter_lines(path, start, end))
+    extractor.feed_blocks(file, iter_line_blocks(path, start, end, BULK_BLOCK_LINES))
     extractor.finish_file(file)
     state = extractor.files[file]
     store = extractor.store

@@ -64,13 +64,74 @@ def _float_column(values: tuple[Any, ...] | None, n: int) -> Any | None:
     return column
 
 
+def _iso_fixed(values: tuple[str, ...]) -> Any | None:
+    """Vectorised ``YYYY-MM-DD[T ]HH:MM:SS[.fff[fff]][Z]`` (all one length) -> unix seconds.
+
+    The same value ``datetime.fromisoformat(...).timestamp()`` gives (whole microseconds
+    over 1e6), or None when any string is not exactly this shape or not a real date, so
+    the caller falls back to a general parser. ~50 ns a value instead of ~750 for numpy's
+    datetime64 parsing.
+    """
+    import numpy as np
+
+    length = len(values[0])
+    zulu = values[0].endswith("Z")
+    body = length - zulu
+    if body not in (19, 23, 26) or set(map(len, values)) != {length}:
+        return None
+    try:
+        raw = np.array(values, dtype=f"S{length}")
+    except UnicodeEncodeError:
+        return None
+    u = np.frombuffer(raw.tobytes(), dtype=np.uint8).reshape(len(values), length)
+    seps = ((4, b"-"), (7, b"-"), (13, b":"), (16, b":")) + (((19, b"."),) if body > 19 else ())
+    for pos, char in seps:
+        if not (u[:, pos] == ord(char)).all():
+            return None
+    if not ((u[:, 10] == ord("T")) | (u[:, 10] == ord(" "))).all():
+        return None
+    if zulu and not (u[:, length - 1] == ord("Z")).all():
+        return None
+    digit_pos = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18, *range(20, body)]
+    d = u[:, digit_pos].astype(np.int64) - ord("0")
+    if ((d < 0) | (d > 9)).any():
+        return None
+    year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
+    month = d[:, 4] * 10 + d[:, 5]
+    day = d[:, 6] * 10 + d[:, 7]
+    hour, minute, second = d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11], d[:, 12] * 10 + d[:, 13]
+    micros = np.zeros(len(values), dtype=np.int64)
+    for i in range(14, d.shape[1]):  # 3 or 6 fraction digits
+        micros = micros * 10 + d[:, i]
+    micros *= 10 ** (6 - (d.shape[1] - 14)) if d.shape[1] > 14 else 1
+    leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
+    month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+    valid = (month >= 1) & (month <= 12) & (day >= 1) & (hour < 24) & (minute < 60) & (second < 60)
+    if not valid.all():
+        return None
+    if not (day <= month_days[month] + ((month == 2) & leap)).all():
+        return None
+    # Days from the civil date (H. Hinnant's algorithm), proleptic Gregorian.
+    y = year - (month <= 2)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * (month + np.where(month > 2, -3, 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    days = era * 146097 + doe - 719468
+    seconds = days * 86400 + hour * 3600 + minute * 60 + second
+    return (seconds * 1_000_000 + micros) / 1e6
+
+
 def _time_column(values: tuple[Any, ...] | None, n: int) -> Any:
-    """Unix seconds; ISO strings parsed by numpy (as UTC), others as the per-line path."""
+    """Unix seconds; ISO strings parsed as UTC when naive, others as the per-line path."""
     import numpy as np
 
     if values is None:
         return np.full(n, math.nan)
     if set(map(type, values)) == {str}:
+        fast = _iso_fixed(values)
+        if fast is not None:
+            return fast
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # numpy's note that it drops the zone
@@ -173,9 +234,15 @@ def append_block(
         out["model"] = np.zeros(n, dtype=np.uint16)
     else:
         names = [m for m in dict.fromkeys(models) if type(m) is str]  # first-seen order
-        codes = {m: store.model_code(m) for m in names}
-        out["model"] = np.array([codes.get(m, 0) if type(m) is str else 0 for m in models],
-                                dtype=np.uint16)
+        codes: dict[Any, int] = {m: store.model_code(m) for m in names}
+        if set(map(type, models)) <= {str, type(None)}:
+            codes[None] = 0
+            out["model"] = np.fromiter(map(codes.__getitem__, models), dtype=np.uint16,
+                                       count=n)
+        else:  # odd values (numbers, lists) name no model, as on the per-line path
+            out["model"] = np.array(
+                [codes.get(m, 0) if type(m) is str else 0 for m in models], dtype=np.uint16
+            )
     store.extend_rows(
         ids,
         {name: out[name] for name in ROW_LAYOUT},

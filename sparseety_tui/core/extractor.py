@@ -9,9 +9,10 @@ kind, and per file the counts by kind add up to the lines fed.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
+from operator import attrgetter
 from typing import Any, Protocol
 
 from sparseety_tui.core.bulk import append_block
@@ -76,6 +77,11 @@ class LineLike(Protocol):
     def length(self) -> int: ...
     @property
     def data(self) -> bytes: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+_TRUNCATED = attrgetter("truncated")
 
 
 @dataclass
@@ -214,6 +220,16 @@ class Extractor:
         self._run(state, file, iterator)
         self.version += 1
 
+    def feed_blocks(self, file: int, blocks: Iterable[Sequence[LineLike]]) -> None:
+        """``feed`` for lines that come in lists (sources.lines.iter_line_blocks)."""
+        state = self.files[file]
+        for block in blocks:
+            if state.parser is None:
+                self._run(state, file, self._sniff_then(state, iter(block)))
+                continue
+            self._run_block(state, file, block)
+        self.version += 1
+
     def _sniff_then(self, state: FileState, lines: Iterator[LineLike]) -> Iterator[LineLike]:
         """Hold lines until the format is known, then replay them."""
         held: list[LineLike] = []
@@ -245,19 +261,22 @@ class Extractor:
             block = list(islice(iterator, BULK_BLOCK_LINES))
             if not block:
                 return
-            decoder = getattr(state.family, "decode_simple_block", None)
-            if decoder is None or not self._run_bulk(state, file, block, decoder):
-                self._run_lines(state, file, block)
+            self._run_block(state, file, block)
+
+    def _run_block(self, state: FileState, file: int, block: Sequence[LineLike]) -> None:
+        decoder = getattr(state.family, "decode_simple_block", None)
+        if decoder is None or not self._run_bulk(state, file, block, decoder):
+            self._run_lines(state, file, block)
 
     def _run_bulk(
         self,
         state: FileState,
         file: int,
-        block: list[LineLike],
+        block: Sequence[LineLike],
         decoder: Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None],
     ) -> bool:
         """The fast path for a block of simple request records (see core/bulk.py)."""
-        if len(block) < BULK_MIN_LINES or any(getattr(x, "truncated", False) for x in block):
+        if len(block) < BULK_MIN_LINES or any(map(_TRUNCATED, block)):
             return False
         columns = decoder([line.data for line in block])
         if columns is None:
@@ -309,7 +328,7 @@ class Extractor:
         preview = line.data[: PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
         if len(preview) > PREVIEW_CHARS:
             preview = preview[:PREVIEW_CHARS] + "…"
-        if getattr(line, "truncated", False):
+        if line.truncated:
             reason = f"{reason} (line of {line.length:,} bytes, truncated when read)"
         state.diagnostics.append(Diagnostic(line_no, line.offset, reason, preview))
 

@@ -131,9 +131,11 @@ class IdIndex(Sequence[str]):
         if len(self._ends) * 4 > self._slots[0] + 1:
             self._grow()
         else:
-            place = self._place
-            for row in range(base_row, len(self._ends)):
-                place(self._hashes[row], row)
+            import numpy as np
+
+            mask, table = self._slots
+            hashes = np.frombuffer(self._hashes, dtype=np.int64)[base_row:].copy()
+            _place_many(table, mask, hashes, np.arange(base_row, len(self._ends), dtype=np.int32))
 
     # -- insertion ---------------------------------------------------------------------
 
@@ -151,8 +153,34 @@ class IdIndex(Sequence[str]):
         return row
 
     def extend(self, request_ids: Iterable[str]) -> None:
-        for request_id in request_ids:
-            self.append(request_id)
+        """Add many new ids at once (the caller knows none is present, nor repeated).
+
+        The bulk path of big request logs: encoding, hashing and table placement are
+        done for the whole batch in C (join, map, numpy) instead of id by id.
+        """
+        import numpy as np
+
+        ids = request_ids if isinstance(request_ids, list) else list(request_ids)
+        if not ids:
+            return
+        base_row = len(self._ends)
+        base_byte = len(self._blob)
+        joined = "".join(ids)
+        if joined.isascii():
+            self._blob += joined.encode("ascii")
+            lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        else:
+            encoded = [i.encode("utf-8", errors="surrogatepass") for i in ids]
+            self._blob += b"".join(encoded)
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(ids))
+        self._ends.frombytes((np.cumsum(lengths) + base_byte).tobytes())
+        hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
+        self._hashes.frombytes(hashes.tobytes())
+        if len(self._ends) * 4 > self._slots[0] + 1:
+            self._grow()
+        else:
+            mask, table = self._slots
+            _place_many(table, mask, hashes, np.arange(base_row, len(self._ends), dtype=np.int32))
 
     def any_present(self, request_ids: Sequence[str], hashes: Any = None) -> bool:
         """Whether any of these ids is already here (vectorised first-probe test)."""
@@ -162,12 +190,25 @@ class IdIndex(Sequence[str]):
 
         if hashes is None:
             hashes = np.fromiter(map(hash, request_ids), dtype=np.int64, count=len(request_ids))
+        hashes = np.asarray(hashes, dtype=np.int64)
         mask, slots = self._slots
         table = np.frombuffer(slots, dtype=np.int32)
-        occupied = table[hashes & mask] != _EMPTY
-        del table  # release the buffer export before anyone appends
-        # An id whose first slot is empty is certainly absent; check the others fully.
-        return any(self.find(request_ids[int(i)]) is not None for i in np.flatnonzero(occupied))
+        stored = np.frombuffer(self._hashes, dtype=np.int64)[: len(self._ends)]
+        pending = np.arange(len(hashes))
+        slot = hashes & mask
+        maybe: list[int] = []
+        # Probe all ids together: an empty slot ends an id's probe (absent); an equal
+        # stored hash makes it a candidate, compared in full below.
+        while pending.size:
+            rows = table[slot]
+            occupied = rows != _EMPTY
+            same = np.zeros(pending.size, dtype=bool)
+            same[occupied] = stored[rows[occupied]] == hashes[pending[occupied]]
+            maybe.extend(pending[same].tolist())
+            go_on = occupied & ~same
+            pending, slot = pending[go_on], (slot[go_on] + 1) & mask
+        del table, stored  # release the buffer exports before anyone appends
+        return any(self.find(request_ids[i]) is not None for i in maybe)
 
     def shares_ids_with(self, other: IdIndex) -> bool:
         """Whether any id of ``other`` is here. Its hashes are this process's (one that
@@ -184,17 +225,42 @@ class IdIndex(Sequence[str]):
         table[slot] = row
 
     def _grow(self) -> None:
+        import numpy as np
+
         capacity = (self._slots[0] + 1) * 2
         while len(self._ends) * 4 > capacity:
             capacity *= 2
         mask = capacity - 1
         table = array("i", [_EMPTY]) * capacity
-        for row, h in enumerate(self._hashes):
-            slot = h & mask
-            while table[slot] != _EMPTY:
-                slot = (slot + 1) & mask
-            table[slot] = row
+        hashes = np.frombuffer(self._hashes, dtype=np.int64).copy()
+        _place_many(table, mask, hashes, np.arange(len(hashes), dtype=np.int32))
         self._slots = (mask, table)  # published whole, after it is complete
 
     def nbytes(self) -> int:
         return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._slots[1]) * 4
+
+
+def _place_many(table: array[int], mask: int, hashes: Any, rows: Any) -> None:
+    """Linear-probing insertion of many rows at once, vectorised.
+
+    Each round puts every pending row whose current slot is free (the first of several
+    rows that want the same slot wins); the others move one slot on. A row only ever
+    passes slots that are occupied for good, so probing from its home slot finds it, as
+    with one-by-one insertion.
+    """
+    import numpy as np
+
+    view = np.frombuffer(table, dtype=np.int32)
+    slots = hashes & mask
+    pending = rows
+    while pending.size:
+        free = view[slots] == _EMPTY
+        candidates = np.flatnonzero(free)
+        unique_slots, first = np.unique(slots[candidates], return_index=True)
+        winners = candidates[first]
+        view[unique_slots] = pending[winners]
+        keep = np.ones(pending.size, dtype=bool)
+        keep[winners] = False
+        pending = pending[keep]
+        slots = (slots[keep] + 1) & mask
+    del view  # release the buffer export

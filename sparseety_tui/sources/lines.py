@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from functools import partial
+from itertools import islice
 from typing import BinaryIO, NamedTuple
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "LineGoneError",
     "RawLine",
     "find_range_starts",
+    "iter_line_blocks",
     "iter_lines",
     "read_line_at",
 ]
@@ -227,6 +229,35 @@ def iter_lines(
         tail = asm.flush_partial()
         if tail is not None:
             yield tail
+
+
+def iter_line_blocks(
+    path: str | os.PathLike[str],
+    start: int = 0,
+    end: int | None = None,
+    block_lines: int = 2048,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[list[RawLine]]:
+    """``iter_lines`` in lists of up to ``block_lines`` lines: the same lines, fewer
+    Python frames per line for the batch commands' bulk path."""
+    if start < 0:
+        raise ValueError("start must be >= 0")
+    if end is not None and end <= start:
+        return
+    with open(path, "rb") as f:
+        pos = _align_to_line_start(f, start)
+        if end is not None and pos >= end:
+            return
+        asm = LineAssembler(f, pos, max_line_bytes)
+        lines = asm.lines(stop=end)
+        while True:
+            block = list(islice(lines, block_lines))
+            if not block:
+                break
+            yield block
+        tail = asm.flush_partial()
+        if tail is not None:
+            yield [tail]
 
 
 def _align_to_line_start(f: BinaryIO, pos: int) -> int:

@@ -1,0 +1,90 @@
+"""Parsing big vLLM / SGLang server logs: `summary` side by side with lnav's headless count.
+
+Usage:
+
+    apt-get install -y lnav
+    python bench/server_logs.py sglang.log vllm.log [--runs 3]
+    python bench/server_logs.py --generate 1G sglang.log vllm.log  # needs shared/tools/gen_logs.py
+
+For each file the two commands run alternately (A B A B ...), so drift in machine speed
+cancels; the ratio reported is the median of per-pair ratios. lnav runs with HOME in a
+temporary folder so it writes no config or session files of the user's.
+
+    A: lnav -n -c ';SELECT count(*) FROM all_logs' FILE
+    B: sparseety-tui summary --json FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+    """Wall seconds, CPU seconds and peak RSS (MiB) of one child process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"failed: {' '.join(cmd)}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--generate", metavar="SIZE")
+    args = parser.parse_args()
+    lnav = shutil.which("lnav")
+    if lnav is None:
+        raise SystemExit("lnav not found: apt-get install -y lnav")
+    py = sys.executable
+    if args.generate:
+        gen = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
+        for path in args.files:
+            kind = "sglang" if "sglang" in Path(path).name else "vllm"
+            extra = ["--max-log-len", "64"] if kind == "vllm" else []
+            subprocess.run([py, str(gen), "--kind", kind, "--size", args.generate, "--out",
+                            path, "--seed", "1", *extra], check=True)
+    home = tempfile.mkdtemp(prefix="lnav-home-")
+    env = {**os.environ, "HOME": home}
+    results = []
+    for path in args.files:
+        a_cmd = [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs", path]
+        b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", path]
+        timed(a_cmd, env)  # warm the page cache
+        pairs = []
+        for run in range(args.runs):
+            a = timed(a_cmd, env)
+            b = timed(b_cmd)
+            pairs.append((a, b))
+            print(f"{path} run {run + 1}: lnav {a[0]:.2f} s (cpu {a[1]:.2f}), "
+                  f"summary {b[0]:.2f} s (cpu {b[1]:.2f}), ratio {b[0] / a[0]:.2f}", flush=True)
+        results.append({
+            "file": path,
+            "bytes": os.path.getsize(path),
+            "lnav_s_median": round(statistics.median(p[0][0] for p in pairs), 3),
+            "lnav_cpu_s_median": round(statistics.median(p[0][1] for p in pairs), 3),
+            "lnav_peak_rss_mib": round(statistics.median(p[0][2] for p in pairs), 1),
+            "summary_s_median": round(statistics.median(p[1][0] for p in pairs), 3),
+            "summary_cpu_s_median": round(statistics.median(p[1][1] for p in pairs), 3),
+            "summary_peak_rss_mib": round(statistics.median(p[1][2] for p in pairs), 1),
+            "ratio_summary_over_lnav_median_of_pairs": round(
+                statistics.median(p[1][0] / p[0][0] for p in pairs), 3),
+        })
+    shutil.rmtree(home, ignore_errors=True)
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
