@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime, timezone
-from typing import Any
 
 import orjson
 
@@ -30,11 +28,3 @@ def run(args: argparse.Namespace, options: Options) -> int:
         console = Console()
         console.print(render_summary(document))
     return 0
-
-
-def fmt_minute(epoch: int) -> str:
-    return datetime.fromtimestamp(epoch, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
-
-
-def dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()

@@ -17,7 +17,7 @@ import os
 import threading
 from importlib import util as importlib_util
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 
 class TokenizerError(ValueError):
@@ -170,8 +170,6 @@ class TokenCounter:
             out[-1] += pending.decode("utf-8", errors="replace")
         return out
 
-    def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "loaded": self._backend is not None}
 
 
 def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:

@@ -24,10 +24,6 @@ from sparseety_tui.core.store import STATES
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
 
-def _none_if_nan(value: float) -> float | None:
-    return None if value != value else float(value)
-
-
 def quantiles(values: Any) -> dict[str, float | int | None]:
     import numpy as np
 
