@@ -23,7 +23,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.batch import Options, ingest_file
+from sparseety_tui.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.core.extractor import (
     BULK_BLOCK_LINES,
     EngineSeries,
@@ -135,8 +135,10 @@ def _ingest_split(
     state = extractor.files[file]
     state.family = registry.family_by_name(family)
     state.parser = state.family.new_parser()
-    for result in results:
-        _merge_range(extractor, file, state, result)
+    results.reverse()
+    while results:  # pop each range as it is merged, so its copy is freed at once
+        _merge_range(extractor, file, state, results.pop())
+    release_free_memory()
     extractor.version += 1
 
 

@@ -4,7 +4,7 @@ A ``dict[str, int]`` plus a ``list[str]`` costs ~120 bytes per request in CPytho
 object, a dict entry, an int object and a list slot); with millions of requests that is
 most of the store. Here ids live as UTF-8 bytes in one ``bytearray`` with an end-offset
 array, and an open-addressing hash table of row numbers (``array('i')``, load factor at
-most 1/4) finds them: about 11 + 8 + 8 + 16 bytes for an 11-character id.
+most 1/2) finds them: about 11 + 8 + 8 + 12 bytes for an 11-character id.
 
 Hashes are Python's own ``hash(str)`` (computed in C, randomised per process, which is
 fine: the table is never persisted or shared between processes).
@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 _EMPTY = -1
+#: The table is grown before it is more than half full: short probes, ~8-16 B a request.
+_MAX_LOAD_INVERSE = 2
 _PROBE = "sparseety-hash-probe"
 _MIN_CAPACITY = 1 << 10
 
@@ -128,7 +130,7 @@ class IdIndex(Sequence[str]):
             self._hashes.extend(state["hashes"])
         else:
             self._hashes.extend(hash(self[row]) for row in range(base_row, len(self._ends)))
-        if len(self._ends) * 4 > self._slots[0] + 1:
+        if len(self._ends) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
             self._grow()
         else:
             import numpy as np
@@ -146,7 +148,7 @@ class IdIndex(Sequence[str]):
         self._blob += request_id.encode("utf-8", errors="surrogatepass")
         self._ends.append(len(self._blob))
         self._hashes.append(h)
-        if (row + 1) * 4 > self._slots[0] + 1:
+        if (row + 1) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
             self._grow()
         else:
             self._place(h, row)
@@ -176,7 +178,7 @@ class IdIndex(Sequence[str]):
         self._ends.frombytes((np.cumsum(lengths) + base_byte).tobytes())
         hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
         self._hashes.frombytes(hashes.tobytes())
-        if len(self._ends) * 4 > self._slots[0] + 1:
+        if len(self._ends) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
             self._grow()
         else:
             mask, table = self._slots
@@ -228,7 +230,7 @@ class IdIndex(Sequence[str]):
         import numpy as np
 
         capacity = (self._slots[0] + 1) * 2
-        while len(self._ends) * 4 > capacity:
+        while len(self._ends) * _MAX_LOAD_INVERSE > capacity:
             capacity *= 2
         mask = capacity - 1
         table = array("i", [_EMPTY]) * capacity
