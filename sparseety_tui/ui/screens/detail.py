@@ -193,22 +193,33 @@ class DetailScreen(Screen[None]):
             out.append("  k/E ", "dim")
             out.append(f"{fmt_count(k)}/{fmt_count(e)}")
         ttft = c["ttft_s"][row]
-        out.append("  latency ", "dim")
-        out.append(fmt_seconds(c["latency_s"][row]))
-        out.append("  ttft ", "dim")
-        out.append(fmt_seconds(ttft))
+        latency = c["latency_s"][row]
         fields = detail.fields if detail is not None else {}
         received = fields.get("received_ts", c["received_ts"][row])
         first = fields.get("first_token_ts")
-        if first is None and not math.isnan(ttft) and isinstance(received, float):
-            first = received + ttft
         finished = fields.get("finished_ts", c["finished_ts"][row])
-        out.append("\nreceived ", "dim")
-        out.append(fmt_clock(received))
-        out.append("  first token ", "dim")
-        out.append(fmt_clock(first))
-        out.append("  finished ", "dim")
-        out.append(fmt_clock(finished))
+        if _known_ts(received):
+            # Times after "received" as offsets: they are the TTFT and the latency.
+            if math.isnan(ttft) and _known_ts(first):
+                ttft = first - received
+            if math.isnan(latency) and _known_ts(finished):
+                latency = finished - received
+            out.append("\nreceived ", "dim")
+            out.append(fmt_clock(received))
+            out.append("  first token ", "dim")
+            out.append("—" if math.isnan(ttft) else f"+{fmt_seconds(ttft)}")
+            out.append("  finished ", "dim")
+            out.append("—" if math.isnan(latency) else f"+{fmt_seconds(latency)}")
+        else:
+            out.append("\nreceived — ", "dim")
+            out.append(" first token ", "dim")
+            out.append(fmt_clock(first))
+            out.append("  finished ", "dim")
+            out.append(fmt_clock(finished))
+            out.append("  latency ", "dim")
+            out.append(fmt_seconds(latency))
+            out.append("  ttft ", "dim")
+            out.append(fmt_seconds(ttft))
         day = next((fmt_day(t) for t in (received, finished) if fmt_day(t)), "")
         if day:
             out.append(f"  {day} UTC", "dim")

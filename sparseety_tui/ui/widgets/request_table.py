@@ -190,6 +190,7 @@ class RequestTable(ScrollView, can_focus=True):
         self._shape = shape
         self._snap = Snapshot()
         self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(512)
+        self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
 
@@ -302,6 +303,19 @@ class RequestTable(ScrollView, can_focus=True):
 
     # -- rendering ---------------------------------------------------------------------------
 
+    def _style(self, name: str) -> Style:
+        """A component class's style ("" for the widget's own), computed once per theme."""
+        style = self._styles.get(name)
+        if style is None:
+            style = self.rich_style if not name else self.get_component_rich_style(name)
+            self._styles[name] = style
+        return style
+
+    def notify_style_update(self) -> None:
+        self._styles.clear()
+        self._cache.clear()
+        super().notify_style_update()
+
     def _columns(self, width: int) -> list[tuple[Column, int]]:
         if width != self._layout_width:
             self._layout = layout_columns(width)
@@ -314,7 +328,7 @@ class RequestTable(ScrollView, can_focus=True):
             return self._header(width)
         position = round(self.scroll_y) + y - 1
         if position >= self._snap.visible:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style(""))
         selected = position == self.cursor
         key = (self._snap.version, position, width, selected)
         strip = self._cache.get(key)
@@ -324,8 +338,8 @@ class RequestTable(ScrollView, can_focus=True):
         return strip
 
     def _header(self, width: int) -> Strip:
-        base = self.get_component_rich_style("request-table--header")
-        sorted_style = self.get_component_rich_style("request-table--sorted")
+        base = self._style("request-table--header")
+        sorted_style = self._style("request-table--sorted")
         query = self._snap.query
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
@@ -344,17 +358,13 @@ class RequestTable(ScrollView, can_focus=True):
         row = snap.row_at(position)
         store = self._store
         if row >= snap.rows:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, self._style(""))
         c = store.columns
-        base = self.rich_style
-        dim = self.get_component_rich_style("request-table--dim")
-        cursor = self.get_component_rich_style("request-table--cursor") if selected else None
+        base = self._style("")
+        dim = self._style("request-table--dim")
+        cursor = self._style("request-table--cursor") if selected else None
         state = STATES[c["state"][row]]
-        state_style = (
-            self.get_component_rich_style(f"request-table--{state}")
-            if state != "unknown"
-            else dim
-        )
+        state_style = self._style(f"request-table--{state}") if state != "unknown" else dim
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
             text, style = self._cell(column.key, row, state, state_style, dim, base)
@@ -393,7 +403,7 @@ class RequestTable(ScrollView, can_focus=True):
             ratio = row_figures(store, self._shape, row).get("skip_ratio")
             if ratio is None:
                 return "—", dim
-            style = self.get_component_rich_style("request-table--skip") if ratio > 0 else base
+            style = self._style("request-table--skip") if ratio > 0 else base
             return f"{ratio * 100:.1f}", style
         if key == "experts":
             k, e = c["topk_experts"][row], c["total_experts"][row]
