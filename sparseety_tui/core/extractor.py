@@ -46,6 +46,13 @@ DIAGNOSTIC_SAMPLES = 2000
 PREVIEW_CHARS = 300
 #: Engine stats points kept for sparklines (older points live on in per-minute buckets).
 STATS_POINTS = 4096
+#: Stats fields that name rather than measure.
+_LABEL_FIELDS = frozenset({"ts", "engine", "phase"})
+#: Stats fields kept per minute (the engine's time series in `summary`).
+MINUTE_FIELDS = (
+    "prompt_throughput", "generation_throughput", "new_tokens", "cached_tokens",
+    "running", "waiting", "kv_usage",
+)
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
 #: Lines per block on the bulk path, and the fewest worth trying it on.
@@ -120,25 +127,44 @@ class EngineSeries:
     points: deque[StatsPayload] = field(default_factory=lambda: deque(maxlen=STATS_POINTS))
     # field -> [sum, n] over every stats line that carried it
     sums: dict[str, list[float]] = field(default_factory=dict)
+    # minute (unix seconds) -> field -> [sum, n], for the fields in MINUTE_FIELDS
     per_minute: dict[int, dict[str, list[float]]] = field(default_factory=dict)
     last: StatsPayload = field(default_factory=lambda: StatsPayload())
+    _minute: int = -1
+    _bucket: dict[str, list[float]] = field(default_factory=dict)
 
     def add(self, stats: StatsPayload) -> None:
+        # Millions of stats lines in a big server log: one pass, no per-field type tests
+        # after a field's first appearance.
         self.count += 1
         self.points.append(stats)
         self.last = stats
-        ts = stats.get("ts")
-        minute = self.per_minute.setdefault(int(ts // 60) * 60, {}) if ts is not None else None
+        sums = self.sums
         for key, value in stats.items():
-            if key in ("ts", "engine", "phase") or not isinstance(value, (int, float)):
-                continue
-            acc = self.sums.setdefault(key, [0.0, 0])
-            acc[0] += value
+            acc = sums.get(key)
+            if acc is None:
+                if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
+                    continue
+                acc = sums[key] = [0.0, 0]
+            acc[0] += value  # type: ignore[operator]
             acc[1] += 1
-            if minute is not None:
-                bucket = minute.setdefault(key, [0.0, 0])
-                bucket[0] += value
-                bucket[1] += 1
+        ts = stats.get("ts")
+        if ts is None:
+            return
+        minute = int(ts // 60) * 60
+        if minute != self._minute:
+            self._minute = minute
+            self._bucket = self.per_minute.setdefault(minute, {})
+        bucket = self._bucket
+        for key in MINUTE_FIELDS:
+            measured: Any = stats.get(key)
+            if measured is not None:
+                acc = bucket.get(key)
+                if acc is None:
+                    bucket[key] = [measured, 1]
+                else:
+                    acc[0] += measured
+                    acc[1] += 1
 
 
 @dataclass

@@ -245,8 +245,16 @@ def _engine_summary(extractor: Extractor) -> dict[str, Any] | None:
     sums = {key: acc[0] for key, acc in engine.sums.items() if key in ("new_tokens", "cached_tokens")}
     cached, new = sums.get("cached_tokens"), sums.get("new_tokens")
     prefill_hit = cached / (cached + new) if cached is not None and new and cached + new else None
+    per_minute = [
+        {"minute": minute, **{key: round(acc[0] / acc[1], 4) for key, acc in fields.items()
+                              if acc[1] and key not in ("new_tokens", "cached_tokens")},
+         **{f"{key}_sum": acc[0] for key, acc in fields.items()
+            if key in ("new_tokens", "cached_tokens")}}
+        for minute, fields in sorted(engine.per_minute.items())
+    ]
     return {
         "stats_lines": engine.count,
+        "per_minute_mean": per_minute,
         "mean": means,
         "prefill_tokens": {"new": new, "cached": cached, "cached_ratio": _round(prefill_hit, 6)},
         "last": dict(engine.last),
