@@ -26,12 +26,12 @@ import numpy as np
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE  # noqa: E402
-from sparseety_tui.core.extractor import Extractor  # noqa: E402
-from sparseety_tui.core.totals import compute_totals  # noqa: E402
-from sparseety_tui.live import LiveOptions, ViewQuery, compute_view, parse_filter  # noqa: E402
-from sparseety_tui.ui.app import AppConfig, SparseetyApp  # noqa: E402
-from sparseety_tui.ui.widgets.request_table import RequestTable  # noqa: E402
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.live import LiveOptions, ViewQuery, compute_view, parse_filter
+from sparseety_tui.ui.app import AppConfig, SparseetyApp
+from sparseety_tui.ui.widgets.request_table import RequestTable
 
 
 def build(n: int) -> Extractor:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
-from sparseety_tui.live import LiveOptions  # noqa: E402
-from sparseety_tui.ui.app import AppConfig, SparseetyApp  # noqa: E402
+from sparseety_tui.live import LiveOptions
+from sparseety_tui.ui.app import AppConfig, SparseetyApp
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -85,6 +85,7 @@ def find_sources(directory: Path) -> list[Source]:
 def plan(directory: Path | None = None, out_dir: Path | None = None) -> DemoPlan:
     sources = find_sources(directory or samples_dir())
     target = out_dir or Path(tempfile.mkdtemp(prefix="sparseety-demo-"))
+    target.mkdir(parents=True, exist_ok=True)
     outputs: dict[str, Path] = {}
     for source in sources:
         if source.family not in outputs:

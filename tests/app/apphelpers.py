@@ -41,6 +41,11 @@ async def settle(pilot: Any) -> None:
     await app.settle()
     await pilot.pause()
     await app.workers.wait_for_complete()
+    # A changed height (totals strip, heatmaps) needs a layout pass and then a repaint;
+    # on a loaded machine one pause is not always both.
+    for _ in range(3):
+        await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
     await pilot.pause()
 
 
