@@ -106,6 +106,22 @@ _PREFIX = (
 )
 PREFIX_RE = re.compile(_PREFIX)
 PREFIX_SEARCH_RE = re.compile(_PREFIX)
+#: The common lines of a current SGLang log, whole, in one anchored match (the rest go
+#: through the general path below, which gives the same result for these):
+#:   ``[2026-11-30 12:00:00 TP0] Prefill batch. #new-seq: 3, #new-token: 3105, #cached-token:
+#:   2784, token usage: 0.01, #running-req: 0, #queue-req: 0``
+#:   ``[2026-11-30 12:00:00 TP0] Decode batch. #running-req: 5, #token: 3175, token usage:
+#:   0.01, gen throughput (token/s): 199.40, #queue-req: 1``
+#:   ``[2026-11-30 12:00:00] INFO:     127.0.0.1:57479 - "POST /v1/completions HTTP/1.1" 200 OK``
+#: (the access alternative only matches its start; ``ACCESS_RE`` checks the rest).
+FAST_RE = re.compile(
+    rb"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] (?:"
+    rb"Prefill batch\. #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
+    rb"token usage: (\d+\.\d+), #running-req: (\d+), #queue-req: (\d+)\Z"
+    rb"|Decode batch\. #running-req: (\d+), #token: \d+, token usage: (\d+\.\d+), "
+    rb"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)\Z"
+    rb"|(?=INFO:     ))"
+)
 #: ~0.2: ``[gpu=0] Prefill batch. #new-seq: 2, ...`` (no time at all).
 GPU_PREFIX_RE = re.compile(rb"\[gpu(?:_id)?=\d+\] ")
 #: A vLLM-style line from vendored code (``INFO 10-31 ... weight_utils.py:243] ...``).
@@ -177,16 +193,28 @@ class SglangParser:
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
         self._tb = TracebackTracker(self.pending)
+        self._tb_open = self._tb.open_by_key
         self._clock = LocalClock()
+        #: The last dated prefix's ``YYYY-MM-DD HH:MM:SS`` and its (ts, date, hour); valid
+        #: only while ``_date``/``_last_hour`` still hold that entry's values (a time-only
+        #: line resets it).
+        self._sec_key = b""
+        self._sec_entry: tuple[float | None, tuple[int, int, int], int] = (None, (0, 0, 0), 0)
         self._date: tuple[int, int, int] | None = None
-        self._last_stamp = b""
-        self._last_ts: float | None = None
+        self._minutes: dict[bytes, tuple[float | None, tuple[int, int, int], int]] = {}
         self._ranks: dict[bytes, str] = {}
         self._last_hour = 0
         self._in_warning = False
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            # Fast path (most lines of a big log): one anchored match of the whole line.
+            if line[:1] == b"[" and not self._tb_open:
+                fm = FAST_RE.match(line)
+                if fm is not None:
+                    parsed = self._fast(line, fm)
+                    if parsed is not None:
+                        return parsed
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
             self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
@@ -222,6 +250,78 @@ class SglangParser:
                 return self._raw(rest, wrap_ts, line)
         return self._message(rest[m.end() :], m)
 
+    def _fast(self, line: bytes, fm: re.Match[bytes]) -> ParsedLine | None:
+        """A line ``FAST_RE`` matched; None sends it down the general path (an access-like
+        line that is not one). The date state and the payloads are those ``_message``
+        would give: same fields, same order, same float arithmetic."""
+        (stamp, raw_ranks, seq, new, cached, usage, running, queued,
+         d_running, d_usage, d_gen, d_queued) = fm.groups()
+        if stamp != self._sec_key:
+            self._second(stamp)
+        ts = self._sec_entry[0]
+        self._in_warning = False
+        if seq is None and d_running is None:
+            msg = line[fm.end() :]
+            if ACCESS_RE.match(msg) is None or b" batch" in msg or b"Traceback" in msg:
+                return None
+            if b"\r" in msg or b"\x1b" in msg:
+                return None
+            return _ACCESS
+        ranks = self._ranks.get(raw_ranks)
+        if ranks is None:
+            ranks = self._rank_name(raw_ranks)
+        payload: StatsPayload
+        if seq is not None:
+            if ts is not None and ranks:
+                payload = {"phase": "prefill", "ts": ts, "engine": ranks,
+                           "batch_requests": int(seq), "new_tokens": int(new),
+                           "cached_tokens": int(cached), "kv_usage": float(usage),
+                           "running": int(running), "queued": int(queued)}
+                return PREFILL, ("stats", payload)
+            payload = {"phase": "prefill"}
+            if ts is not None:
+                payload["ts"] = ts
+            if ranks:
+                payload["engine"] = ranks
+            payload["batch_requests"] = int(seq)
+            payload["new_tokens"] = int(new)
+            payload["cached_tokens"] = int(cached)
+            payload["kv_usage"] = float(usage)
+            payload["running"] = int(running)
+            payload["queued"] = int(queued)
+            return PREFILL, ("stats", payload)
+        if ts is not None and ranks:
+            payload = {"phase": "decode", "ts": ts, "engine": ranks,
+                       "running": int(d_running), "kv_usage": float(d_usage),
+                       "generation_throughput": float(d_gen), "queued": int(d_queued)}
+            return DECODE, ("stats", payload)
+        payload = {"phase": "decode"}
+        if ts is not None:
+            payload["ts"] = ts
+        if ranks:
+            payload["engine"] = ranks
+        payload["running"] = int(d_running)
+        payload["kv_usage"] = float(d_usage)
+        payload["generation_throughput"] = float(d_gen)
+        payload["queued"] = int(d_queued)
+        return DECODE, ("stats", payload)
+
+    def _second(self, stamp: bytes) -> None:
+        """Make ``stamp`` (``YYYY-MM-DD HH:MM:SS``) the current second: its date state."""
+        minute = self._minutes.get(stamp[:16])
+        if minute is None:
+            minute = self._minute(stamp[:16])
+        base, date, hour = minute
+        self._date, self._last_hour = date, hour
+        self._sec_key = stamp
+        self._sec_entry = (None if base is None else base + int(stamp[17:19]), date, hour)
+
+    def _rank_name(self, raw: bytes) -> str:
+        ranks = _decode(raw.strip())
+        if len(self._ranks) < 4096:
+            self._ranks[raw] = ranks
+        return ranks
+
     @staticmethod
     def _plausible(rest: bytes, m: re.Match[bytes]) -> bool:
         """A prefix found mid-line must carry a date (a bare ``[12:00:00]`` inside text is
@@ -231,31 +331,55 @@ class SglangParser:
     def _stamp(self, m: re.Match[bytes] | None) -> float | None:
         if m is None:
             return None
-        stamp = m.group("stamp")
-        if stamp == self._last_stamp:
-            return self._last_ts  # most lines share their second with the previous one
-        ts = self._stamp_slow(m)
-        self._last_stamp, self._last_ts = stamp, ts
-        return ts
+        if m.group("y") is not None:
+            stamp = m.group("stamp")
+            frac = m.group("frac")
+            if frac:
+                stamp = stamp[:19]
+            if stamp != self._sec_key:
+                self._second(stamp)
+            if not frac:
+                return self._sec_entry[0]
+            base = self._minutes[stamp[:16]][0]
+            if base is None:
+                return None
+            return base + (float(m.group("s")) + float(b"0." + frac[1:]))
+        self._sec_key = b""  # the date state is about to change under the cached second
+        return self._time_only(m)
 
-    def _stamp_slow(self, m: re.Match[bytes]) -> float | None:
+    def _minute(self, key: bytes) -> tuple[float | None, tuple[int, int, int], int]:
+        """(unix seconds of the minute or None for an impossible date, date, hour) of a
+        dated prefix's ``YYYY-MM-DD HH:MM``: a pure function of the text, cached, so a
+        dated line costs one dict lookup (34 days of log are ~49k distinct minutes)."""
+        cached = self._minutes.get(key)
+        if cached is not None:
+            return cached
+        date = (int(key[0:4]), int(key[5:7]), int(key[8:10]))
+        hour = int(key[11:13])
+        base: float | None = None
+        if 1 <= date[1] <= 12 and 1 <= date[2] <= 31:
+            base = self._clock.to_unix(date[0], date[1], date[2], hour, int(key[14:16]), 0.0)
+        cached = (base, date, hour)
+        if len(self._minutes) >= 65536:
+            self._minutes.clear()
+        self._minutes[key] = cached
+        return cached
+
+    def _time_only(self, m: re.Match[bytes]) -> float | None:
+        """``[16:43:29 TP0]``: the date of the last dated line, rolled past midnight."""
         hour, minute = int(m.group("h")), int(m.group("mi"))
         sec = float(m.group("s"))
         frac = m.group("frac")
         if frac:
             sec += float(b"0." + frac[1:])
-        if m.group("y") is not None:
-            date = (int(m.group("y")), int(m.group("mo")), int(m.group("d")))
-            self._date = date
-        elif self._date is not None:
-            if hour + 12 < self._last_hour:  # time-only prefix went past midnight
-                y, mo, d = self._date
-                nxt = self._clock.to_unix(y, mo, d, 12, 0, 0.0) + 86400
-                t = time.localtime(nxt)
-                self._date = (t.tm_year, t.tm_mon, t.tm_mday)
-            date = self._date
-        else:
+        if self._date is None:
             return None
+        if hour + 12 < self._last_hour:  # time-only prefix went past midnight
+            y, mo, d = self._date
+            nxt = self._clock.to_unix(y, mo, d, 12, 0, 0.0) + 86400
+            t = time.localtime(nxt)
+            self._date = (t.tm_year, t.tm_mon, t.tm_mday)
+        date = self._date
         self._last_hour = hour
         if not (1 <= date[1] <= 12 and 1 <= date[2] <= 31):
             return None
@@ -277,9 +401,7 @@ class SglangParser:
                 raw = m.group("ranks") if m is not None else b""
                 ranks = self._ranks.get(raw)
                 if ranks is None:
-                    ranks = _decode(raw.strip())
-                    if len(self._ranks) < 4096:
-                        self._ranks[raw] = ranks
+                    ranks = self._rank_name(raw)
                 return self._batch(bm, msg, ts, ranks)
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)

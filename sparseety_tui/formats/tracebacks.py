@@ -89,17 +89,19 @@ def _caret_only(msg: str) -> bool:
 class TracebackTracker:
     """Per-key traceback state for one file; see the module docstring."""
 
-    __slots__ = ("_context", "_count", "_open", "pending")
+    __slots__ = ("_context", "_count", "open_by_key", "pending")
 
     def __init__(self, pending: list[Event]) -> None:
         self.pending = pending
-        self._open: dict[str, _OpenTraceback] = {}
+        #: Open tracebacks by key. The dict object never changes, so a parser may keep a
+        #: reference and test it for emptiness on its hot path (cheaper than ``active``).
+        self.open_by_key: dict[str, _OpenTraceback] = {}
         self._context: dict[str, str] = {}
         self._count = 0
 
     @property
     def active(self) -> bool:
-        return bool(self._open)
+        return bool(self.open_by_key)
 
     def note_context(self, key: str, message: str) -> None:
         """Remember an ERROR line's text: a traceback that follows gets it as message."""
@@ -110,7 +112,7 @@ class TracebackTracker:
     def blank(self) -> None:
         """A blank line went by (kind ``blank``); it may separate chained exceptions."""
         self._count += 1
-        for tb in self._open.values():
+        for tb in self.open_by_key.values():
             if tb.state == AFTER_EXC:
                 tb.blank_run += 1
 
@@ -133,9 +135,9 @@ class TracebackTracker:
         still listing frames.
         """
         self._count += 1
-        if self._open and self._count & 63 == 0:
+        if self.open_by_key and self._count & 63 == 0:
             self._expire()
-        tb = self._open.get(key)
+        tb = self.open_by_key.get(key)
         if tb is not None:
             if interleavable and record is not None:
                 # A prefixed line inside a raw traceback: another writer, not its end,
@@ -173,14 +175,14 @@ class TracebackTracker:
 
     def begin_header(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
         """Open a traceback at a line known to announce one (uvicorn's ASGI exception)."""
-        if key in self._open:
+        if key in self.open_by_key:
             self._close(key)
         self._begin(key, header, record, ts)
 
     def _begin(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
         tb = _OpenTraceback(header, record, ts, self._count)
         tb.lines = 1
-        self._open[key] = tb
+        self.open_by_key[key] = tb
 
     def _continues(self, tb: _OpenTraceback, msg: str, record: bytes | None) -> bool:
         if record is not None and record == tb.record:
@@ -219,13 +221,13 @@ class TracebackTracker:
         return True
 
     def _expire(self) -> None:
-        for key, tb in list(self._open.items()):
+        for key, tb in list(self.open_by_key.items()):
             limit = STALE_AFTER_EXC if tb.state == AFTER_EXC else STALE_FRAMES
             if self._count - tb.last_seen > limit:
                 self._close(key)
 
     def _close(self, key: str) -> None:
-        tb = self._open.pop(key)
+        tb = self.open_by_key.pop(key)
         payload: ErrorPayload = {"lines": tb.lines}
         if tb.exception is not None:
             payload["exception"] = tb.exception
@@ -238,5 +240,5 @@ class TracebackTracker:
         self.pending.append(("error", payload))
 
     def close_all(self) -> None:
-        for key in list(self._open):
+        for key in list(self.open_by_key):
             self._close(key)

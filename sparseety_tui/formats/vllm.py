@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from typing import Any
 
 from sparseety_tui.core.events import (
@@ -112,6 +113,14 @@ HEAD_RE = re.compile(_HEAD)
 HEAD_SEARCH_RE = re.compile(rb"(?<![A-Za-z])" + _HEAD)
 #: The common case in one match: one simple process prefix and the head.
 FAST_RE = re.compile(rb"\((?P<proc>[^()\r\n]{1,120}?) pid=(?P<pid>\d+)\) " + _HEAD)
+#: The two request lines of every request, without a process prefix, up to their bodies
+#: (the rest go through the general path, which gives the same result for these):
+#:   ``INFO 11-30 12:00:00 [logger.py:43] Received request chatcmpl-b4c9: prompt: '...',``
+#:   ``INFO 11-30 12:00:00 [async_llm.py:270] Added request chatcmpl-b4c9.``
+FAST_REQUEST_RE = re.compile(
+    rb"INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[[^\s\[\]:]{1,300}:\d+\] ()"
+    rb"(?:Received request (\S+): |Added request ([\w-]+)\.\Z)"
+)
 #: Where wrapper stripping stops: a process prefix or the logging head.
 _OWN_PREFIX_RE = re.compile(rb"\([^\r\n]{1,200}? pid=\d+\)|" + _HEAD)
 
@@ -241,11 +250,14 @@ class VllmParser:
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
         self._tb = TracebackTracker(self.pending)
+        self._tb_open = self._tb.open_by_key
         self._clock = LocalClock()
         self._reference = reference_time
         self._year: int | None = None
         self._last_month = 0
-        self._recent: dict[str, None] = {}
+        #: Received ids, oldest first (OrderedDict: dropping the oldest is O(1); a dict's
+        #: ``next(iter())`` rescans the deleted slots at its front, ~4 us a call here).
+        self._recent: OrderedDict[str, None] = OrderedDict()
         self._last_stamp = b""
         self._last_ts: float | None = None
         self._in_warning = False
@@ -254,6 +266,16 @@ class VllmParser:
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            if line[:1] == b"I" and not self._tb_open:
+                fm = FAST_REQUEST_RE.match(line)
+                if fm is not None:
+                    parsed = self._fast_request(line, fm)
+                    if parsed is not None:
+                        return parsed
+                elif line[:10] == b"INFO:     ":
+                    parsed = self._fast_access(line)
+                    if parsed is not None:
+                        return parsed
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
             self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
@@ -295,6 +317,51 @@ class VllmParser:
         if m is not None:
             return self._logged(rest, m, key, wrap_ts)
         return self._raw(rest, key, wrap_ts, line)
+
+    def _fast_request(self, line: bytes, fm: re.Match[bytes]) -> ParsedLine | None:
+        """``Received request`` / ``Added request`` lines ``FAST_REQUEST_RE`` matched; None
+        sends the line down the general path, which would treat it otherwise (text that
+        looks like a traceback or a stats line inside a prompt, control characters)."""
+        msg_at = fm.start(2)
+        if (
+            b"\r" in line
+            or b"\x1b" in line
+            or line.find(b"Avg prompt throughput", msg_at) >= 0
+            or line.find(b"Traceback", msg_at) >= 0
+            or line.find(b'File "', msg_at) >= 0
+        ):
+            return None
+        stamp = fm.group(1)
+        ts = self._last_ts if stamp == self._last_stamp else self._stamp_text(stamp)
+        self._in_warning = False
+        rid = fm.group(3)
+        if rid is not None:
+            return self._received(_decode(rid), line[fm.end() :], ts)
+        payload: RequestPayload = {"request_id": self._canonical(_decode(fm.group(4))),
+                                   "state": "running"}
+        if ts is not None:
+            payload["ts"] = ts
+        return REQUEST, ("request", payload)
+
+    def _fast_access(self, line: bytes) -> ParsedLine | None:
+        """A uvicorn access line (no vLLM head), as ``_raw`` would see it; None otherwise."""
+        if (
+            line[-1:] == b"]"
+            or b"\r" in line
+            or b"\x1b" in line
+            or b"Traceback" in line
+            or b'File "' in line
+            or ACCESS_RE.match(line) is None
+        ):
+            return None
+        self._in_warning = False
+        return _ACCESS
+
+    def _stamp_text(self, stamp: bytes) -> float | None:
+        """``_stamp`` for a line without a wrapper, from the stamp's text."""
+        ts = self._stamp_slow(stamp, None)
+        self._last_stamp, self._last_ts = stamp, ts
+        return ts
 
     def _strip_procs(self, rest: bytes) -> tuple[bytes, str]:
         names: list[str] = []
@@ -409,13 +476,13 @@ class VllmParser:
         stamp = m.group("stamp")
         if wrap_ts is None and stamp == self._last_stamp:
             return self._last_ts  # most lines share their second with the previous one
-        ts = self._stamp_slow(m, wrap_ts)
+        ts = self._stamp_slow(stamp, wrap_ts)
         if wrap_ts is None:
             self._last_stamp, self._last_ts = stamp, ts
         return ts
 
-    def _stamp_slow(self, m: re.Match[bytes], wrap_ts: bytes | None) -> float | None:
-        stamp = m.group("stamp")  # b"MM-DD HH:MM:SS"
+    def _stamp_slow(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
+        """``stamp`` is ``b"MM-DD HH:MM:SS"``."""
         month = int(stamp[0:2])
         day = int(stamp[3:5])
         if wrap_ts is not None:
@@ -553,7 +620,7 @@ class VllmParser:
         recent = self._recent
         recent[rid] = None
         if len(recent) > _RECENT_IDS:
-            del recent[next(iter(recent))]
+            recent.popitem(last=False)
 
     def _canonical(self, rid: str) -> str:
         """Engine-side ``<id>-<8hex>`` -> the front-end ``<id>`` we saw received."""
