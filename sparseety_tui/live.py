@@ -460,7 +460,6 @@ class IngestWorker:
         backlog = False
         for path, batch in self._watcher.poll_all():
             backlog = backlog or batch.more
-            file = self._file_of[path]
             pending = deque(batch.events)
             done = 0  # lines of the batch before the current segment
             for segment in batch.segments:
@@ -469,25 +468,27 @@ class IngestWorker:
                 while True:
                     # Events apply between lines: rotation resets the parser before new lines.
                     while pending and pending[0].line_index <= done + start:
-                        self._on_event(file, pending.popleft())
+                        self._on_event(path, pending.popleft())
                     if start >= len(lines):
                         break
                     stop = len(lines)
                     if pending:
                         stop = min(stop, pending[0].line_index - done)
-                    self.extractor.feed(file, lines[start:stop])
+                    self.extractor.feed(self._file_of[path], lines[start:stop])
                     worked = True
                     start = stop
                 done += len(lines)
             while pending:
-                self._on_event(file, pending.popleft())
+                self._on_event(path, pending.popleft())
             worked = worked or bool(batch.events)
         self._backlog = backlog
         return worked
 
-    def _on_event(self, file: int, event: SourceEvent) -> None:
+    def _on_event(self, path: str, event: SourceEvent) -> None:
+        file = self._file_of[path]
         if event.kind in ("rotated", "replaced", "truncated"):
-            self.extractor.reset_parser(file)
+            # New lines belong to a new incarnation: earlier rows keep pointing at theirs.
+            file = self._file_of[path] = self.extractor.new_incarnation(file, event.message)
         self.extractor.note(file, event.message)
         if event.kind != "opened":  # the status line shows what changed, not the routine
             self._events.append(event.message)

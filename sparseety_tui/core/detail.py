@@ -63,6 +63,10 @@ def _read_payloads(
     problems: list[str] = []
     for location in extractor.store.lines_of(row):
         state = extractor.files[location.file]
+        if state.superseded is not None:
+            problems.append(f"{state.path} @ {location.offset}: not re-read, the file has "
+                            f"changed since ({state.superseded})")
+            continue
         try:
             data = read_line_at(state.path, location.offset, location.length)
         except (OSError, LineGoneError) as exc:
@@ -170,8 +174,8 @@ def build_detail(extractor: Extractor, row: int) -> RequestDetail:
         if found is None:
             continue
         token = found
-        if isinstance(event.get("text"), str) and not token.text:
-            token.text = event["text"]
+        if isinstance(event.get("text"), str):
+            token.text = event["text"]  # what the server said this token was wins
         if event.get("cached"):
             token.skips.add(SkipKind.CACHED.value)
         if event.get("dropped"):

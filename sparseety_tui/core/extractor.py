@@ -113,6 +113,9 @@ class FileState:
     sniff_buffer: list[bytes] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
     events: deque[str] = field(default_factory=lambda: deque(maxlen=100))
+    #: Set when the path now holds another file (rotated, replaced, truncated): offsets of
+    #: this incarnation no longer point at its lines, so the detail view does not re-read.
+    superseded: str | None = None
 
     @property
     def format_name(self) -> str:
@@ -223,6 +226,20 @@ class Extractor:
     def reset_parser(self, file: int) -> None:
         """A new incarnation of the file (rotation): close open multi-line state."""
         self.finish_file(file)
+
+    def new_incarnation(self, file: int, reason: str) -> int:
+        """The path of ``file`` now holds another file (rotated, replaced, truncated).
+
+        Closes the old one (its open tracebacks end, its counts stay as they are) and
+        returns a new file index for what the path holds now, so stored line locations
+        never point into the wrong file.
+        """
+        self.finish_file(file)
+        old = self.files[file]
+        old.superseded = reason
+        new = self.add_file(old.path)
+        self.files[new].meta = dict(old.meta)
+        return new
 
     def finish_file(self, file: int) -> None:
         state = self.files[file]

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
-from sparseety_tui.core.store import RequestStore, RowExtras
+from sparseety_tui.core.store import CACHE_HIT_REPORTED, RequestStore, RowExtras
 
 
 def _nan_if_unknown(value: int) -> float:
@@ -37,7 +37,12 @@ def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
     prompt = _nan_if_unknown(col["prompt_tokens"][row])
     completion = _nan_if_unknown(col["completion_tokens"][row])
     cached_raw = col["cached_tokens"][row]
-    cached = 0.0 if cached_raw < 0 else float(cached_raw)  # not reported: assume no hit
+    # Not reported: assume no prefix hit (labelled in docs/cost-model.md) -- unless the log
+    # said there was a hit without saying how many tokens: then the figures are unknown.
+    if cached_raw >= 0:
+        cached = float(cached_raw)
+    else:
+        cached = math.nan if col["cache_hit"][row] == CACHE_HIT_REPORTED else 0.0
     experts_raw = col["total_experts"][row]
     experts = float(experts_raw) if experts_raw > 0 else float(shape.experts)
     topk_raw = col["topk_experts"][row]
@@ -85,7 +90,8 @@ def column_inputs(
     import numpy as np
 
     prompt = cols["prompt_tokens"]
-    cached = np.nan_to_num(cols["cached_tokens"], nan=0.0)
+    unknown_hit = np.isnan(cols["cached_tokens"]) & (cols["cache_hit"] == CACHE_HIT_REPORTED)
+    cached = np.where(unknown_hit, np.nan, np.nan_to_num(cols["cached_tokens"], nan=0.0))
     cached = np.where(np.isnan(prompt), cached, np.minimum(cached, prompt))
     experts = np.where(cols["total_experts"] > 0, cols["total_experts"], float(shape.experts))
     topk = np.where(cols["topk_experts"] > 0, cols["topk_experts"], float(shape.topk))

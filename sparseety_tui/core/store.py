@@ -43,6 +43,8 @@ COUNT_UNKNOWN, COUNT_REPORTED, COUNT_FROM_IDS, COUNT_TOKENIZER = 0, 1, 2, 3
 COUNT_SOURCES = ("unknown", "reported", "token_ids", "tokenizer")
 
 KV_SKIP_NONE, KV_SKIP_EVICTED, KV_SKIP_MASKED = 0, 1, 2
+#: cache_hit column: 0 not said, 1 no hit, 2 a hit (a flag with no token count)
+CACHE_HIT_REPORTED = 2
 KV_SKIP_NAMES = {"evicted": KV_SKIP_EVICTED, "masked": KV_SKIP_MASKED}
 
 # (name, typecode). Integer columns hold -1 for unknown, float columns NaN.

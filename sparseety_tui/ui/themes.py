@@ -1,8 +1,8 @@
-"""Themes as data: ``themes/*.json`` (repo root) describe ``textual.theme.Theme`` fields.
+"""Themes as data: ``themes/*.json`` describe ``textual.theme.Theme`` fields.
 
-Found next to the package in a checkout or an editable install (``<repo>/themes``), or
-in ``$SPARSEETY_THEMES``. When neither exists (a wheel installed without the data), the
-names still work: they fall back to Textual's built-in themes of the same kind.
+They ship inside the package (``sparseety_tui/themes``, linked from ``<repo>/themes``),
+and ``$SPARSEETY_THEMES`` can add a folder of one's own. Should none be found, the names
+still work: they fall back to Textual's built-in themes of the same kind.
 """
 
 from __future__ import annotations
@@ -49,7 +49,9 @@ def theme_dirs() -> list[Path]:
     env = os.environ.get("SPARSEETY_THEMES")
     if env:
         dirs.append(Path(env))
-    dirs.append(Path(__file__).resolve().parents[2] / "themes")  # checkout / editable
+    # Shipped inside the package (a wheel has them too); `themes/` at the repo root is a
+    # link to the same folder.
+    dirs.append(Path(__file__).resolve().parents[1] / "themes")
     return [d for d in dirs if d.is_dir()]
 
 

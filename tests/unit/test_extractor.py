@@ -147,6 +147,12 @@ def test_key_value_lines(tmp_path: Path) -> None:
     assert store.get("cached_tokens", 0) is None  # hit_cache is a flag, not a count
     assert store.columns["cache_hit"][0] == 2 and store.columns["cache_hit"][1] == 1
     assert store.get("finished_ts", 1) == pytest.approx(1743501601.0)  # naive = UTC
+    # A hit of unknown size makes compute unknown; a reported miss does not.
+    from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+    from sparseety_tui.core.figures import row_figures
+
+    assert row_figures(store, DEFAULT_SHAPE, 0)["effective_compute_tokens"] is None
+    assert row_figures(store, DEFAULT_SHAPE, 1)["effective_compute_tokens"] == pytest.approx(15)
 
 
 def test_unknown_format_counts_every_line_as_unparsed(tmp_path: Path) -> None:

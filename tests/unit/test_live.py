@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.detail import build_detail
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.live import (
@@ -123,6 +124,16 @@ def test_worker_reports_rotation(tmp_path: Path) -> None:
         snap = worker.snapshot
         assert snap.rows == 8
         assert any("rotated" in event for event in snap.events)
+        # New lines belong to a new incarnation of the path; earlier rows are not re-read
+        # at offsets that now hold other data.
+        extractor = worker.extractor
+        files = [f for f in extractor.files if f.path == str(log)]
+        assert len(files) == 2 and files[0].superseded and not files[1].superseded
+        assert sum(f.lines_total for f in files) == 8
+        old = build_detail(extractor, extractor.store.ids.row_of("r0001"))
+        assert old.raw_lines == [] and "changed since" in old.problems[0]
+        new = build_detail(extractor, extractor.store.ids.row_of("r0101"))
+        assert json.loads(new.raw_lines[0][2])["request_id"] == "r0101"
     finally:
         worker.stop()
 

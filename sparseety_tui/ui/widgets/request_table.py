@@ -43,15 +43,16 @@ class Column:
 
 
 COLUMNS: tuple[Column, ...] = (
+    # All eleven fit the table's share of a 160-column terminal (91 cells).
     Column("time", "received", 8, 2, "left"),
     Column("id", "request id", 12, 0, "left"),
-    Column("model", "model", 14, 8, "left"),
+    Column("model", "model", 12, 9, "left"),
     Column("state", "state", 8, 1, "left"),
-    Column("prompt", "prompt", 7, 3),
+    Column("prompt", "prompt", 6, 3),
     Column("completion", "compl", 6, 3),
     Column("cached", "cached", 6, 6),
-    Column("skip", "skip%", 6, 4),
-    Column("experts", "k/E", 6, 9),
+    Column("skip", "skip%", 5, 4),
+    Column("experts", "k/E", 5, 8),
     Column("latency", "latency", 7, 5),
     Column("ttft", "ttft", 6, 7),
 )
