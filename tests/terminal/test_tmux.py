@@ -63,8 +63,10 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
 
 def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
     status = tmp_path / "exit-status"
+    # COLUMNS/LINES from the test runner's environment would pin the app's size.
     command = (
-        f"{sys.executable} -m sparseety_tui tail {log} {' '.join(extra)}; "
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail {log} "
+        f"{' '.join(extra)}; "
         f"echo $? > {status}; sleep 60"
     )
     env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
@@ -138,3 +140,55 @@ def test_hostile_text_is_shown_literally(tmux: Tmux, tmp_path: Path) -> None:
     title = tmux.run("display-message", "-p", "-t", "app", "#{pane_title}")
     assert "pwned" not in title
     tmux.keys("q")
+
+
+def sglang_stats(second: int, new_tokens: int, running: int, throughput: float) -> str:
+    return (
+        f"[2025-10-01 21:25:{second:02d} TP0] Prefill batch. #new-seq: 1, #new-token: "
+        f"{new_tokens}, #cached-token: 32, token usage: 0.01, #running-req: {running}, "
+        f"#queue-req: 0\n"
+        f"[2025-10-01 21:25:{second:02d} TP0] Decode batch. #running-req: {running}, "
+        f"#token: 200, token usage: 0.02, gen throughput (token/s): {throughput:.2f}, "
+        f"#queue-req: 0\n"
+    )
+
+
+def sglang_finish(rid: str, prompt: int, completion: int, cached: int) -> str:
+    return (
+        f"[2025-10-01 21:25:40] Finish: obj=GenerateReqInput(text='hi', rid='{rid}'), "
+        f"out={{'text': ' done', 'meta_info': {{'id': '{rid}', 'finish_reason': "
+        f"{{'type': 'stop'}}, 'prompt_tokens': {prompt}, 'completion_tokens': {completion}, "
+        f"'cached_tokens': {cached}, 'e2e_latency': 0.75}}}}\n"
+    )
+
+
+def engine_rows(screen: str) -> str:
+    """The engine panel's sparkline rows (label, bars, value) as one string."""
+    return "\n".join(line.split("▏", 1)[-1] for line in screen.splitlines()
+                     if "gen tok/s" in line or "running" in line)
+
+
+def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> None:
+    log = tmp_path / "sglang_server.log"
+    log.write_text(
+        "[2025-10-01 21:25:00] server_args=ServerArgs(model_path='m', log_requests=True)\n"
+        + sglang_stats(1, 100, 1, 10.0)
+        + sglang_finish("sg-req-01", prompt=131, completion=42, cached=96)
+    )
+    status = start_tail(tmux, tmp_path, log)
+    screen = tmux.wait_for(lambda s: "sg-req-01" in s, "the SGLang request")
+    row = next(line for line in screen.splitlines() if "sg-req-01" in line)
+    assert "131" in row and "42" in row and "96" in row  # prompt, completion, cached
+    tmux.wait_for(lambda s: "Engine" in s and "gen tok/s" in s, "the engine panel")
+    before = engine_rows(tmux.screen())
+    # The server keeps working: stats lines arrive, the panel must move.
+    for second in range(2, 12):
+        append(log, sglang_stats(second, 50 * second, second % 4 + 1, 20.0 * second))
+    append(log, sglang_finish("sg-req-02", prompt=64, completion=8, cached=0))
+    tmux.wait_for(lambda s: "sg-req-02" in s and engine_rows(s) != before,
+                  "the engine panel to move and the second request")
+    tmux.keys("q")
+    end = time.monotonic() + DEADLINE_S
+    while time.monotonic() < end and not status.exists():
+        time.sleep(0.1)
+    assert status.read_text().strip() == "0"
