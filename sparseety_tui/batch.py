@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
-from sparseety_tui.core.extractor import BULK_BLOCK_LINES, Extractor
+from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.sources.lines import iter_line_blocks
+from sparseety_tui.sources.lines import iter_chunks
 
 
 class InputError(Exception):
@@ -78,7 +78,7 @@ def make_shape(options: Options) -> ModelShape:
 def ingest_file(extractor: Extractor, path: str) -> int:
     """Read a whole file into the extractor; returns its file index."""
     file = extractor.add_file(str(Path(path)))
-    extractor.feed_blocks(file, iter_line_blocks(path, block_lines=BULK_BLOCK_LINES))
+    extractor.feed_chunks(file, iter_chunks(path))
     extractor.finish_file(file)
     release_free_memory()
     return file

@@ -9,23 +9,48 @@ range order, so the numbers are the ones a single process would produce:
 - rows are appended in order; a request id seen in two ranges is merged field by field,
   later known values winning, exactly as one Extractor merges two lines of one request.
 
-Only formats whose parsers keep no state across lines are split (JSONL traces, key=value
-lines). Server logs carry tracebacks across lines, so a split could cut one in two; they
-are read by one process.
+Formats whose parsers keep no state across lines (JSONL traces, key=value lines) are split
+at any line start. Server logs (vLLM, SGLang) carry state across lines; they are split too,
+but only where a new log record starts, and the merge proves, from notes each range's
+worker keeps, that every range was parsed as one process reading from the top would have
+parsed it (``_check_server_ranges``):
+
+- a range starts at a line with the server's own dated prefix, after another such line
+  (SGLang: that resets its date context for time-only prefixes; vLLM: its warning state);
+- no traceback is open where a range ends, none stayed idle long enough for the stale
+  limit to apply (closing then depends on absolute line counts), and no ERROR-line context
+  a traceback picks up crosses a boundary;
+- vLLM year inference: the first year-setting stamp of a range is replayed on a parser
+  holding the previous range's year state and must give the same year;
+- vLLM engine-side ids (``<id>-<8hex>``) that a range could not map back because their
+  ``Received`` line lies in an earlier range are mapped in the merge, against the exact
+  window of received ids that one process would have held;
+- a request with lines in two ranges is merged by id; that equals line-by-line merging
+  unless a line fills a derived field (start from latency, TTFT, state from a
+  completion) or an error names it in a way that depended on the other range: then the
+  check fails;
+- engine stats: the per-minute sums of the minute that straddles a boundary and the
+  whole-file float sums are replayed value by value in line order, so floating-point
+  sums are bit-identical; integer sums simply add.
+
+If any check fails the file is read again by one process (correct, just slower).
 """
 
 from __future__ import annotations
 
 import math
 import multiprocessing
+import operator
 import os
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import reduce
 from typing import Any
 
 from sparseety_tui.batch import Options, ingest_file, release_free_memory
+from sparseety_tui.core.events import ErrorPayload, RequestPayload, StatsPayload
 from sparseety_tui.core.extractor import (
-    BULK_BLOCK_LINES,
+    MINUTE_FIELDS,
     EngineSeries,
     Extractor,
     FileState,
@@ -37,17 +62,32 @@ from sparseety_tui.core.store import (
     FLOAT32_COLUMNS,
     FLOAT64_COLUMNS,
     INT_COLUMNS,
+    STATE_CODE,
     UNKNOWN,
     RowExtras,
 )
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.formats import registry
-from sparseety_tui.sources.lines import find_range_starts, iter_line_blocks, iter_lines
+from sparseety_tui.formats import registry, sglang, vllm
+from sparseety_tui.sources.lines import (
+    READ_BUFFER_BYTES,
+    find_range_starts,
+    iter_chunks,
+    iter_lines,
+)
 
 #: Files smaller than this are read by one process (forking costs more than it saves).
 PARALLEL_MIN_BYTES = 64 << 20
 #: Format families whose parsers are stateless across lines, so a file can be split.
 SPLITTABLE = frozenset({"trace", "kv"})
+#: Server-log families split at record starts, with the checks of ``_check_server_ranges``.
+SERVER_SPLITTABLE = frozenset({"sglang", "vllm"})
+#: How far past a split point to look for a safe range start before giving that range up.
+SAFE_START_SCAN_BYTES = 4 << 20
+#: The window of received ids a vLLM parser maps engine-side ids against.
+VLLM_RECENT_IDS = 4096
+#: Payload keys that make the Extractor fill a derived field from what the row already
+#: holds (start = finish - latency, TTFT, "finished" from a completion, sparse detail).
+_DERIVING_KEYS = ("completion", "completion_tokens", "latency_s", "first_token_ts", "sparse")
 
 
 @dataclass
@@ -68,13 +108,143 @@ class RangeResult:
     errors: list[Any]
     error_count: int
     meta: dict[str, Any]
+    #: Server logs only: what the range's parser and extractor assumed at its start.
+    notes: RangeNotes | None = None
+
+
+@dataclass
+class RangeNotes:
+    """What one range of a server log saw at its edges (see ``_check_server_ranges``)."""
+
+    tb_open_at_end: bool = False
+    stale_risk: bool = False
+    context_first_pops: set[str] = field(default_factory=set)
+    context_touched: set[str] = field(default_factory=set)
+    context_end: dict[str, str] = field(default_factory=dict)
+    context_cleared: bool = False
+    deriving_ids: set[str] = field(default_factory=set)
+    unresolved_errors: list[str] = field(default_factory=list)
+    vllm: vllm.BoundaryNotes | None = None
+    year_end: tuple[int | None, int] = (None, 0)
+    recent_end: list[str] = field(default_factory=list)
+    remembered: int = 0
+
+
+class _RecordingEngine(EngineSeries):
+    """EngineSeries that also keeps what an exact merge needs: every float added to a
+    whole-file sum, in order, and the stats lines of the range's first minute."""
+
+    def __init__(self, record: bool) -> None:
+        super().__init__()
+        self.record = record
+        self.floats: dict[str, array[float]] = {}
+        self.non_float: set[str] = set()
+        self.first_minute: int | None = None
+        self.first_minute_stats: list[StatsPayload] = []
+
+    def add(self, stats: StatsPayload) -> None:
+        super().add(stats)
+        if not self.record:
+            return
+        sums = self.sums
+        for key, value in stats.items():
+            if key not in sums:
+                continue
+            if type(value) is float:
+                values = self.floats.get(key)
+                if values is None:
+                    values = self.floats[key] = array("d")
+                values.append(value)
+            else:
+                self.non_float.add(key)
+        ts = stats.get("ts")
+        if ts is not None:
+            minute = int(ts // 60) * 60
+            if self.first_minute is None:
+                self.first_minute = minute
+            if minute == self.first_minute:
+                self.first_minute_stats.append(stats)
+
+
+class _RangeExtractor(Extractor):
+    """The Extractor of one range of a server log. Notes the rows whose merge by id might
+    not equal line-by-line merging, and errors naming a request it has not seen."""
+
+    def __init__(self, tokens: TokenCounter, family: str, record_engine: bool) -> None:
+        super().__init__(tokens=tokens, forced_format=family)
+        self.engine = _RecordingEngine(record_engine)
+        self.deriving_ids: set[str] = set()
+        self.unresolved_errors: list[str] = []
+
+    def _on_request(
+        self, p: RequestPayload, file: int, offset: int, length: int, line_no: int
+    ) -> None:
+        for key in _DERIVING_KEYS:
+            if key in p:
+                self.deriving_ids.add(p["request_id"])
+                break
+        super()._on_request(p, file, offset, length, line_no)
+
+    def _on_error(self, p: ErrorPayload) -> None:
+        rid = p.get("request_id")
+        if rid is not None and self.store.ids.find(rid) is None:
+            self.unresolved_errors.append(rid)
+        super()._on_error(p)
+
+
+def _run_server_range(
+    args: tuple[str, str, str | None, int, int | None, bool],
+) -> RangeResult:
+    path, family, tokenizer, start, end, record_engine = args
+    extractor = _RangeExtractor(TokenCounter(tokenizer), family, record_engine)
+    file = extractor.add_file(path)
+    parser: Any = extractor.files[file].parser
+    notes = RangeNotes()
+    if isinstance(parser, vllm.VllmParser):
+        notes.vllm = parser.enable_boundary_notes()
+    extractor.feed_chunks(file, iter_chunks(path, start, end))
+    tracker = parser.tracebacks
+    notes.tb_open_at_end = tracker.active
+    extractor.finish_file(file)
+    notes.stale_risk = tracker.stale_risk
+    notes.context_first_pops = tracker.context_first_pops
+    notes.context_touched = tracker.context_touched
+    notes.context_end = tracker.context_items()
+    notes.context_cleared = tracker.context_cleared
+    notes.deriving_ids = extractor.deriving_ids
+    notes.unresolved_errors = extractor.unresolved_errors
+    if isinstance(parser, vllm.VllmParser):
+        notes.year_end = parser.year_state()
+        notes.recent_end = parser.recent_ids()
+        notes.remembered = parser.remembered
+    state = extractor.files[file]
+    store = extractor.store
+    return RangeResult(
+        lines_total=state.lines_total,
+        by_kind=state.by_kind,
+        diagnostics=list(state.diagnostics),
+        ids=store.ids,
+        columns={name: col.tobytes() for name, col in store.columns.items()},
+        offsets=store.offset.tobytes(),
+        lengths=store.length.tobytes(),
+        models=store.models,
+        extras=store.extras,
+        engine=extractor.engine,
+        expert_load=extractor.expert_load,
+        dropped=extractor.dropped,
+        head_skips=extractor.head_skips,
+        errors=list(extractor.errors),
+        error_count=extractor.error_count,
+        meta=state.meta,
+        notes=notes,
+    )
 
 
 def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
     path, family, tokenizer, start, end = args
     extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family)
     file = extractor.add_file(path)
-    extractor.feed_blocks(file, iter_line_blocks(path, start, end, BULK_BLOCK_LINES))
+    extractor.feed_chunks(file, iter_chunks(path, start, end))
     extractor.finish_file(file)
     state = extractor.files[file]
     store = extractor.store
@@ -116,8 +286,12 @@ def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: i
     for path in paths:
         size = os.path.getsize(path)
         family = _detect_family(path, options.format) if workers > 1 else None
-        if workers > 1 and size >= PARALLEL_MIN_BYTES and family in SPLITTABLE:
+        big = workers > 1 and size >= PARALLEL_MIN_BYTES
+        if big and family in SPLITTABLE:
             _ingest_split(extractor, options, path, family, workers)
+        elif big and family is not None and family in SERVER_SPLITTABLE:
+            if not _ingest_server_split(extractor, options, path, family, workers):
+                ingest_file(extractor, path)
         else:
             ingest_file(extractor, path)
 
@@ -142,7 +316,209 @@ def _ingest_split(
     extractor.version += 1
 
 
-def _merge_range(extractor: Extractor, file: int, state: FileState, result: RangeResult) -> None:
+def _is_record_start(family: str, line: bytes) -> bool:
+    """A line a server-log range may start at: the server's own dated prefix, not at
+    ERROR level, no traceback text."""
+    if b"Traceback" in line or b'File "' in line:
+        return False
+    if family == "sglang":
+        m = sglang.PREFIX_RE.match(line)
+        return m is not None and m.group("y") is not None
+    m = vllm.HEAD_RE.match(line) or vllm.FAST_RE.match(line)
+    return m is not None and m.group("level") in (b"INFO", b"DEBUG", b"WARNING")
+
+
+def server_range_starts(path: str, family: str, n: int) -> list[int]:
+    """Range starts for a server log: each split point of ``find_range_starts`` moved on
+    to the first line that, like the line before it, is a record start (a range is
+    dropped when there is none within ``SAFE_START_SCAN_BYTES``)."""
+    starts = [0]
+    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+        for candidate in find_range_starts(path, n)[1:]:
+            if candidate <= starts[-1]:
+                continue
+            f.seek(candidate)
+            pos = candidate
+            previous_ok = False
+            while pos - candidate < SAFE_START_SCAN_BYTES:
+                line = f.readline()
+                if not line:
+                    break
+                ok = _is_record_start(family, line.rstrip(b"\r\n"))
+                if ok and previous_ok:
+                    starts.append(pos)
+                    break
+                previous_ok = ok
+                pos += len(line)
+    return starts
+
+
+def _ingest_server_split(
+    extractor: Extractor, options: Options, path: str, family: str, workers: int
+) -> bool:
+    """Split a server log between processes; False (nothing merged) when the merge could
+    not be proved equal to one process's reading, so the caller reads it whole."""
+    starts = server_range_starts(path, family, workers)
+    if len(starts) < 2:
+        return False
+    ends: list[int | None] = [*starts[1:], None]
+    record_first = extractor.engine.count > 0
+    tasks = [
+        (path, family, options.tokenizer, start, end, i > 0 or record_first)
+        for i, (start, end) in enumerate(zip(starts, ends))
+    ]
+    context = multiprocessing.get_context("fork")
+    with context.Pool(len(tasks)) as pool:
+        results = pool.map(_run_server_range, tasks, chunksize=1)
+    plan = _check_server_ranges(extractor, family, results)
+    if plan is None:
+        return False
+    file = extractor.add_file(path)
+    state = extractor.files[file]
+    state.family = registry.family_by_name(family)
+    state.parser = state.family.new_parser()
+    results.reverse()
+    plan.reverse()
+    while results:  # pop each range as it is merged, so its copy is freed at once
+        result, (renames, failed) = results.pop(), plan.pop()
+        _merge_range(extractor, file, state, result, renames)
+        for request_id in failed:
+            row = extractor.store.ids.find(request_id)
+            if row is not None:
+                extractor.store.state[row] = STATE_CODE["failed"]
+    release_free_memory()
+    extractor.version += 1
+    return True
+
+
+#: Why the last server-log split was not merged (for tests and debugging), or "".
+last_refusal = ""
+
+
+def _refuse(reason: str) -> list[tuple[dict[str, str], list[str]]] | None:
+    """Note why a split cannot be merged exactly; None, for ``return _refuse(...)``."""
+    global last_refusal
+    last_refusal = reason
+    return None
+
+
+def _check_server_ranges(
+    extractor: Extractor, family: str, results: list[RangeResult]
+) -> list[tuple[dict[str, str], list[str]]] | None:
+    """Per range: (id renames, ids to mark failed after its merge); None when one process
+    reading the whole file could have parsed a range differently (module docstring)."""
+    store = extractor.store
+    preexisting = len(store) > 0
+    continues = preexisting or extractor.engine.count > 0
+    plan: list[tuple[dict[str, str], list[str]]] = []
+    year_state: tuple[int | None, int] = (None, 0)
+    context: dict[str, str] = {}
+    window: list[str] = []
+    deriving_before: set[str] = set()
+    minutes_before = set(extractor.engine.per_minute)
+    probe = vllm.FAMILY.new_parser() if family == "vllm" else None
+    _refuse("")
+    for k, result in enumerate(results):
+        notes = result.notes
+        if notes is None:
+            return _refuse("a range without notes")
+        earlier = results[:k]
+        ids = result.ids
+
+        def seen_before(request_id: str, earlier: list[RangeResult] = earlier) -> bool:
+            return store.ids.find(request_id) is not None or any(
+                request_id in r.ids for r in earlier
+            )
+
+        # Tracebacks and the ERROR-line context they pick up.
+        if k < len(results) - 1 and notes.tb_open_at_end:
+            return _refuse("a traceback is open where a range ends")
+        if k > 0 or continues:
+            if notes.stale_risk or notes.context_cleared:
+                return _refuse("a traceback stayed idle past its stale limit, or the ERROR context was cleared")
+            if any(context.get(key) for key in notes.context_first_pops):
+                return _refuse("a traceback picks up ERROR context from an earlier range")
+            if len(context.keys() | notes.context_touched) > 256:
+                return _refuse("too many ERROR contexts to follow")
+        for key in notes.context_touched:
+            context.pop(key, None)
+        context.update(notes.context_end)
+        # Engine stats: only the first minute of a range may continue an earlier minute.
+        engine: Any = result.engine
+        if k > 0 or continues:
+            if engine.floats.keys() & engine.non_float:
+                return _refuse("a stats field mixes ints and floats")
+            if (set(engine.per_minute) - {engine.first_minute}) & minutes_before:
+                return _refuse("a minute of stats other than a range's first continues an earlier one")
+        minutes_before.update(engine.per_minute)
+        # vLLM: year inference and engine-side ids.
+        renames: dict[str, str] = {}
+        v = notes.vllm
+        if v is not None and probe is not None:
+            if v.year_probe is not None:
+                if year_state[0] is not None and (
+                    probe.replay_year_probe(v.year_probe, year_state) != v.year_after_probe
+                ):
+                    return _refuse("vLLM year inference differs at a range start")
+                year_state = notes.year_end
+            if window and not set(window).isdisjoint(v.first_inserted):
+                return _refuse("a vLLM request id received again across a boundary")
+            found = _engine_side_renames(v, window, ids)
+            if found is None:
+                return _refuse("vLLM engine-side ids cannot be mapped consistently")
+            renames = found
+            if notes.remembered >= VLLM_RECENT_IDS:
+                window = list(notes.recent_end)
+            else:
+                window = (window + notes.recent_end)[-VLLM_RECENT_IDS:]
+        # Requests with lines on both sides of a boundary.
+        deriving = {renames.get(rid, rid) for rid in notes.deriving_ids}
+        if k > 0 or preexisting:
+            if any(seen_before(rid) for rid in deriving):
+                return _refuse("a request with derived fields has lines in two ranges")
+            if any(rid in ids for rid in deriving_before):
+                return _refuse("a request with derived fields has lines in two ranges")
+            if any(base in deriving_before for base in renames.values()):
+                return _refuse("a request with derived fields has lines in two ranges")
+            if preexisting and store.ids.shares_ids_with(ids):
+                return _refuse("requests continue rows of earlier files")
+        deriving_before |= deriving
+        failed: list[str] = []
+        for rid in notes.unresolved_errors:
+            if seen_before(rid):
+                if rid in ids:
+                    return _refuse("an error names a request of an earlier range that goes on")
+                failed.append(rid)
+        plan.append((renames, failed))
+    return plan
+
+
+def _engine_side_renames(
+    notes: vllm.BoundaryNotes, window: list[str], ids: IdIndex
+) -> dict[str, str] | None:
+    """Engine-side ids a range left unmapped that one process would have mapped to a
+    front-end id received in an earlier range: its window of recent ids at that line is
+    the end of ``window`` plus the range's own ids. None when that is not consistent."""
+    decisions: dict[str, str | None] = {}
+    for rid, base, remembered in notes.unmapped:
+        room = VLLM_RECENT_IDS - remembered
+        tail = set(window[-room:]) if room > 0 and window else set()
+        target = base if rid not in tail and base in tail else None
+        if decisions.setdefault(rid, target) != target:
+            return None  # mapped at one line, not at another
+    renames = {rid: base for rid, base in decisions.items() if base is not None}
+    if any(base in ids for base in renames.values()):
+        return None  # the range has its own row for the front-end id as well
+    return renames
+
+
+def _merge_range(
+    extractor: Extractor,
+    file: int,
+    state: FileState,
+    result: RangeResult,
+    renames: dict[str, str] | None = None,
+) -> None:
     import numpy as np
 
     line_shift = state.lines_total
@@ -165,7 +541,7 @@ def _merge_range(extractor: Extractor, file: int, state: FileState, result: Rang
     incoming["file"][:] = file
     incoming["line_no"] += line_shift
 
-    if not store.ids.shares_ids_with(result.ids):
+    if not renames and not store.ids.shares_ids_with(result.ids):
         for name, values in incoming.items():
             store.columns[name].frombytes(values.tobytes())
         store.offset.frombytes(result.offsets)
@@ -179,6 +555,8 @@ def _merge_range(extractor: Extractor, file: int, state: FileState, result: Rang
         lengths = array("I")
         lengths.frombytes(result.lengths)
         for i, request_id in enumerate(result.ids):
+            if renames:
+                request_id = renames.get(request_id, request_id)
             existing = store.index.get(request_id)
             if existing is None:
                 row = store.new_row(request_id, file, offsets[i], lengths[i], 0)
@@ -194,7 +572,10 @@ def _merge_range(extractor: Extractor, file: int, state: FileState, result: Rang
     _merge_heat(extractor.expert_load, result.expert_load)
     _merge_heat(extractor.dropped, result.dropped)
     _merge_heat(extractor.head_skips, result.head_skips)
-    _merge_engine(extractor.engine, result.engine)
+    if result.notes is not None:
+        _merge_engine_exact(extractor.engine, result.engine)
+    else:
+        _merge_engine(extractor.engine, result.engine)
     extractor.errors.extend(result.errors)
     extractor.error_count += result.error_count
 
@@ -243,3 +624,48 @@ def _merge_engine(target: EngineSeries, source: EngineSeries) -> None:
     # points is exact for them and keeps this honest if one ever does.
     for point in source.points:
         target.add(point)
+
+
+def _merge_engine_exact(target: EngineSeries, source: EngineSeries) -> None:
+    """Append a server-log range's engine series as if its stats lines had been added to
+    ``target`` one by one.
+
+    Integer sums add exactly. Float sums are replayed value by value in line order (the
+    range's worker recorded them), and so is the range's first minute, which may continue
+    a minute of the previous range; ``_check_server_ranges`` made sure no other minute is
+    shared.
+    """
+    if not source.count:
+        return
+    recorded: Any = source
+    replay = isinstance(recorded, _RecordingEngine) and recorded.record
+    target.count += source.count
+    target.points.extend(source.points)
+    target.last = source.last
+    for key, acc in source.sums.items():
+        mine = target.sums.get(key)
+        if mine is None:
+            mine = target.sums[key] = [0.0, 0]
+        floats = recorded.floats.get(key) if replay else None
+        if floats is not None:
+            mine[0] = reduce(operator.add, floats, mine[0])
+        else:
+            mine[0] += acc[0]
+        mine[1] += acc[1]
+    first = recorded.first_minute if replay else None
+    for minute, fields in source.per_minute.items():
+        if minute != first:
+            target.per_minute[minute] = fields
+    if first is not None:
+        bucket = target.per_minute.setdefault(first, {})
+        for stats in recorded.first_minute_stats:
+            for key in MINUTE_FIELDS:
+                measured: Any = stats.get(key)
+                if measured is not None:
+                    cell = bucket.get(key)
+                    if cell is None:
+                        bucket[key] = [measured, 1]
+                    else:
+                        cell[0] += measured
+                        cell[1] += 1
+    target._minute = -1  # the next add() looks its minute up again

@@ -39,6 +39,7 @@ from sparseety_tui.core.store import (
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.base import FormatFamily, LineParser
+from sparseety_tui.sources.lines import Chunk, RawLine, split_chunk
 
 #: How many unparsed lines per file keep their text and reason for the diagnostics screen.
 DIAGNOSTIC_SAMPLES = 2000
@@ -263,14 +264,18 @@ class Extractor:
         self._run(state, file, iterator)
         self.version += 1
 
-    def feed_blocks(self, file: int, blocks: Iterable[Sequence[LineLike]]) -> None:
-        """``feed`` for lines that come in lists (sources.lines.iter_line_blocks)."""
+    def feed_chunks(self, file: int, items: Iterable[Chunk | RawLine]) -> None:
+        """``feed`` for a file read in big chunks of whole lines (sources.lines.iter_chunks):
+        the batch commands' reader, which splits lines in C rather than one readline each."""
         state = self.files[file]
-        for block in blocks:
-            if state.parser is None:
-                self._run(state, file, self._sniff_then(state, iter(block)))
-                continue
-            self._run_block(state, file, block)
+        for item in items:
+            lines: list[RawLine] = split_chunk(item) if isinstance(item, Chunk) else [item]
+            for first in range(0, len(lines), BULK_BLOCK_LINES):
+                block = lines[first : first + BULK_BLOCK_LINES]
+                if state.parser is None:
+                    self._run(state, file, self._sniff_then(state, iter(block)))
+                else:
+                    self._run_block(state, file, block)
         self.version += 1
 
     def _sniff_then(self, state: FileState, lines: Iterator[LineLike]) -> Iterator[LineLike]:

@@ -18,17 +18,19 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from functools import partial
-from itertools import islice
+from itertools import accumulate, repeat
 from typing import BinaryIO, NamedTuple
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "Chunk",
     "LineGoneError",
     "RawLine",
     "find_range_starts",
-    "iter_line_blocks",
+    "iter_chunks",
     "iter_lines",
     "read_line_at",
+    "split_chunk",
 ]
 
 DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -231,35 +233,6 @@ def iter_lines(
             yield tail
 
 
-def iter_line_blocks(
-    path: str | os.PathLike[str],
-    start: int = 0,
-    end: int | None = None,
-    block_lines: int = 2048,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-) -> Iterator[list[RawLine]]:
-    """``iter_lines`` in lists of up to ``block_lines`` lines: the same lines, fewer
-    Python frames per line for the batch commands' bulk path."""
-    if start < 0:
-        raise ValueError("start must be >= 0")
-    if end is not None and end <= start:
-        return
-    with open(path, "rb") as f:
-        pos = _align_to_line_start(f, start)
-        if end is not None and pos >= end:
-            return
-        asm = LineAssembler(f, pos, max_line_bytes)
-        lines = asm.lines(stop=end)
-        while True:
-            block = list(islice(lines, block_lines))
-            if not block:
-                break
-            yield block
-        tail = asm.flush_partial()
-        if tail is not None:
-            yield [tail]
-
-
 def _align_to_line_start(f: BinaryIO, pos: int) -> int:
     """Seek ``f`` to the first line start at or after ``pos`` and return it."""
     if pos == 0:
@@ -340,3 +313,96 @@ def read_line_at(
         elif data.endswith(b"\n"):
             data = data[:-1]
     return data[:max_line_bytes]
+
+
+class Chunk(NamedTuple):
+    """Whole lines read in one piece: ``data`` starts at byte ``offset`` of the file and ends
+    right after a ``\\n`` (or at the end of the file, for a last line without one)."""
+
+    offset: int
+    data: bytes
+
+
+def iter_chunks(
+    path: str | os.PathLike[str],
+    start: int = 0,
+    end: int | None = None,
+    chunk_bytes: int = 1 << 20,  # ~3k lines: the parse working set stays in cache
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Iterator[Chunk | RawLine]:
+    """The lines starting in ``[start, end)`` of a finished file, as big ``Chunk``s of whole
+    lines (for a columnar parser), or as a ``RawLine`` for a line too long for a chunk
+    (capped at ``max_line_bytes`` like everywhere else, so memory stays bounded).
+
+    Together, the chunks and lines cover exactly what ``iter_lines(path, start, end)``
+    yields, in order.
+    """
+    if start < 0:
+        raise ValueError("start must be >= 0")
+    if end is not None and end <= start:
+        return
+    with open(path, "rb") as f:
+        pos = _align_to_line_start(f, start)
+        while end is None or pos < end:
+            f.seek(pos)
+            data = f.read(chunk_bytes)
+            if not data:
+                return
+            if end is not None and pos + len(data) >= end:
+                # Keep the lines that start before `end`: up to the first "\n" at or after
+                # end - 1 (the line holding byte end - 1 started before end).
+                cut = data.find(b"\n", end - 1 - pos)
+                if cut != -1:
+                    yield Chunk(pos, data[: cut + 1])
+                    return
+            cut = data.rfind(b"\n")
+            if cut == -1:
+                if len(data) < chunk_bytes:  # the file's last line, without "\n"
+                    yield Chunk(pos, data)
+                    return
+                # One line longer than a chunk: read it the bounded way.
+                asm = LineAssembler(f, pos, max_line_bytes)
+                f.seek(pos)
+                line = next(asm.lines(), None) or asm.flush_partial()
+                if line is None:
+                    return
+                yield line
+                pos = line.offset + line.length
+                continue
+            yield Chunk(pos, data[: cut + 1])
+            pos += cut + 1
+            if len(data) < chunk_bytes and cut + 1 == len(data):
+                return
+
+
+def split_chunk(chunk: Chunk, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> list[RawLine]:
+    """A chunk's lines as RawLines, exactly as ``iter_lines`` would give them.
+
+    Splitting, lengths, offsets and the tuples are all made by C loops (split, map,
+    accumulate, zip): a few hundred nanoseconds a line less than reading line by line.
+    """
+    data = chunk.data
+    bodies = data.split(b"\n")
+    lengths = [n + 1 for n in map(len, bodies)]
+    if bodies[-1]:
+        lengths[-1] -= 1  # the file's last line, without "\n"
+    else:
+        bodies.pop()  # the chunk ends with "\n": nothing after it
+        lengths.pop()
+    if b"\r" in data:  # strip the "\r" of "\r\n" endings (a bare "\r" stays in the line)
+        ended = len(bodies) - (0 if data.endswith(b"\n") else 1)
+        bodies = [b[:-1] if i < ended and b.endswith(b"\r") else b for i, b in enumerate(bodies)]
+    if bodies and max(map(len, bodies)) > max_line_bytes:
+        return _split_capped(chunk.offset, bodies, lengths, max_line_bytes)
+    starts = list(accumulate(lengths, initial=chunk.offset))[:-1]
+    return list(map(_new_tuple, repeat(RawLine), zip(starts, lengths, bodies, repeat(False))))
+
+
+def _split_capped(
+    offset: int, bodies: list[bytes], lengths: list[int], cap: int
+) -> list[RawLine]:
+    out: list[RawLine] = []
+    for body, n in zip(bodies, lengths):
+        out.append(_new_tuple(RawLine, (offset, n, body[:cap], len(body) > cap)))
+        offset += n
+    return out

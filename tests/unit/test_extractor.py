@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sparseety_tui.core.extractor as extractor_module
+from sparseety_tui.batch import ingest_file
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.store import STATES
 from sparseety_tui.sources.lines import RawLine, iter_lines
@@ -267,10 +268,14 @@ def test_bulk_path_equals_per_line_path(
                    if keys <= set(r)] or records[:1]
     content = b"\n".join(orjson.dumps(r) for r in records) + b"\n"
     bulk = extract_bytes(tmp_path, content)
+    path = tmp_path / "chunked.jsonl"
+    path.write_bytes(content)
+    chunked = Extractor()
+    ingest_file(chunked, str(path))  # the batch commands' reader: big chunks, split in C
     with monkeypatch.context() as patch:
         patch.setattr(extractor_module, "BULK_MIN_LINES", 10**9)
         per_line = extract_bytes(tmp_path, content)
-    assert _store_snapshot(bulk) == _store_snapshot(per_line)
+    assert _store_snapshot(bulk) == _store_snapshot(per_line) == _store_snapshot(chunked)
 
 
 def test_bulk_path_is_taken_for_uniform_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

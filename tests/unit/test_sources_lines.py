@@ -225,3 +225,37 @@ def test_file_is_never_modified(tmp_path: Path) -> None:
 def test_missing_file_raises(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         list(iter_lines(tmp_path / "nope.log"))
+
+
+# -- big chunks of whole lines (the batch commands' reader) -----------------------------
+
+from hypothesis import given as _given  # noqa: E402
+from hypothesis import settings as _settings  # noqa: E402
+from hypothesis import strategies as _st  # noqa: E402
+
+from sparseety_tui.sources.lines import Chunk, iter_chunks, split_chunk  # noqa: E402
+
+_LINE_BYTES = _st.lists(_st.sampled_from([b"a", b"\xff", b"\r", b"{}", b"x" * 40]), max_size=12).map(b"".join)
+
+
+@_settings(max_examples=150, deadline=None)
+@_given(lines=_st.lists(_LINE_BYTES, max_size=40), endings=_st.lists(_st.sampled_from([b"\n", b"\r\n"]), min_size=40, max_size=40),
+        tail=_st.booleans(), chunk_bytes=_st.integers(8, 200), cap=_st.integers(4, 100),
+        cuts=_st.lists(_st.integers(0, 3000), max_size=3))
+def test_chunks_cover_exactly_what_iter_lines_yields(
+    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], endings: list[bytes],
+    tail: bool, chunk_bytes: int, cap: int, cuts: list[int],
+) -> None:
+    content = b"".join(line + end for line, end in zip(lines, endings))
+    if tail:
+        content += b"no newline at the end"
+    path = tmp_path_factory.mktemp("chunks") / "f.log"
+    path.write_bytes(content)
+    bounds = sorted({0, *(c % (len(content) + 1) for c in cuts)})
+    ranges = list(zip(bounds, [*bounds[1:], None]))
+    for start, end in ranges:
+        expected = list(iter_lines(path, start, end, max_line_bytes=cap))
+        got = []
+        for item in iter_chunks(path, start, end, chunk_bytes=chunk_bytes, max_line_bytes=cap):
+            got.extend(split_chunk(item, cap) if isinstance(item, Chunk) else [item])
+        assert got == expected
