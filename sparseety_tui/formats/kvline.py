@@ -19,6 +19,11 @@ from sparseety_tui.formats.trace import parse_timestamp
 
 _LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")
 _SEPARATOR = b" | "
+#: Python's default logging format, ``LEVEL:logger.name:message`` (optionally timestamped).
+_LOGGER_LINE = re.compile(
+    rb"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+)?"
+    rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
+)
 
 _ID_KEYS = ("req_id", "request_id", "rid", "id")
 _INT_FIELDS = {
@@ -60,6 +65,8 @@ class KvLineParser:
         if _SEPARATOR not in line:
             if not line.strip():
                 return LineKind.BLANK, None
+            if _LOGGER_LINE.match(line):
+                return LineKind.NOISE, None  # the same logger's other messages
             self.last_reason = "no ' | ' separated fields"
             return LineKind.UNPARSED, None
         text = line.decode("utf-8", errors="replace").rstrip()
