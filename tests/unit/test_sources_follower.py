@@ -298,11 +298,22 @@ def test_unreadable_new_file_after_rotation_is_reported_once(tmp_path: Path) -> 
     w.close()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
-def test_permission_denied_is_reported_then_recovers(tmp_path: Path) -> None:
+def test_permission_denied_is_reported_then_recovers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     p = tmp_path / "secret.log"
     p.write_bytes(b"hidden\n")
     p.chmod(0)
+    if os.geteuid() == 0:
+        # root reads files whatever their mode: refuse the open the way the kernel would
+        real_open = os.open
+
+        def refusing_open(path: object, flags: int, *args: object) -> int:
+            if os.fspath(path) == str(p) and not os.stat(p).st_mode & 0o444:  # type: ignore[arg-type]
+                raise PermissionError(13, "Permission denied", str(p))
+            return real_open(path, flags, *args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(os, "open", refusing_open)
     with FileFollower(p) as fol:
         b = fol.poll()
         assert kinds(b) == ["read_error"] and "permission denied" in b.events[0].message
