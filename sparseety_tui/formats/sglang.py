@@ -192,7 +192,7 @@ class SglangParser:
         self.keep_token_ids = keep_token_ids
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        self._tb = TracebackTracker(self.pending)
+        self._tb = TracebackTracker(self)
         self._tb_open = self._tb.open_by_key
         self._clock = LocalClock()
         #: The last dated prefix's ``YYYY-MM-DD HH:MM:SS`` and its (ts, date, hour); valid

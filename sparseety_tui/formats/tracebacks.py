@@ -28,6 +28,7 @@ chained-exception marker keeps the traceback open.
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from sparseety_tui.core.events import ErrorPayload, Event
 
@@ -86,13 +87,24 @@ def _caret_only(msg: str) -> bool:
     return bool(s) and all(c in "^~" for c in s)
 
 
+class HasPending(Protocol):
+    """The parser a tracker reports to: finished errors go to its ``pending`` list."""
+
+    pending: list[Event]
+
+
 class TracebackTracker:
-    """Per-key traceback state for one file; see the module docstring."""
+    """Per-key traceback state for one file; see the module docstring.
 
-    __slots__ = ("_context", "_count", "open_by_key", "pending")
+    Errors are appended to ``owner.pending`` as it is *now*: the Extractor drains a
+    parser's pending events by swapping in a new list, so holding the first list would
+    lose every error after the first drain.
+    """
 
-    def __init__(self, pending: list[Event]) -> None:
-        self.pending = pending
+    __slots__ = ("_context", "_count", "open_by_key", "owner")
+
+    def __init__(self, owner: HasPending) -> None:
+        self.owner = owner
         #: Open tracebacks by key. The dict object never changes, so a parser may keep a
         #: reference and test it for emptiness on its hot path (cheaper than ``active``).
         self.open_by_key: dict[str, _OpenTraceback] = {}
@@ -237,7 +249,7 @@ class TracebackTracker:
             payload["request_id"] = tb.request_id
         if tb.ts is not None:
             payload["ts"] = tb.ts
-        self.pending.append(("error", payload))
+        self.owner.pending.append(("error", payload))
 
     def close_all(self) -> None:
         for key in list(self.open_by_key):

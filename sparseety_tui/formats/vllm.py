@@ -249,7 +249,7 @@ class VllmParser:
         self.keep_token_ids = keep_token_ids
         self.last_reason = ""
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        self._tb = TracebackTracker(self.pending)
+        self._tb = TracebackTracker(self)
         self._tb_open = self._tb.open_by_key
         self._clock = LocalClock()
         self._reference = reference_time

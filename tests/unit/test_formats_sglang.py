@@ -298,3 +298,24 @@ def test_sniff() -> None:
         b"[2024-07-08 15:17:34] INFO 07-08 07:17:34 metrics.py:334] Avg prompt throughput: 1.0 tokens/s"
     ]
     assert sglang.FAMILY.sniff(vllm_ext) < 0.5
+
+
+def test_every_traceback_reaches_the_extractor(tmp_path: Any) -> None:
+    # The Extractor drains a parser's pending events by swapping in a new list; the
+    # traceback tracker used to keep appending to the first one, so every error after the
+    # first was lost (summary said "errors: 1" for a log with three tracebacks).
+    from sparseety_tui.batch import Options, ingest_paths
+
+    lines = []
+    for i in range(3):
+        lines += [
+            f"[2026-03-01 10:00:0{i} TP0] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sglang/srt/managers/scheduler.py", line 77, in event_loop',
+            f"RuntimeError: boom {i}",
+            f"[2026-03-01 10:00:0{i} TP0] Decode batch. #running-req: 1, #token: 9, token usage: 0.01, gen throughput (token/s): 1.00, #queue-req: 0",
+        ]
+    path = tmp_path / "sglang.log"
+    path.write_text("\n".join(lines) + "\n")
+    extractor = ingest_paths(Options(), [str(path)])
+    assert extractor.error_count == 3
+    assert [e["message"] for e in extractor.errors] == ["boom 0", "boom 1", "boom 2"]
