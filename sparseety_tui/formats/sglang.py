@@ -223,6 +223,10 @@ class SglangParser:
     def finish(self) -> None:
         self._tb.close_all()
 
+    @property
+    def tracebacks(self) -> TracebackTracker:
+        return self._tb
+
     # -- dispatch -----------------------------------------------------------------------
 
     def _parse(self, line: bytes) -> ParsedLine:

@@ -101,7 +101,16 @@ class TracebackTracker:
     lose every error after the first drain.
     """
 
-    __slots__ = ("_context", "_count", "open_by_key", "owner")
+    __slots__ = (
+        "_context",
+        "_count",
+        "context_cleared",
+        "context_first_pops",
+        "context_touched",
+        "open_by_key",
+        "owner",
+        "stale_risk",
+    )
 
     def __init__(self, owner: HasPending) -> None:
         self.owner = owner
@@ -110,6 +119,16 @@ class TracebackTracker:
         self.open_by_key: dict[str, _OpenTraceback] = {}
         self._context: dict[str, str] = {}
         self._count = 0
+        # What a split reader (sparseety_tui.parallel) needs to know to prove that this
+        # tracker, started fresh mid-file, said what one started at the top would have:
+        #: a traceback stayed idle longer than its stale limit (closing it then depends
+        #: on the absolute line count, which differs between the two);
+        self.stale_risk = False
+        #: keys whose remembered ERROR context was taken before this tracker set one;
+        self.context_first_pops: set[str] = set()
+        #: keys whose context this tracker set or took, and whether it ever cleared all.
+        self.context_touched: set[str] = set()
+        self.context_cleared = False
 
     @property
     def active(self) -> bool:
@@ -119,7 +138,26 @@ class TracebackTracker:
         """Remember an ERROR line's text: a traceback that follows gets it as message."""
         if len(self._context) > 256:
             self._context.clear()
+            self.context_cleared = True
+        self.context_touched.add(key)
         self._context[key] = message[:500]
+
+    def context_items(self) -> dict[str, str]:
+        """The remembered ERROR contexts (a copy)."""
+        return dict(self._context)
+
+    def _take_context(self, key: str) -> str:
+        if key not in self.context_touched:
+            self.context_first_pops.add(key)
+            self.context_touched.add(key)
+        return self._context.pop(key, "")
+
+    def _note_idle(self, tb: _OpenTraceback) -> None:
+        """Called whenever an open traceback is touched or closed: was it ever idle long
+        enough that ``_expire`` could have closed it?"""
+        limit = STALE_AFTER_EXC if tb.state == AFTER_EXC else STALE_FRAMES
+        if self._count - tb.last_seen > limit:
+            self.stale_risk = True
 
     def blank(self) -> None:
         """A blank line went by (kind ``blank``); it may separate chained exceptions."""
@@ -151,6 +189,7 @@ class TracebackTracker:
             self._expire()
         tb = self.open_by_key.get(key)
         if tb is not None:
+            self._note_idle(tb)
             if interleavable and record is not None:
                 # A prefixed line inside a raw traceback: another writer, not its end,
                 # unless the traceback already printed its exception line.
@@ -173,7 +212,7 @@ class TracebackTracker:
         start = msg.find(TB_START)
         if start >= 0:
             header = msg[:start].rstrip(" :")
-            self._begin(key, header or self._context.pop(key, ""), record, ts)
+            self._begin(key, header or self._take_context(key), record, ts)
             return True
         if (
             _FRAME_RE.match(msg)
@@ -181,7 +220,7 @@ class TracebackTracker:
             or (error_level and _caret_only(msg))
         ):
             # A traceback whose header we did not see (file starts mid-way, or pasted).
-            self._begin(key, self._context.pop(key, ""), record, ts)
+            self._begin(key, self._take_context(key), record, ts)
             return True
         return False
 
@@ -236,10 +275,12 @@ class TracebackTracker:
         for key, tb in list(self.open_by_key.items()):
             limit = STALE_AFTER_EXC if tb.state == AFTER_EXC else STALE_FRAMES
             if self._count - tb.last_seen > limit:
+                self.stale_risk = True
                 self._close(key)
 
     def _close(self, key: str) -> None:
         tb = self.open_by_key.pop(key)
+        self._note_idle(tb)
         payload: ErrorPayload = {"lines": tb.lines}
         if tb.exception is not None:
             payload["exception"] = tb.exception

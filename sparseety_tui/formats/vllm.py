@@ -50,6 +50,7 @@ from __future__ import annotations
 import re
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.events import (
@@ -232,6 +233,23 @@ def _repr_string(body: bytes, pos: int) -> tuple[str | None, int]:
         return None, j + 1
 
 
+@dataclass
+class BoundaryNotes:
+    """What a parser that started mid-file (one range of a split read, see
+    ``sparseety_tui.parallel``) assumed about the state a parser reading from the top
+    would have carried in, so the merge can check it or correct for it."""
+
+    #: The first call that set the year (``("stamp", stamp, wrap_ts)`` or
+    #: ``("wrap", wrap_ts)``) and (year, last month) right after it.
+    year_probe: tuple[Any, ...] | None = None
+    year_after_probe: tuple[int | None, int] = (None, 0)
+    #: Received ids as first remembered, oldest first (at most the window's size).
+    first_inserted: list[str] = field(default_factory=list)
+    #: Engine-side ids left as they were, with the base id and how many ids had been
+    #: remembered then: a parser with the previous range's ids might have mapped them.
+    unmapped: list[tuple[str, str, int]] = field(default_factory=list)
+
+
 class VllmParser:
     """Stateful per-file parser (year inference, open tracebacks, recent request ids)."""
 
@@ -258,6 +276,10 @@ class VllmParser:
         #: Received ids, oldest first (OrderedDict: dropping the oldest is O(1); a dict's
         #: ``next(iter())`` rescans the deleted slots at its front, ~4 us a call here).
         self._recent: OrderedDict[str, None] = OrderedDict()
+        #: How many ids were ever remembered (evicted ones included).
+        self.remembered = 0
+        #: Set by a split reader (``enable_boundary_notes``); None otherwise.
+        self.boundary: BoundaryNotes | None = None
         self._last_stamp = b""
         self._last_ts: float | None = None
         self._in_warning = False
@@ -283,6 +305,19 @@ class VllmParser:
 
     def finish(self) -> None:
         self._tb.close_all()
+
+    def enable_boundary_notes(self) -> BoundaryNotes:
+        """Start recording ``BoundaryNotes`` (a split reader's range parser)."""
+        self.boundary = BoundaryNotes()
+        return self.boundary
+
+    def recent_ids(self) -> list[str]:
+        """The window of received ids that engine-side ids are mapped against, oldest first."""
+        return list(self._recent)
+
+    @property
+    def tracebacks(self) -> TracebackTracker:
+        return self._tb
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -483,6 +518,36 @@ class VllmParser:
 
     def _stamp_slow(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
         """``stamp`` is ``b"MM-DD HH:MM:SS"``."""
+        if self._year is None and self.boundary is not None:
+            ts = self._stamp_year(stamp, wrap_ts)
+            self._note_year_probe(("stamp", stamp, wrap_ts))
+            return ts
+        return self._stamp_year(stamp, wrap_ts)
+
+    def _note_year_probe(self, probe: tuple[Any, ...]) -> None:
+        notes = self.boundary
+        if notes is not None and notes.year_probe is None and self._year is not None:
+            notes.year_probe = probe
+            notes.year_after_probe = (self._year, self._last_month)
+
+    def year_state(self) -> tuple[int | None, int]:
+        """(year, month of the last stamp): all the year inference carries across lines."""
+        return self._year, self._last_month
+
+    def replay_year_probe(
+        self, probe: tuple[Any, ...], state: tuple[int | None, int]
+    ) -> tuple[int | None, int]:
+        """The year state after ``probe`` (see ``BoundaryNotes``) on a parser whose state
+        was ``state``. For checking a split read; changes this parser's year state."""
+        self._year, self._last_month = state
+        self._last_stamp = b""
+        if probe[0] == "stamp":
+            self._stamp_year(probe[1], probe[2])
+        else:
+            self._wrap_ts(probe[1])
+        return self.year_state()
+
+    def _stamp_year(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
         month = int(stamp[0:2])
         day = int(stamp[3:5])
         if wrap_ts is not None:
@@ -514,6 +579,7 @@ class VllmParser:
         if self._year is None:
             self._year = y
             self._last_month = mo
+            self._note_year_probe(("wrap", wrap_ts))
         return self._clock.to_unix(y, mo, d, h, mi, float(s))
 
     # -- stats --------------------------------------------------------------------------
@@ -618,17 +684,27 @@ class VllmParser:
 
     def _remember(self, rid: str) -> None:
         recent = self._recent
+        if rid in recent:
+            return  # re-received: keeps its place in the window
         recent[rid] = None
+        self.remembered += 1
         if len(recent) > _RECENT_IDS:
             recent.popitem(last=False)
+        notes = self.boundary
+        if notes is not None and len(notes.first_inserted) < _RECENT_IDS:
+            notes.first_inserted.append(rid)
 
     def _canonical(self, rid: str) -> str:
         """Engine-side ``<id>-<8hex>`` -> the front-end ``<id>`` we saw received."""
         if rid in self._recent or rid[-9:-8] != "-":
             return rid
         m = _ID_SUFFIX_RE.search(rid)
-        if m is not None and rid[: m.start()] in self._recent:
-            return rid[: m.start()]
+        if m is not None:
+            base = rid[: m.start()]
+            if base in self._recent:
+                return base
+            if self.boundary is not None:
+                self.boundary.unmapped.append((rid, base, self.remembered))
         return rid
 
     def _emit_requests(
