@@ -550,21 +550,32 @@ def _merge_range(
         for row, extras in result.extras.items():
             store.extras[base + row] = _shift_lines(extras, file)
     else:
-        offsets = array("q")
-        offsets.frombytes(result.offsets)
-        lengths = array("I")
-        lengths.frombytes(result.lengths)
-        for i, request_id in enumerate(result.ids):
-            if renames:
-                request_id = renames.get(request_id, request_id)
-            existing = store.index.get(request_id)
-            if existing is None:
-                row = store.new_row(request_id, file, offsets[i], lengths[i], 0)
-                _overwrite(store, row, incoming, i, only_known=False)
-            else:
-                row = existing
-                store.add_line(row, file, offsets[i], lengths[i])
-                _overwrite(store, row, incoming, i, only_known=True)
+        # Most rows are new here too (only requests that straddle a boundary are
+        # shared): new rows are appended in bulk, in order; shared rows merged one by one.
+        worker_ids = list(result.ids)
+        if renames:
+            worker_ids = [renames.get(rid, rid) for rid in worker_ids]
+        find = store.ids.find
+        shared = [i for i, rid in enumerate(worker_ids) if find(rid) is not None]
+        keep = np.ones(len(worker_ids), dtype=bool)
+        keep[shared] = False
+        for name, values in incoming.items():
+            store.columns[name].frombytes(values[keep].tobytes())
+        offsets = np.frombuffer(result.offsets, dtype=np.int64)
+        lengths = np.frombuffer(result.lengths, dtype=np.uint32)
+        store.offset.frombytes(offsets[keep].tobytes())
+        store.length.frombytes(lengths[keep].tobytes())
+        store.ids.extend([worker_ids[i] for i in np.flatnonzero(keep).tolist()])
+        new_row = np.cumsum(keep) - 1 + base
+        for i, extras in result.extras.items():
+            if keep[i]:
+                store.extras[int(new_row[i])] = _shift_lines(extras, file)
+        for i in shared:
+            found = find(worker_ids[i])
+            assert found is not None
+            row = found
+            store.add_line(row, file, int(offsets[i]), int(lengths[i]))
+            _overwrite(store, row, incoming, i, only_known=True)
             more = result.extras.get(i)
             if more is not None:
                 _add_extras(store.extras_for(row), _shift_lines(more, file))
