@@ -114,14 +114,17 @@ HEAD_RE = re.compile(_HEAD)
 HEAD_SEARCH_RE = re.compile(rb"(?<![A-Za-z])" + _HEAD)
 #: The common case in one match: one simple process prefix and the head.
 FAST_RE = re.compile(rb"\((?P<proc>[^()\r\n]{1,120}?) pid=(?P<pid>\d+)\) " + _HEAD)
-#: The two request lines of every request, without a process prefix, up to their bodies
-#: (the rest go through the general path, which gives the same result for these):
+#: The two request lines of every request, up to their bodies, with at most one simple
+#: process prefix (the rest go through the general path, which gives the same result):
 #:   ``INFO 11-30 12:00:00 [logger.py:43] Received request chatcmpl-b4c9: prompt: '...',``
-#:   ``INFO 11-30 12:00:00 [async_llm.py:270] Added request chatcmpl-b4c9.``
+#:   ``(APIServer pid=1) INFO 02-13 11:33:33 [async_llm.py:382] Added request cmpl-9-a8a65d16.``
 FAST_REQUEST_RE = re.compile(
+    rb"(?:\([^()\r\n]{1,120}? pid=\d+\) )?"
     rb"INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[[^\s\[\]:]{1,300}:\d+\] ()"
     rb"(?:Received request (\S+): |Added request ([\w-]+)\.\Z)"
 )
+#: One simple process prefix before a uvicorn access line (``_fast_access``).
+_FAST_PROC_RE = re.compile(rb"\([^()\r\n]{1,120}? pid=\d+\) (?=INFO:     )")
 #: Where wrapper stripping stops: a process prefix or the logging head.
 _OWN_PREFIX_RE = re.compile(rb"\([^\r\n]{1,200}? pid=\d+\)|" + _HEAD)
 
@@ -288,13 +291,13 @@ class VllmParser:
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
-            if line[:1] == b"I" and not self._tb_open:
+            if line[:1] in b"I(" and line and not self._tb_open:
                 fm = FAST_REQUEST_RE.match(line)
                 if fm is not None:
                     parsed = self._fast_request(line, fm)
                     if parsed is not None:
                         return parsed
-                elif line[:10] == b"INFO:     ":
+                else:
                     parsed = self._fast_access(line)
                     if parsed is not None:
                         return parsed
@@ -380,13 +383,20 @@ class VllmParser:
 
     def _fast_access(self, line: bytes) -> ParsedLine | None:
         """A uvicorn access line (no vLLM head), as ``_raw`` would see it; None otherwise."""
+        rest = line
+        if rest[:1] == b"(":
+            pm = _FAST_PROC_RE.match(rest)
+            if pm is None:
+                return None
+            rest = rest[pm.end() :]
         if (
-            line[-1:] == b"]"
+            rest[:10] != b"INFO:     "
+            or rest[-1:] == b"]"
             or b"\r" in line
             or b"\x1b" in line
-            or b"Traceback" in line
-            or b'File "' in line
-            or ACCESS_RE.match(line) is None
+            or b"Traceback" in rest
+            or b'File "' in rest
+            or ACCESS_RE.match(rest) is None
         ):
             return None
         self._in_warning = False
