@@ -83,6 +83,8 @@ SPLITTABLE = frozenset({"trace", "kv"})
 SERVER_SPLITTABLE = frozenset({"sglang", "vllm"})
 #: How far past a split point to look for a safe range start before giving that range up.
 SAFE_START_SCAN_BYTES = 4 << 20
+#: Server-log ranges per worker process (see ``_ingest_server_split``).
+RANGES_PER_WORKER = 2
 #: The window of received ids a vLLM parser maps engine-side ids against.
 VLLM_RECENT_IDS = 4096
 #: Payload keys that make the Extractor fill a derived field from what the row already
@@ -138,32 +140,51 @@ class _RecordingEngine(EngineSeries):
         super().__init__()
         self.record = record
         self.floats: dict[str, array[float]] = {}
-        self.non_float: set[str] = set()
+        #: A summed field that had an int and a float (replaying floats would not do).
+        self.mixed = False
         self.first_minute: int | None = None
         self.first_minute_stats: list[StatsPayload] = []
+        self._in_first_run = True
 
     def add(self, stats: StatsPayload) -> None:
         super().add(stats)
         if not self.record:
             return
-        sums = self.sums
+        floats = self.floats
         for key, value in stats.items():
-            if key not in sums:
-                continue
             if type(value) is float:
-                values = self.floats.get(key)
-                if values is None:
-                    values = self.floats[key] = array("d")
-                values.append(value)
-            else:
-                self.non_float.add(key)
-        ts = stats.get("ts")
-        if ts is not None:
-            minute = int(ts // 60) * 60
-            if self.first_minute is None:
-                self.first_minute = minute
-            if minute == self.first_minute:
-                self.first_minute_stats.append(stats)
+                values = floats.get(key)
+                if values is not None:
+                    values.append(value)
+                    continue
+                acc = self.sums.get(key)
+                if acc is not None:  # summed from now on (labels such as ts never are)
+                    floats[key] = array("d", (value,))
+                    if acc[1] > 1:
+                        self.mixed = True  # ints were summed before this first float
+            elif key in floats:
+                self.mixed = True
+        if self._in_first_run:
+            ts = stats.get("ts")
+            if ts is not None:
+                minute = int(ts // 60) * 60
+                if self.first_minute is None:
+                    self.first_minute = minute
+                if minute == self.first_minute:
+                    self.first_minute_stats.append(stats)
+                else:
+                    self._in_first_run = False
+
+    def first_minute_complete(self) -> bool:
+        """Whether the recorded first run holds every stats line of the first minute (it
+        does unless the minute came back later in the range)."""
+        if self.first_minute is None:
+            return True
+        bucket = self.per_minute.get(self.first_minute, {})
+        for key, cell in bucket.items():
+            if cell[1] != sum(1 for stats in self.first_minute_stats if stats.get(key) is not None):
+                return False
+        return True
 
 
 class _RangeExtractor(Extractor):
@@ -358,7 +379,10 @@ def _ingest_server_split(
 ) -> bool:
     """Split a server log between processes; False (nothing merged) when the merge could
     not be proved equal to one process's reading, so the caller reads it whole."""
-    starts = server_range_starts(path, family, workers)
+    # Two ranges per worker: ranges after the first also record their float stats for
+    # the exact merge (~1 us a stats line), so equal ranges would leave the first worker
+    # idle at the end; with more ranges than workers the pool evens that out.
+    starts = server_range_starts(path, family, workers * RANGES_PER_WORKER)
     if len(starts) < 2:
         return False
     ends: list[int | None] = [*starts[1:], None]
@@ -368,7 +392,7 @@ def _ingest_server_split(
         for i, (start, end) in enumerate(zip(starts, ends))
     ]
     context = multiprocessing.get_context("fork")
-    with context.Pool(len(tasks)) as pool:
+    with context.Pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
     plan = _check_server_ranges(extractor, family, results)
     if plan is None:
@@ -446,8 +470,10 @@ def _check_server_ranges(
         # Engine stats: only the first minute of a range may continue an earlier minute.
         engine: Any = result.engine
         if k > 0 or continues:
-            if engine.floats.keys() & engine.non_float:
+            if engine.mixed:
                 return _refuse("a stats field mixes ints and floats")
+            if not engine.first_minute_complete():
+                return _refuse("a range's first minute of stats comes back later in it")
             if (set(engine.per_minute) - {engine.first_minute}) & minutes_before:
                 return _refuse("a minute of stats other than a range's first continues an earlier one")
         minutes_before.update(engine.per_minute)
