@@ -130,6 +130,7 @@ class RangeNotes:
     year_end: tuple[int | None, int] = (None, 0)
     recent_end: list[str] = field(default_factory=list)
     remembered: int = 0
+    year_seeded: bool = False
 
 
 class _RecordingEngine(EngineSeries):
@@ -214,15 +215,18 @@ class _RangeExtractor(Extractor):
 
 
 def _run_server_range(
-    args: tuple[str, str, str | None, int, int | None, bool],
+    args: tuple[str, str, str | None, int, int | None, bool, tuple[int | None, int] | None],
 ) -> RangeResult:
-    path, family, tokenizer, start, end, record_engine = args
+    path, family, tokenizer, start, end, record_engine, year_seed = args
     extractor = _RangeExtractor(TokenCounter(tokenizer), family, record_engine)
     file = extractor.add_file(path)
     parser: Any = extractor.files[file].parser
     notes = RangeNotes()
     if isinstance(parser, vllm.VllmParser):
         notes.vllm = parser.enable_boundary_notes()
+        if year_seed is not None:
+            parser.seed_year_state(year_seed)
+            notes.year_seeded = True
     extractor.feed_chunks(file, iter_chunks(path, start, end))
     tracker = parser.tracebacks
     notes.tb_open_at_end = tracker.active
@@ -387,8 +391,9 @@ def _ingest_server_split(
         return False
     ends: list[int | None] = [*starts[1:], None]
     record_first = extractor.engine.count > 0
+    seeds = _vllm_year_seeds(path, starts) if family == "vllm" else [None] * len(starts)
     tasks = [
-        (path, family, options.tokenizer, start, end, i > 0 or record_first)
+        (path, family, options.tokenizer, start, end, i > 0 or record_first, seeds[i])
         for i, (start, end) in enumerate(zip(starts, ends))
     ]
     context = multiprocessing.get_context("fork")
@@ -424,6 +429,29 @@ def _refuse(reason: str) -> list[tuple[dict[str, str], list[str]]] | None:
     global last_refusal
     last_refusal = reason
     return None
+
+
+def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int] | None]:
+    """A guess of the year state at each range start (None for the first range): the
+    year inference run over the file's first stamp and each range's first line only.
+    It is right unless a range holds a whole Dec -> Jan turn that these samples miss;
+    ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
+    guesser = vllm.FAMILY.new_parser()
+    seeds: list[tuple[int | None, int] | None] = [None]
+    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+        for _ in range(200):  # the file's first stamped line, before range 1
+            line = f.readline()
+            if not line or line.startswith(b"Traceback"):
+                break
+            data = line.rstrip(b"\r\n")
+            if _is_record_start("vllm", data):
+                guesser.parse(data)
+                break
+        for start in starts[1:]:
+            seeds.append(guesser.year_state() if guesser.year_state()[0] is not None else None)
+            f.seek(start)
+            guesser.parse(f.readline().rstrip(b"\r\n"))
+    return seeds
 
 
 def _check_server_ranges(
@@ -482,9 +510,9 @@ def _check_server_ranges(
         v = notes.vllm
         if v is not None and probe is not None:
             if v.year_probe is not None:
-                if year_state[0] is not None and (
-                    probe.replay_year_probe(v.year_probe, year_state) != v.year_after_probe
-                ):
+                if notes.year_seeded and year_state[0] is None:
+                    return _refuse("vLLM year seeded where one reader would infer it")
+                if probe.replay_year_probe(v.year_probe, year_state) != v.year_after_probe:
                     return _refuse("vLLM year inference differs at a range start")
                 year_state = notes.year_end
             if window and not set(window).isdisjoint(v.first_inserted):

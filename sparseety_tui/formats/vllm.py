@@ -242,7 +242,7 @@ class BoundaryNotes:
     ``sparseety_tui.parallel``) assumed about the state a parser reading from the top
     would have carried in, so the merge can check it or correct for it."""
 
-    #: The first call that set the year (``("stamp", stamp, wrap_ts)`` or
+    #: The first call after which the year was known (``("stamp", stamp, wrap_ts)`` or
     #: ``("wrap", wrap_ts)``) and (year, last month) right after it.
     year_probe: tuple[Any, ...] | None = None
     year_after_probe: tuple[int | None, int] = (None, 0)
@@ -528,7 +528,7 @@ class VllmParser:
 
     def _stamp_slow(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
         """``stamp`` is ``b"MM-DD HH:MM:SS"``."""
-        if self._year is None and self.boundary is not None:
+        if self.boundary is not None and self.boundary.year_probe is None:
             ts = self._stamp_year(stamp, wrap_ts)
             self._note_year_probe(("stamp", stamp, wrap_ts))
             return ts
@@ -543,6 +543,11 @@ class VllmParser:
     def year_state(self) -> tuple[int | None, int]:
         """(year, month of the last stamp): all the year inference carries across lines."""
         return self._year, self._last_month
+
+    def seed_year_state(self, state: tuple[int | None, int]) -> None:
+        """Start from this year state (a split reader's guess for a range; checked)."""
+        self._year, self._last_month = state
+        self._last_stamp = b""
 
     def replay_year_probe(
         self, probe: tuple[Any, ...], state: tuple[int | None, int]

@@ -141,20 +141,47 @@ def test_vllm_split_equals_single_process(
     assert single["requests"]["count"] == 1500
 
 
-def test_vllm_year_inference_that_a_range_cannot_know_is_read_whole(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_outcomes: list[bool]
-) -> None:
-    # Stamps from June to December: one reader puts December in June's year; a range
+def june_to_december(tmp_path: Path) -> Path:
+    # Stamps from June to December. One reader puts December in June's year; a range
     # starting in December alone would infer the year before (December lies after the
-    # reference date). The check sees that and the file is read by one process.
+    # reference date), so each range is seeded with the year state guessed from range
+    # starts, and the seed is checked.
     lines = list(vllm_lines(seed=1, start_month=6, requests=300))
     late = [line.replace(" 06-31 ", " 12-20 ").replace(" 01-01 ", " 12-21 ") for line in
             vllm_lines(seed=2, start_month=6, requests=300)]
-    path = write(tmp_path / "vllm.log", iter(lines + late))
+    return write(tmp_path / "vllm.log", iter(lines + late))
+
+
+def test_vllm_year_of_a_range_comes_from_the_ranges_before(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_outcomes: list[bool]
+) -> None:
+    path = june_to_december(tmp_path)
+    single = summary(capsys, path, 1)
+    split = summary(capsys, path, 2)
+    assert split == single
+    assert split_outcomes == [True]
+
+
+def test_vllm_wrong_year_seed_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    split_outcomes: list[bool],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Seeds that do not match what one reader would carry (a year off): the replay of
+    # each range's first stamp sees it and the file is read by one process.
+    guess = parallel._vllm_year_seeds
+
+    def off_by_one(path: str, starts: list[int]) -> list[Any]:
+        return [None if s is None or s[0] is None else (s[0] + 1, s[1]) for s in guess(path, starts)]
+
+    monkeypatch.setattr(parallel, "_vllm_year_seeds", off_by_one)
+    path = june_to_december(tmp_path)
     single = summary(capsys, path, 1)
     split = summary(capsys, path, 2)
     assert split == single
     assert split_outcomes == [False]
+    assert parallel.last_refusal == "vLLM year inference differs at a range start"
 
 
 @pytest.mark.parametrize("family", ["sglang", "vllm"])
