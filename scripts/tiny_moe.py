@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sparseety_tui.core.tokens import _byte_level_decoder
+
 SEED = 20261130
 NUM_LAYERS = 4
 MLP_ONLY_LAYERS = [0]  # layer 0 is a dense MLP: MoE layers are [1, 2, 3]
@@ -162,24 +164,7 @@ class TinyMoe:
         return out
 
 
-def _bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's reversible byte -> printable character table (byte-level BPE)."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("\u00a1"), ord("\u00ac") + 1))
-        + list(range(ord("\u00ae"), ord("\u00ff") + 1))
-    )
-    codes = printable[:]
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            codes.append(256 + extra)
-            extra += 1
-    return {b: chr(c) for b, c in zip(printable, codes, strict=True)}
-
-
-_BYTE_DECODER = {ch: b for b, ch in _bytes_to_unicode().items()}
+_BYTE_DECODER = _byte_level_decoder()  # the same table the product decodes with
 
 
 def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:

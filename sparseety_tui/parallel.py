@@ -242,6 +242,20 @@ def _run_server_range(
         notes.year_end = parser.year_state()
         notes.recent_end = parser.recent_ids()
         notes.remembered = parser.remembered
+    return _range_result(extractor, file, notes)
+
+
+def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
+    path, family, tokenizer, start, end = args
+    extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family)
+    file = extractor.add_file(path)
+    extractor.feed_chunks(file, iter_chunks(path, start, end))
+    extractor.finish_file(file)
+    return _range_result(extractor, file)
+
+
+def _range_result(extractor: Extractor, file: int, notes: RangeNotes | None = None) -> RangeResult:
+    """What a range worker sends back: its store as bytes, its counts and aggregates."""
     state = extractor.files[file]
     store = extractor.store
     return RangeResult(
@@ -262,34 +276,6 @@ def _run_server_range(
         error_count=extractor.error_count,
         meta=state.meta,
         notes=notes,
-    )
-
-
-def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
-    path, family, tokenizer, start, end = args
-    extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family)
-    file = extractor.add_file(path)
-    extractor.feed_chunks(file, iter_chunks(path, start, end))
-    extractor.finish_file(file)
-    state = extractor.files[file]
-    store = extractor.store
-    return RangeResult(
-        lines_total=state.lines_total,
-        by_kind=state.by_kind,
-        diagnostics=list(state.diagnostics),
-        ids=store.ids,
-        columns={name: col.tobytes() for name, col in store.columns.items()},
-        offsets=store.offset.tobytes(),
-        lengths=store.length.tobytes(),
-        models=store.models,
-        extras=store.extras,
-        engine=extractor.engine,
-        expert_load=extractor.expert_load,
-        dropped=extractor.dropped,
-        head_skips=extractor.head_skips,
-        errors=list(extractor.errors),
-        error_count=extractor.error_count,
-        meta=state.meta,
     )
 
 
