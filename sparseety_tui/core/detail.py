@@ -46,10 +46,28 @@ class RequestDetail:
     problems: list[str]  # lines that could not be re-read, and why
 
 
+#: Per-token lists inside ``sparse`` that accumulate over a request's lines, as the
+#: Extractor's counts do (request-level fields: the last value wins).
+_ACCUMULATING = ("kv", "dropped")
+
+
 def _merge(fields: dict[str, Any], payload: dict[str, Any]) -> None:
     for key, value in payload.items():
-        if key == "sparse" and isinstance(value, dict) and isinstance(fields.get("sparse"), dict):
-            fields["sparse"].update(value)
+        if key == "sparse" and isinstance(value, dict):
+            sparse = fields.setdefault("sparse", {})
+            if not isinstance(sparse, dict):
+                sparse = fields["sparse"] = {}
+            routing = value.get("routing")
+            if isinstance(routing, list):  # each line's rows, at the positions it gives
+                start = value.get("routing_start", 0)
+                segments = sparse.setdefault("routing_segments", [])
+                segments.append((start if isinstance(start, int) else 0, routing,
+                                 value.get("routing_weights"), value.get("moe_layers")))
+            for name, item in value.items():
+                if name in _ACCUMULATING and isinstance(item, list):
+                    sparse.setdefault(name, []).extend(item)
+                elif name not in ("routing", "routing_weights", "routing_start"):
+                    sparse[name] = item
         else:
             fields[key] = value
 
@@ -138,14 +156,11 @@ def build_detail(extractor: Extractor, row: int) -> RequestDetail:
                         bucket = expert_counts.setdefault(layer, {})
                         bucket[expert] = bucket.get(expert, 0) + 1
 
-    routing = sparse.get("routing")
-    if isinstance(routing, list):
-        start = sparse.get("routing_start", 0)
-        start = start if isinstance(start, int) else 0
-        weights = sparse.get("routing_weights")
+    for start, routing, weights, layers in sparse.get("routing_segments", []):
+        segment_layers = list(layers) if isinstance(layers, list) else moe_layers
         for i, experts in enumerate(routing):
             w = weights[i] if isinstance(weights, list) and i < len(weights) else None
-            add_routing(start + i, experts, w, moe_layers)
+            add_routing(start + i, experts, w, segment_layers)
     for item in sparse.get("dropped") or []:
         if isinstance(item, list) and len(item) == 3 and item[0] in by_pos:
             by_pos[item[0]].skips.add(SkipKind.DROPPED.value)

@@ -427,7 +427,10 @@ class Extractor:
             store.merge_row(row, values)
         cols = store.columns
         if store.state[row] == 0 and (
-            "completion" in p or "completion_tokens" in p or "latency_s" in p
+            "completion" in p
+            or "completion_tokens" in p
+            or "completion_token_ids" in p
+            or "latency_s" in p
         ):
             store.state[row] = STATE_CODE["finished"]
         # Times that need what earlier lines said: start = finish - latency, TTFT from

@@ -296,3 +296,23 @@ def test_bulk_path_is_taken_for_uniform_records(tmp_path: Path, monkeypatch: pyt
     assert calls and all(calls)
     assert len(extractor.store) == 100
     assert extractor.store.get("prompt_tokens", 99) == 99
+
+
+def test_detail_accumulates_per_token_data_like_the_extractor(tmp_path: Path) -> None:
+    from sparseety_tui.core.detail import build_detail
+
+    content = b"\n".join([
+        dumps({"request_id": "r", "prompt_token_ids": [1, 2, 3], "moe_layers": [0],
+               "sparse": {"moe_layers": [0], "routing": [[[1, 2]], [[1, 3]], [[2, 3]]],
+                          "routing_start": 0, "kv": [{"pos": 2, "visible": 3, "kept": 2,
+                                                       "skip": "evicted"}]}}),
+        dumps({"request_id": "r", "completion_token_ids": [4, 5],
+               "sparse": {"routing": [[[4, 1]]], "routing_start": 3,
+                          "kv": [{"pos": 3, "visible": 4, "kept": 2, "skip": "masked"}]}}),
+    ]) + b"\n"
+    extractor = extract_bytes(tmp_path, content)
+    assert extractor.store.state[0] == 3  # completion ids alone say it finished
+    detail = build_detail(extractor, 0)
+    assert detail.expert_counts == extractor.expert_load.counts == {0: {1: 3, 2: 2, 3: 2, 4: 1}}
+    assert [t.experts for t in detail.tokens[:4]] == [[[1, 2]], [[1, 3]], [[2, 3]], [[4, 1]]]
+    assert [p["pos"] for p in detail.kv_points] == [2, 3]
