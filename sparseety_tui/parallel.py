@@ -50,11 +50,11 @@ from typing import Any
 from sparseety_tui.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.core.events import ErrorPayload, RequestPayload, StatsPayload
 from sparseety_tui.core.extractor import (
-    MINUTE_FIELDS,
     EngineSeries,
     Extractor,
     FileState,
     HeatCounts,
+    add_minute_fields,
 )
 from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.store import (
@@ -710,13 +710,5 @@ def _merge_engine_exact(target: EngineSeries, source: EngineSeries) -> None:
     if first is not None:
         bucket = target.per_minute.setdefault(first, {})
         for stats in recorded.first_minute_stats:
-            for key in MINUTE_FIELDS:
-                measured: Any = stats.get(key)
-                if measured is not None:
-                    cell = bucket.get(key)
-                    if cell is None:
-                        bucket[key] = [measured, 1]
-                    else:
-                        cell[0] += measured
-                        cell[1] += 1
+            add_minute_fields(bucket, stats)
     target._minute = -1  # the next add() looks its minute up again

@@ -159,16 +159,20 @@ class EngineSeries:
         if minute != self._minute:
             self._minute = minute
             self._bucket = self.per_minute.setdefault(minute, {})
-        bucket = self._bucket
-        for key in MINUTE_FIELDS:
-            measured: Any = stats.get(key)
-            if measured is not None:
-                acc = bucket.get(key)
-                if acc is None:
-                    bucket[key] = [measured, 1]
-                else:
-                    acc[0] += measured
-                    acc[1] += 1
+        add_minute_fields(self._bucket, stats)
+
+
+def add_minute_fields(bucket: dict[str, list[float]], stats: StatsPayload) -> None:
+    """Add one stats line's MINUTE_FIELDS to a minute's [sum, n] cells."""
+    for key in MINUTE_FIELDS:
+        measured: Any = stats.get(key)
+        if measured is not None:
+            acc = bucket.get(key)
+            if acc is None:
+                bucket[key] = [measured, 1]
+            else:
+                acc[0] += measured
+                acc[1] += 1
 
 
 @dataclass
@@ -223,10 +227,6 @@ class Extractor:
         """A source event worth showing (rotation, truncation...)."""
         self.files[file].events.append(message)
         self.version += 1
-
-    def reset_parser(self, file: int) -> None:
-        """A new incarnation of the file (rotation): close open multi-line state."""
-        self.finish_file(file)
 
     def new_incarnation(self, file: int, reason: str) -> int:
         """The path of ``file`` now holds another file (rotated, replaced, truncated).

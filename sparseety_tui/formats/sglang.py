@@ -276,39 +276,22 @@ class SglangParser:
             ranks = self._rank_name(raw_ranks)
         payload: StatsPayload
         if seq is not None:
-            if ts is not None and ranks:
-                payload = {"phase": "prefill", "ts": ts, "engine": ranks,
-                           "batch_requests": int(seq), "new_tokens": int(new),
-                           "cached_tokens": int(cached), "kv_usage": float(usage),
-                           "running": int(running), "queued": int(queued)}
-                return PREFILL, ("stats", payload)
-            payload = {"phase": "prefill"}
-            if ts is not None:
-                payload["ts"] = ts
-            if ranks:
-                payload["engine"] = ranks
-            payload["batch_requests"] = int(seq)
-            payload["new_tokens"] = int(new)
-            payload["cached_tokens"] = int(cached)
-            payload["kv_usage"] = float(usage)
-            payload["running"] = int(running)
-            payload["queued"] = int(queued)
-            return PREFILL, ("stats", payload)
-        if ts is not None and ranks:
-            payload = {"phase": "decode", "ts": ts, "engine": ranks,
+            kind = PREFILL
+            payload = {"phase": "prefill", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
+                       "batch_requests": int(seq), "new_tokens": int(new),
+                       "cached_tokens": int(cached), "kv_usage": float(usage),
+                       "running": int(running), "queued": int(queued)}
+        else:
+            kind = DECODE
+            payload = {"phase": "decode", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
                        "running": int(d_running), "kv_usage": float(d_usage),
                        "generation_throughput": float(d_gen), "queued": int(d_queued)}
-            return DECODE, ("stats", payload)
-        payload = {"phase": "decode"}
-        if ts is not None:
-            payload["ts"] = ts
-        if ranks:
-            payload["engine"] = ranks
-        payload["running"] = int(d_running)
-        payload["kv_usage"] = float(d_usage)
-        payload["generation_throughput"] = float(d_gen)
-        payload["queued"] = int(d_queued)
-        return DECODE, ("stats", payload)
+        # The common line has both; without them the fields are absent, never null.
+        if ts is None:
+            del payload["ts"]
+        if not ranks:
+            del payload["engine"]
+        return kind, ("stats", payload)
 
     def _second(self, stamp: bytes) -> None:
         """Make ``stamp`` (``YYYY-MM-DD HH:MM:SS``) the current second: its date state."""
