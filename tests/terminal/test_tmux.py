@@ -100,6 +100,8 @@ def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> No
     tmux.wait_for(lambda s: "live-0002" in s and "live-0003" in s, "appended requests")
 
     tmux.keys("g")
+    # Type only once the prompt is open: under load, keys sent earlier reach the table.
+    tmux.wait_for(lambda s: "go to request id" in s, "the go-to prompt")
     tmux.type("live-0002")
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "at live-0002" in s, "the cursor on live-0002")
@@ -110,6 +112,7 @@ def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> No
     tmux.wait_for(lambda s: "FOLLOW" in s or "scroll" in s, "the main screen")
 
     tmux.keys("/")
+    tmux.wait_for(lambda s: "filter: words" in s, "the filter prompt")
     tmux.type("live-0003")
     tmux.keys("Enter")
     tmux.wait_for(lambda s: "filter live-0003 (1/3)" in s, "the filter status")
