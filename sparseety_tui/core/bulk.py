@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
+from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.store import (
     COUNT_REPORTED,
     KV_SKIP_NAMES,
@@ -23,9 +25,8 @@ from sparseety_tui.core.store import (
     RequestStore,
 )
 from sparseety_tui.formats.trace import parse_timestamp
+from sparseety_tui.formats.trace_native import OUTCOME_BITS, ScanResult
 
-_EMPTY: dict[str, Any] = {}
-_INT_MAX = 2**31 - 1
 _FINISHED = STATE_CODE["finished"]
 
 
@@ -106,7 +107,7 @@ def _iso_fixed(values: tuple[str, ...]) -> Any | None:
     micros *= 10 ** (6 - (d.shape[1] - 14)) if d.shape[1] > 14 else 1
     leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
     month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-    valid = (month >= 1) & (month <= 12) & (day >= 1) & (hour < 24) & (minute < 60) & (second < 60)
+    valid = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (hour < 24) & (minute < 60) & (second < 60)
     if not valid.all():
         return None
     if not (day <= month_days[month] + ((month == 2) & leap)).all():
@@ -119,7 +120,12 @@ def _iso_fixed(values: tuple[str, ...]) -> Any | None:
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
     days = era * 146097 + doe - 719468
     seconds = days * 86400 + hour * 3600 + minute * 60 + second
-    return (seconds * 1_000_000 + micros) / 1e6
+    total = seconds * 1_000_000 + micros
+    # Python divides the exact integer; so does this while int64 -> float64 is exact
+    # (until the year 2255): later dates take the general parser.
+    if (np.abs(total) > 2**53).any():
+        return None
+    return total / 1e6
 
 
 def _time_column(values: tuple[Any, ...] | None, n: int) -> Any:
@@ -157,6 +163,42 @@ def _codes(values: tuple[Any, ...] | None, n: int, table: dict[str, int]) -> Any
     return np.array([lookup[v] for v in values], dtype=np.uint8)
 
 
+@dataclass
+class TypedBlock:
+    """One block of request records as typed columns, before the cross-field rules.
+
+    Unknown is -1 (counts), NaN (seconds and times) or 0 (codes), as in the store.
+    """
+
+    counts: dict[str, Any]  # COUNT_COLUMNS -> int32
+    latency_s: Any  # float64
+    ttft_s: Any
+    ts: Any  # unix seconds, float64
+    received_ts: Any
+    finished_ts: Any
+    state: Any  # uint8 STATE_CODE
+    finishing: Any  # bool: no state, or a final one ("finished", "aborted")
+    starting: Any  # bool: "received" or "running"
+    reports_outcome: Any  # bool: the line has completion_tokens or latency_s
+    kv_skip: Any  # uint8 KV_SKIP_NAMES code
+    cache_hit: Any  # uint8: 0 unknown, 1 miss, 2 hit
+    model: Any  # uint16 store model code
+
+
+#: Count fields in their column order: (request key, store column).
+COUNT_FIELDS = (
+    ("prompt_tokens", "prompt_tokens"),
+    ("completion_tokens", "completion_tokens"),
+    ("cached_tokens", "cached_tokens"),
+    ("sparse.topk_experts", "topk_experts"),
+    ("sparse.total_experts", "total_experts"),
+    ("sparse.skipped_attention_heads", "skipped_heads"),
+    ("sparse.total_attention_heads", "total_heads"),
+    ("sparse.kv_kept", "kv_kept"),
+    ("sparse.kv_total", "kv_total"),
+)
+
+
 def append_block(
     store: RequestStore,
     columns_in: dict[str, tuple[Any, ...]],
@@ -173,76 +215,94 @@ def append_block(
     if len(set(ids)) != n or "" in ids or store.ids.any_present(ids):
         return False
     get = columns_in.get
-    out: dict[str, Any] = {}
-    for key, name in (
-        ("prompt_tokens", "prompt_tokens"),
-        ("completion_tokens", "completion_tokens"),
-        ("cached_tokens", "cached_tokens"),
-        ("sparse.topk_experts", "topk_experts"),
-        ("sparse.total_experts", "total_experts"),
-        ("sparse.skipped_attention_heads", "skipped_heads"),
-        ("sparse.total_attention_heads", "total_heads"),
-        ("sparse.kv_kept", "kv_kept"),
-        ("sparse.kv_total", "kv_total"),
-    ):
+    counts: dict[str, Any] = {}
+    for key, name in COUNT_FIELDS:
         column = _int_column(get(key), n)
         if column is None:
             return False
-        out[name] = column
-    for key in ("latency_s", "ttft_s"):
-        column = _float_column(get(key), n)
-        if column is None:
-            return False
-        out[key] = column
+        counts[name] = column
+    latency = _float_column(get("latency_s"), n)
+    ttft = _float_column(get("ttft_s"), n)
     kv_skip = _codes(get("sparse.kv_skip"), n, KV_SKIP_NAMES)
     state = _codes(get("state"), n, STATE_CODE)
-    if kv_skip is None or state is None:
+    if latency is None or ttft is None or kv_skip is None or state is None:
         return False
-    out["kv_skip"] = kv_skip
     state_names = get("state")
-    # A line that reports an outcome and no state is a finished request (as per line).
-    if "completion_tokens" in columns_in or "latency_s" in columns_in:
-        state[state == 0] = _FINISHED
-    out["state"] = state
-
-    ts = _time_column(get("ts"), n)
-    received = _time_column(get("received_ts"), n)
-    finished = _time_column(get("finished_ts"), n)
     if state_names is None:
         finishing = np.ones(n, dtype=bool)
         starting = np.zeros(n, dtype=bool)
     else:
         finishing = np.array([s is None or s in ("finished", "aborted") for s in state_names])
         starting = np.array([s in ("received", "running") for s in state_names])
-    finished = np.where(np.isnan(finished) & finishing, ts, finished)
-    received = np.where(np.isnan(received) & starting, ts, received)
+    hits = get("cache_hit")
+    block = TypedBlock(
+        counts=counts,
+        latency_s=latency,
+        ttft_s=ttft,
+        ts=_time_column(get("ts"), n),
+        received_ts=_time_column(get("received_ts"), n),
+        finished_ts=_time_column(get("finished_ts"), n),
+        state=state,
+        finishing=finishing,
+        starting=starting,
+        reports_outcome=np.full(n, "completion_tokens" in columns_in or "latency_s" in columns_in),
+        kv_skip=kv_skip,
+        cache_hit=(
+            np.zeros(n, dtype=np.uint8)
+            if hits is None
+            else np.array([0 if h is None else (2 if h else 1) for h in hits], dtype=np.uint8)
+        ),
+        model=_model_codes(store, get("model"), n),
+    )
+    append_typed(store, ids, block, file, offsets, lengths, first_line_no)
+    return True
+
+
+def _model_codes(store: RequestStore, models: tuple[Any, ...] | None, n: int) -> Any:
+    import numpy as np
+
+    if models is None:
+        return np.zeros(n, dtype=np.uint16)
+    names = [m for m in dict.fromkeys(models) if type(m) is str]  # first-seen order
+    codes: dict[Any, int] = {m: store.model_code(m) for m in names}
+    if set(map(type, models)) <= {str, type(None)}:
+        codes[None] = 0
+        return np.fromiter(map(codes.__getitem__, models), dtype=np.uint16, count=n)
+    # odd values (numbers, lists) name no model, as on the per-line path
+    return np.array([codes.get(m, 0) if type(m) is str else 0 for m in models], dtype=np.uint16)
+
+
+def append_typed(
+    store: RequestStore,
+    ids: list[str] | EncodedIds,
+    block: TypedBlock,
+    file: int,
+    offsets: Any,
+    lengths: Any,
+    first_line_no: int,
+) -> None:
+    """Apply the rules that combine fields (as ``Extractor._on_request`` does for one
+    line) and append the rows. The caller has checked that every id is new."""
+    import numpy as np
+
+    n = len(ids)
+    out: dict[str, Any] = dict(block.counts)
+    out["latency_s"] = block.latency_s
+    out["ttft_s"] = block.ttft_s
+    out["kv_skip"] = block.kv_skip
+    # A line that reports an outcome and no state is a finished request (as per line).
+    out["state"] = np.where((block.state == 0) & block.reports_outcome, _FINISHED, block.state)
+    ts = block.ts
+    finished = np.where(np.isnan(block.finished_ts) & block.finishing, ts, block.finished_ts)
+    received = np.where(np.isnan(block.received_ts) & block.starting, ts, block.received_ts)
     # The per-line path derives the start from the float32 latency it stored: do the same.
-    derived = finished - out["latency_s"].astype(np.float32).astype(np.float64)
+    derived = finished - block.latency_s.astype(np.float32).astype(np.float64)
     out["received_ts"] = np.where(np.isnan(received), derived, received)
     out["finished_ts"] = finished
-
-    hits = get("cache_hit")
-    out["cache_hit"] = (
-        np.zeros(n, dtype=np.uint8)
-        if hits is None
-        else np.array([0 if h is None else (2 if h else 1) for h in hits], dtype=np.uint8)
-    )
+    out["cache_hit"] = block.cache_hit
     out["prompt_source"] = np.where(out["prompt_tokens"] >= 0, COUNT_REPORTED, 0)
     out["completion_source"] = np.where(out["completion_tokens"] >= 0, COUNT_REPORTED, 0)
-    models = get("model")
-    if models is None:
-        out["model"] = np.zeros(n, dtype=np.uint16)
-    else:
-        names = [m for m in dict.fromkeys(models) if type(m) is str]  # first-seen order
-        codes: dict[Any, int] = {m: store.model_code(m) for m in names}
-        if set(map(type, models)) <= {str, type(None)}:
-            codes[None] = 0
-            out["model"] = np.fromiter(map(codes.__getitem__, models), dtype=np.uint16,
-                                       count=n)
-        else:  # odd values (numbers, lists) name no model, as on the per-line path
-            out["model"] = np.array(
-                [codes.get(m, 0) if type(m) is str else 0 for m in models], dtype=np.uint16
-            )
+    out["model"] = block.model
     store.extend_rows(
         ids,
         {name: out[name] for name in ROW_LAYOUT},
@@ -251,4 +311,46 @@ def append_block(
         lengths,
         np.arange(first_line_no, first_line_no + n, dtype=np.int32),
     )
+
+
+def append_scanned(
+    store: RequestStore, scan: ScanResult, file: int, base_offset: int, first_line_no: int
+) -> bool:
+    """Append the records of one native scan (formats/trace_native.py); False (and nothing
+    changed) if an id repeats or is already known: the caller takes the per-line path."""
+    import numpy as np
+
+    n = scan.n
+    ids = EncodedIds(scan.id_blob, np.frombuffer(scan.id_ends, dtype=np.int64),
+                     np.frombuffer(scan.id_hashes, dtype=np.int64))
+    if not store.ids.all_new(ids):
+        return False
+    counts = np.frombuffer(scan.counts, dtype=np.int32).reshape(len(COUNT_FIELDS), n)
+    latency, ttft, ts, received, finished = np.frombuffer(scan.floats, dtype=np.float64).reshape(5, n)
+    models, states, kv_skips = np.frombuffer(scan.names, dtype=np.uint8).reshape(3, n)
+    model_names, state_names, kv_names = scan.name_tables
+    # Index 0 of every lookup is "absent or null".
+    model_codes = np.array([0, *map(store.model_code, model_names)], dtype=np.uint16)
+    state_codes = np.array([0, *(STATE_CODE.get(s, 0) for s in state_names)], dtype=np.uint8)
+    finishing = np.array([True, *(s in ("finished", "aborted") for s in state_names)])
+    starting = np.array([False, *(s in ("received", "running") for s in state_names)])
+    kv_codes = np.array([0, *(KV_SKIP_NAMES.get(k, 0) for k in kv_names)], dtype=np.uint8)
+    block = TypedBlock(
+        counts={name: counts[i] for i, (_, name) in enumerate(COUNT_FIELDS)},
+        latency_s=latency,
+        ttft_s=ttft,
+        ts=ts,
+        received_ts=received,
+        finished_ts=finished,
+        state=state_codes[states],
+        finishing=finishing[states],
+        starting=starting[states],
+        reports_outcome=(np.frombuffer(scan.present, dtype=np.uint32) & OUTCOME_BITS) != 0,
+        kv_skip=kv_codes[kv_skips],
+        cache_hit=np.frombuffer(scan.cache_hit, dtype=np.uint8),
+        model=model_codes[models],
+    )
+    offsets = np.frombuffer(scan.offsets, dtype=np.int64) + base_offset
+    append_typed(store, ids, block, file, offsets, np.frombuffer(scan.lengths, dtype=np.uint32),
+                 first_line_no)
     return True

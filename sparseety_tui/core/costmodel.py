@@ -203,21 +203,26 @@ def request_flops(shape: ModelShape, x: FlopInputs) -> tuple[Any, Any, Any]:
     pos_sum_decode = total * (total + 1.0) / 2.0 - pos_sum_prompt
     prefill_head = (computed_prefill > 0) * head
 
+    # Each cost once: over big arrays every term is a pass over memory.
+    actual_token = token_cost(x.active_heads, x.routed_per_token_layer)
+    actual_position = position_cost(x.active_heads)
     actual = (
-        computed_prefill * token_cost(x.active_heads, x.routed_per_token_layer)
-        + (pos_sum_prompt - pos_sum_cached) * position_cost(x.active_heads)
+        computed_prefill * actual_token
+        + (pos_sum_prompt - pos_sum_cached) * actual_position
         + prefill_head
-        + completion * (token_cost(x.active_heads, x.routed_per_token_layer) + head)
-        + pos_sum_decode * x.kv_fraction * position_cost(x.active_heads)
+        + completion * (actual_token + head)
+        + pos_sum_decode * x.kv_fraction * actual_position
     )
+    full_position = position_cost(x.heads)
 
     def full(experts_per_layer: Any) -> Any:
+        full_token = token_cost(x.heads, experts_per_layer)
         return (
-            prompt * token_cost(x.heads, experts_per_layer)
-            + pos_sum_prompt * position_cost(x.heads)
+            prompt * full_token
+            + pos_sum_prompt * full_position
             + (prompt > 0) * head
-            + completion * (token_cost(x.heads, experts_per_layer) + head)
-            + pos_sum_decode * position_cost(x.heads)
+            + completion * (full_token + head)
+            + pos_sum_decode * full_position
         )
 
     return actual, full(x.experts), full(x.nominal_topk)

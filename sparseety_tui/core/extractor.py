@@ -15,7 +15,7 @@ from itertools import islice
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sparseety_tui.core.bulk import append_block
+from sparseety_tui.core.bulk import append_block, append_scanned
 from sparseety_tui.core.events import (
     ErrorPayload,
     Event,
@@ -39,7 +39,8 @@ from sparseety_tui.core.store import (
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.base import FormatFamily, LineParser
-from sparseety_tui.sources.lines import Chunk, RawLine, split_chunk
+from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.sources.lines import DEFAULT_MAX_LINE_BYTES, Chunk, RawLine, split_chunk
 
 #: How many unparsed lines per file keep their text and reason for the diagnostics screen.
 DIAGNOSTIC_SAMPLES = 2000
@@ -56,6 +57,8 @@ MINUTE_FIELDS = (
 )
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
+#: Bytes of each line's head kept for format detection.
+SNIFF_HEAD_BYTES = 4096
 #: Lines per block on the bulk path, and the fewest worth trying it on.
 BULK_BLOCK_LINES = 2048
 BULK_MIN_LINES = 32
@@ -74,8 +77,16 @@ _META_DEFAULTS = (
 )
 
 
+#: The largest count an int32 column holds; a line claiming more is taken as unknown.
+COUNT_MAX = 2**31 - 1
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= COUNT_MAX
+
+
 def _count_or_unknown(value: Any) -> int:
-    return value if type(value) is int and value >= 0 else UNKNOWN
+    return value if _is_count(value) else UNKNOWN
 
 
 class LineLike(Protocol):
@@ -90,6 +101,17 @@ class LineLike(Protocol):
 
 
 _TRUNCATED = attrgetter("truncated")
+
+
+def _end_of_lines(data: bytes, start: int, count: int) -> int:
+    """Where the ``count`` lines of ``data`` from ``start`` end (or the end of data)."""
+    pos = start
+    for _ in range(count):
+        newline = data.find(b"\n", pos)
+        if newline < 0:
+            return len(data)
+        pos = newline + 1
+    return pos
 
 
 @dataclass
@@ -269,6 +291,12 @@ class Extractor:
         the batch commands' reader, which splits lines in C rather than one readline each."""
         state = self.files[file]
         for item in items:
+            if state.parser is None and isinstance(item, Chunk):
+                self._sniff_chunk(state, item)
+            scanner: Scanner | None = getattr(state.family, "scan_requests", None)
+            if scanner is not None and isinstance(item, Chunk):
+                self._run_chunk_scanned(state, file, item, scanner)
+                continue
             lines: list[RawLine] = split_chunk(item) if isinstance(item, Chunk) else [item]
             for first in range(0, len(lines), BULK_BLOCK_LINES):
                 block = lines[first : first + BULK_BLOCK_LINES]
@@ -278,13 +306,64 @@ class Extractor:
                     self._run_block(state, file, block)
         self.version += 1
 
+    def _run_chunk_scanned(
+        self, state: FileState, file: int, chunk: Chunk, scanner: Scanner
+    ) -> None:
+        """A chunk through the native scanner: runs of simple request records become rows
+        in one step; each line it stops at (and a run too short to be worth a block) goes
+        through the per-line path, so every line still gets exactly one kind."""
+        data = chunk.data
+        pos = 0
+        odd_lines_in_a_row = 0
+        while pos < len(data):
+            scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
+            if scan.n >= BULK_MIN_LINES and append_scanned(
+                self.store, scan, file, chunk.offset, state.lines_total + 1
+            ):
+                self._count_bulk(state, file, scan.n)
+                pos, odd_lines_in_a_row = scan.end, 0
+                continue
+            stop = scan.next_end
+            if scan.n == 0:
+                # A file of records the scanner never takes (escaped or non-ASCII text,
+                # per-token data): give the Python block path whole blocks of them.
+                odd_lines_in_a_row += 1
+                if odd_lines_in_a_row > 1:
+                    stop = _end_of_lines(data, pos, BULK_BLOCK_LINES)
+            lines = split_chunk(Chunk(chunk.offset + pos, data[pos:stop]))
+            if len(lines) >= BULK_MIN_LINES:
+                self._run_block(state, file, lines)
+            else:
+                self._run_lines(state, file, lines)
+            pos = stop
+
+    def _count_bulk(self, state: FileState, file: int, n: int) -> None:
+        """Bookkeeping for ``n`` request lines that became the store's last ``n`` rows."""
+        if state.meta:
+            self._apply_meta_defaults(file, len(self.store) - n, len(self.store))
+        state.lines_total += n
+        state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
+
+    def _sniff_chunk(self, state: FileState, chunk: Chunk) -> None:
+        """Detect the format from a chunk's first lines (as ``_sniff_then`` does for lines),
+        so that even the first chunk can take the native scanner."""
+        data, start = chunk.data, 0
+        while len(state.sniff_buffer) < registry.SNIFF_LINES and start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            head = data[start : min(end, start + SNIFF_HEAD_BYTES)]
+            if head.strip():
+                state.sniff_buffer.append(head)
+            start = end + 1
+        self._detect(state, final=True)
+
     def _sniff_then(self, state: FileState, lines: Iterator[LineLike]) -> Iterator[LineLike]:
         """Hold lines until the format is known, then replay them."""
         held: list[LineLike] = []
         for line in lines:
             held.append(line)
             if line.data.strip():
-                state.sniff_buffer.append(line.data[:4096])
+                state.sniff_buffer.append(line.data[:SNIFF_HEAD_BYTES])
             if len(state.sniff_buffer) >= registry.SNIFF_LINES:
                 break
         # Whatever is available now is enough to decide (a live file may grow slowly).
@@ -338,11 +417,7 @@ class Extractor:
             state.lines_total + 1,
         )
         if appended:
-            if state.meta:
-                self._apply_meta_defaults(file, len(self.store) - len(block), len(self.store))
-            n = len(block)
-            state.lines_total += n
-            state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
+            self._count_bulk(state, file, len(block))
         return appended
 
     def _run_lines(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
@@ -457,7 +532,7 @@ class Extractor:
         cols = self.store.columns
         for key, column in _META_DEFAULTS:
             value = meta.get(key)
-            if type(value) is not int or value < 0:
+            if not _is_count(value):
                 continue
             cells = cols[column]
             for row in range(first, last):
@@ -473,17 +548,15 @@ class Extractor:
         get = p.get
         prompt: Any = get("prompt_tokens")
         prompt_source = COUNT_REPORTED
-        if type(prompt) is not int or prompt < 0:
+        if not _is_count(prompt):
             prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids")
         completion: Any = get("completion_tokens")
         completion_source = COUNT_REPORTED
-        if type(completion) is not int or completion < 0:
+        if not _is_count(completion):
             completion, completion_source = self._count_from(
                 p, "completion", "completion_token_ids"
             )
-        cached: Any = get("cached_tokens")
-        if type(cached) is not int or cached < 0:
-            cached = UNKNOWN
+        cached = _count_or_unknown(get("cached_tokens"))
         topk = total_experts = skipped_heads = total_heads = kv_kept = kv_total = UNKNOWN
         kv_skip = 0
         sparse: Any = get("sparse")

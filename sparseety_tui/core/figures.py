@@ -135,12 +135,19 @@ def column_inputs(
 
 
 def column_figures(
-    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+    store: RequestStore,
+    shape: ModelShape,
+    cols: dict[str, Any],
+    first_row: int = 0,
+    inputs: FlopInputs | None = None,
 ) -> dict[str, Any]:
+    """``row_figures`` for every row of ``cols``; ``inputs`` if the caller has them."""
     import numpy as np
 
+    if inputs is None:
+        inputs = column_inputs(store, shape, cols, first_row)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return derived_tokens(shape, column_inputs(store, shape, cols, first_row))
+        return derived_tokens(shape, inputs)
 
 
 # -- skips in natural units ------------------------------------------------------------
@@ -200,14 +207,18 @@ def row_skips(store: RequestStore, shape: ModelShape, row: int) -> dict[str, int
 
 
 def column_skip_sums(
-    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+    store: RequestStore,
+    shape: ModelShape,
+    cols: dict[str, Any],
+    first_row: int = 0,
+    inputs: FlopInputs | None = None,
 ) -> tuple[dict[str, int | None], dict[str, int | None]]:
     """Sums of ``row_skips`` over all rows (None where no row knew), vectorised, and for
     each the natural whole it is a part of (prompt tokens, visible positions, slots)."""
     import numpy as np
 
     n = len(cols["prompt_tokens"])
-    x = column_inputs(store, shape, cols, first_row)
+    x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
     out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
     whole: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
     cached = cols["cached_tokens"]

@@ -16,6 +16,11 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
+try:  # the probing loops in C (native/idtable.c), when the package was built with them
+    from sparseety_tui import _idtable
+except ImportError:
+    _idtable = None  # type: ignore[assignment]
+
 _EMPTY = -1
 #: The table is grown before it is more than half full: short probes, ~8-16 B a request.
 _MAX_LOAD_INVERSE = 2
@@ -121,23 +126,15 @@ class IdIndex(Sequence[str]):
         self.extend_from_state(other.__getstate__())
 
     def extend_from_state(self, state: dict[str, Any]) -> None:
-        blob: bytes = state["blob"]
-        ends: array[int] = state["ends"]
-        base_row, base_byte = len(self._ends), len(self._blob)
-        self._blob += blob
-        self._ends.extend(end + base_byte for end in ends)
-        if state["probe"] == hash(_PROBE):
-            self._hashes.extend(state["hashes"])
-        else:
-            self._hashes.extend(hash(self[row]) for row in range(base_row, len(self._ends)))
-        if len(self._ends) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
-            self._grow()
-        else:
-            import numpy as np
+        import numpy as np
 
-            mask, table = self._slots
-            hashes = np.frombuffer(self._hashes, dtype=np.int64)[base_row:].copy()
-            _place_many(table, mask, hashes, np.arange(base_row, len(self._ends), dtype=np.int32))
+        ends = np.frombuffer(state["ends"], dtype=np.int64)
+        if state["probe"] == hash(_PROBE):
+            hashes = np.frombuffer(state["hashes"], dtype=np.int64)
+        else:  # another process's hash secret: hash again here
+            incoming = EncodedIds(state["blob"], ends, None)
+            hashes = np.fromiter(map(hash, incoming), dtype=np.int64, count=len(ends))
+        self._extend_encoded(state["blob"], ends, hashes)
 
     # -- insertion ---------------------------------------------------------------------
 
@@ -154,7 +151,7 @@ class IdIndex(Sequence[str]):
             self._place(h, row)
         return row
 
-    def extend(self, request_ids: Iterable[str]) -> None:
+    def extend(self, request_ids: Iterable[str] | EncodedIds) -> None:
         """Add many new ids at once (the caller knows none is present, nor repeated).
 
         The bulk path of big request logs: encoding, hashing and table placement are
@@ -162,27 +159,39 @@ class IdIndex(Sequence[str]):
         """
         import numpy as np
 
+        if isinstance(request_ids, EncodedIds):
+            self._extend_encoded(request_ids.blob, request_ids.ends, request_ids.hashes)
+            return
         ids = request_ids if isinstance(request_ids, list) else list(request_ids)
         if not ids:
             return
-        base_row = len(self._ends)
-        base_byte = len(self._blob)
         joined = "".join(ids)
         if joined.isascii():
-            self._blob += joined.encode("ascii")
+            blob = joined.encode("ascii")
             lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
         else:
             encoded = [i.encode("utf-8", errors="surrogatepass") for i in ids]
-            self._blob += b"".join(encoded)
+            blob = b"".join(encoded)
             lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(ids))
-        self._ends.frombytes((np.cumsum(lengths) + base_byte).tobytes())
         hashes = np.fromiter(map(hash, ids), dtype=np.int64, count=len(ids))
-        self._hashes.frombytes(hashes.tobytes())
+        self._extend_encoded(blob, np.cumsum(lengths), hashes)
+
+    def _extend_encoded(self, blob: bytes, ends: Any, hashes: Any) -> None:
+        """Append ids given as one blob, their end offsets in it and their hashes."""
+        import numpy as np
+
+        if not len(ends):
+            return
+        base_row = len(self._ends)
+        self._ends.frombytes((np.asarray(ends, dtype=np.int64) + len(self._blob)).tobytes())
+        self._blob += blob
+        self._hashes.frombytes(np.asarray(hashes, dtype=np.int64).tobytes())
         if len(self._ends) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
             self._grow()
         else:
             mask, table = self._slots
-            _place_many(table, mask, hashes, np.arange(base_row, len(self._ends), dtype=np.int32))
+            _place_many(table, mask, np.asarray(hashes, dtype=np.int64),
+                        np.arange(base_row, len(self._ends), dtype=np.int32))
 
     def any_present(self, request_ids: Sequence[str], hashes: Any = None) -> bool:
         """Whether any of these ids is already here (vectorised first-probe test)."""
@@ -190,6 +199,8 @@ class IdIndex(Sequence[str]):
             return False
         import numpy as np
 
+        if hashes is None and isinstance(request_ids, EncodedIds):
+            hashes = request_ids.hashes
         if hashes is None:
             hashes = np.fromiter(map(hash, request_ids), dtype=np.int64, count=len(request_ids))
         hashes = np.asarray(hashes, dtype=np.int64)
@@ -211,6 +222,14 @@ class IdIndex(Sequence[str]):
             pending, slot = pending[go_on], (slot[go_on] + 1) & mask
         del table, stored  # release the buffer exports before anyone appends
         return any(self.find(request_ids[i]) is not None for i in maybe)
+
+    def all_new(self, ids: EncodedIds) -> bool:
+        """Whether none of ``ids`` is here and none repeats. Equal hashes count as equal
+        ids (a true 64-bit collision only sends the caller the slower exact way)."""
+        if _idtable is not None:
+            mask, table = self._slots
+            return _idtable.all_new(table, mask, self._hashes, ids.hashes)
+        return not ids.has_repeats() and not self.any_present(ids)
 
     def shares_ids_with(self, other: IdIndex) -> bool:
         """Whether any id of ``other`` is here. Its hashes are this process's (one that
@@ -242,6 +261,38 @@ class IdIndex(Sequence[str]):
         return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._slots[1]) * 4
 
 
+class EncodedIds(Sequence[str]):
+    """New ids as the native scanner gives them: one blob of their bytes, the end offset
+    of each in it, and each id's ``hash(str)`` (so the table needs no str objects)."""
+
+    def __init__(self, blob: bytes, ends: Any, hashes: Any) -> None:
+        self.blob = blob
+        self.ends = ends
+        self.hashes = hashes
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        start = int(self.ends[i - 1]) if i else 0
+        return self.blob[start : int(self.ends[i])].decode("utf-8", errors="surrogatepass")
+
+    def has_repeats(self) -> bool:
+        """Whether two ids may be equal (equal hashes: a true repeat, or a rare collision)."""
+        import numpy as np
+
+        return bool(np.unique(self.hashes).size != len(self.hashes))
+
+
 def _place_many(table: array[int], mask: int, hashes: Any, rows: Any) -> None:
     """Linear-probing insertion of many rows at once, vectorised.
 
@@ -252,6 +303,10 @@ def _place_many(table: array[int], mask: int, hashes: Any, rows: Any) -> None:
     """
     import numpy as np
 
+    if _idtable is not None and len(rows):
+        # Rows are always consecutive here (a batch appended, or all of them).
+        _idtable.place_rows(table, mask, np.ascontiguousarray(hashes, dtype=np.int64), int(rows[0]))
+        return
     view = np.frombuffer(table, dtype=np.int32)
     slots = hashes & mask
     pending = rows

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.events import RequestState
-from sparseety_tui.core.idindex import IdIndex
+from sparseety_tui.core.idindex import EncodedIds, IdIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -207,21 +207,25 @@ class RequestStore:
 
     def extend_rows(
         self,
-        request_ids: list[str],
+        request_ids: list[str] | EncodedIds,
         columns: dict[str, Any],
         file: int,
-        offsets: list[int],
-        lengths: list[int],
+        offsets: Any,
+        lengths: Any,
         line_nos: Any,
     ) -> None:
-        """Append many new rows at once; ``columns`` are numpy arrays keyed by name."""
+        """Append many new rows at once; ``columns`` are numpy arrays keyed by name, line
+        offsets and lengths lists or arrays."""
+        import numpy as np
+
         for name, values in columns.items():
             column = self.columns[name]
             column.frombytes(values.astype(column.typecode, copy=False).tobytes())
         self.columns["line_no"].frombytes(line_nos.astype("i", copy=False).tobytes())
-        self.columns["file"].extend([file] * len(request_ids))
-        self.offset.extend(offsets)
-        self.length.extend(lengths)
+        files = self.columns["file"]
+        files.frombytes(np.full(len(request_ids), file, dtype=files.typecode).tobytes())
+        self.offset.frombytes(np.asarray(offsets, dtype=np.int64).tobytes())
+        self.length.frombytes(np.asarray(lengths, dtype=np.uint32).tobytes())
         self.ids.extend(request_ids)
 
     def merge_row(self, row: int, values: tuple[Any, ...]) -> None:

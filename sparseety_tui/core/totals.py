@@ -18,7 +18,12 @@ from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor, HeatCounts
-from sparseety_tui.core.figures import SKIP_FIELDS, column_figures, column_skip_sums
+from sparseety_tui.core.figures import (
+    SKIP_FIELDS,
+    column_figures,
+    column_inputs,
+    column_skip_sums,
+)
 from sparseety_tui.core.store import STATES
 
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
@@ -107,7 +112,8 @@ def _accumulate(sums: _Sums, extractor: Extractor, shape: ModelShape, first: int
 
     store = extractor.store
     cols = store.numeric_view(first, last)
-    figures = column_figures(store, shape, cols, first)
+    inputs = column_inputs(store, shape, cols, first)  # shared by figures and skip sums
+    figures = column_figures(store, shape, cols, first, inputs)
     for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
         sums.add_known(name, cols[name])
     sums.add_known("logical_tokens", figures["logical_tokens"])
@@ -131,7 +137,7 @@ def _accumulate(sums: _Sums, extractor: Extractor, shape: ModelShape, first: int
     sums.latency.append(cols["latency_s"][~np.isnan(cols["latency_s"])])
     sums.ttft.append(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     _per_minute(sums.per_minute, cols)
-    part, whole = column_skip_sums(store, shape, cols, first)
+    part, whole = column_skip_sums(store, shape, cols, first, inputs)
     for name in SKIP_FIELDS:
         sums.skips[name] = _add_optional(sums.skips[name], part[name])
         sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])

@@ -29,6 +29,7 @@ from sparseety_tui.core.events import (
     RequestPayload,
     TokenPayload,
 )
+from sparseety_tui.formats.trace_native import SCANNER, Scanner
 
 _TS_FIELDS = ("ts", "received_ts", "first_token_ts", "finished_ts")
 
@@ -161,6 +162,11 @@ class TraceFamily:
 
     def decode_simple_block(self, lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None:
         return decode_simple_block(lines)
+
+    @property
+    def scan_requests(self) -> Scanner | None:
+        """The batch commands' chunk scanner (native/scan.c), None when it was not built."""
+        return SCANNER
 
 
 FAMILY = TraceFamily()

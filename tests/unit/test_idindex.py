@@ -65,3 +65,35 @@ def test_reader_never_sees_a_half_grown_table() -> None:
     stop.set()
     thread.join()
     assert not errors
+
+
+@settings(max_examples=40, deadline=None)
+@given(batches=st.lists(st.lists(st.text(min_size=1, max_size=8), max_size=400), max_size=8),
+       native=st.booleans())
+def test_encoded_batches_native_and_numpy_loops_agree(batches: list[list[str]],
+                                                      native: bool) -> None:
+    """Batches as the native scanner hands them over: ``all_new`` says whether a batch can
+    be added whole (no id known, none repeated), with the C loops or the numpy ones."""
+    import numpy as np
+    import pytest
+
+    from sparseety_tui.core import idindex
+
+    assert idindex._idtable is not None  # built with the package (needs a C compiler)
+    with pytest.MonkeyPatch.context() as patch:
+        if not native:
+            patch.setattr(idindex, "_idtable", None)
+        index, lookup = IdIndex(), {}
+        for batch in batches:
+            encoded = [i.encode("utf-8", errors="surrogatepass") for i in batch]
+            ids = idindex.EncodedIds(b"".join(encoded),
+                                     np.cumsum([len(e) for e in encoded], dtype=np.int64),
+                                     np.array([hash(i) for i in batch], dtype=np.int64))
+            expected = len(set(batch)) == len(batch) and not any(i in lookup for i in batch)
+            assert index.all_new(ids) == expected
+            if expected:
+                index.extend(ids)
+                lookup.update((i, len(lookup)) for i in batch)
+        assert list(index) == list(lookup)
+        for request_id, row in lookup.items():
+            assert index.find(request_id) == row

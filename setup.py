@@ -1,0 +1,15 @@
+"""Build the optional native helpers (native/*.c -> sparseety_tui._scan, ._idtable).
+
+Everything else is in pyproject.toml. ``optional=True``: without a C compiler the
+package still installs and works, on the pure-Python block path (the same results,
+several times slower on big request logs).
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension("sparseety_tui._scan", sources=["native/scan.c"], optional=True),
+        Extension("sparseety_tui._idtable", sources=["native/idtable.c"], optional=True),
+    ]
+)

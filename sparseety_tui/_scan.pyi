@@ -1,0 +1,13 @@
+# Stub of the native scanner built from native/scan.c (see formats/trace_native.py).
+STOP_END: int
+STOP_NOT_SIMPLE: int
+STOP_FULL: int
+FIELD_COMPLETION_TOKENS: int
+FIELD_LATENCY_S: int
+
+def scan_requests(
+    data: bytes, start: int, max_records: int, max_line_bytes: int
+) -> tuple[
+    int, int, int, int, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes,
+    list[list[str]],
+]: ...

@@ -1,0 +1,56 @@
+"""The native scanner of simple request records (native/scan.c), when it was built.
+
+``pip install`` compiles it where a C compiler is found; without one the package works
+the same on the pure-Python block path (``decode_simple_block``), only slower on big
+request logs. ``SCANNER`` is None then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+#: Records one scan may return: bounds the scanner's buffers (~100 B a record).
+MAX_RECORDS = 1 << 16
+
+
+class ScanResult(NamedTuple):
+    """What ``scan_requests`` returns (native/scan.c documents the layout)."""
+
+    n: int  # simple records scanned, from ``start`` up to ``end``
+    end: int
+    reason: int  # STOP_END, STOP_NOT_SIMPLE (the line at ``end`` is not) or STOP_FULL
+    next_end: int  # end of the line at ``end``, ending included
+    offsets: bytes  # int64 line starts, relative to the data
+    lengths: bytes  # uint32, ending included
+    counts: bytes  # int32 [COUNT_FIELDS][n], -1 unknown
+    floats: bytes  # float64 [latency, ttft, ts, received, finished][n], NaN unknown
+    names: bytes  # uint8 [model, state, kv_skip][n]: 1 + index in name_tables, 0 none
+    cache_hit: bytes  # uint8: 0 unknown, 1 false, 2 true
+    present: bytes  # uint32 bit mask of the fields a record has (even when null)
+    id_blob: bytes
+    id_ends: bytes  # int64 end of each id in id_blob
+    id_hashes: bytes  # int64 hash(str) of each id
+    name_tables: list[list[str]]  # [models, states, kv skips], first-seen order
+
+
+Scanner = Callable[[bytes, int, int], ScanResult]
+
+try:
+    from sparseety_tui import _scan
+except ImportError:  # built without a C compiler
+    _scan = None  # type: ignore[assignment]
+
+
+def _scan_requests(data: bytes, start: int, max_line_bytes: int) -> ScanResult:
+    assert _scan is not None
+    return ScanResult(*_scan.scan_requests(data, start, MAX_RECORDS, max_line_bytes))
+
+
+SCANNER: Scanner | None = _scan_requests if _scan is not None else None
+STOP_END = 0 if _scan is None else _scan.STOP_END
+#: Bits of ``present`` for "completion_tokens" and "latency_s": either says the request
+#: reports an outcome, so a line without a state is a finished request.
+OUTCOME_BITS = 0 if _scan is None else (
+    (1 << _scan.FIELD_COMPLETION_TOKENS) | (1 << _scan.FIELD_LATENCY_S)
+)
