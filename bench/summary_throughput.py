@@ -2,7 +2,7 @@
 
 Usage (see bench/RESULTS.md for recorded runs):
 
-    python bench/summary_throughput.py FILE [--runs 3] [--jobs 0]
+    python bench/summary_throughput.py FILE [--runs 3] [--jobs 0] [--pure-python]
     python bench/summary_throughput.py --generate 1G FILE   # needs shared/tools/gen_logs.py
 
 The two commands run alternately (A B A B ...) so machine drift cancels; the figure that
@@ -54,10 +54,10 @@ print(json.dumps({"requests": n, "held_bytes": after - before,
 """
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MiB) of one child process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -71,7 +71,12 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=0, help="summary --jobs (0 = all cores)")
     parser.add_argument("--generate", metavar="SIZE", help="first write FILE with gen_logs.py")
+    parser.add_argument("--pure-python", action="store_true",
+                        help="run summary without the native scanner (SPARSEETY_TUI_PURE_PYTHON=1)")
     args = parser.parse_args()
+    env = dict(os.environ)
+    if args.pure_python:
+        env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
     py = sys.executable
     if args.generate:
         gen = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
@@ -84,17 +89,18 @@ def main() -> None:
     rows = []
     for run in range(args.runs):
         a_wall, _ = timed(a_cmd)
-        b_wall, b_rss = timed(b_cmd)
+        b_wall, b_rss = timed(b_cmd, env)
         rows.append((a_wall, b_wall, b_rss))
         print(f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
               f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB", flush=True)
-    held = json.loads(subprocess.run([py, "-c", HELD, args.file, str(args.jobs)],
+    held = json.loads(subprocess.run([py, "-c", HELD, args.file, str(args.jobs)], env=env,
                                      capture_output=True, text=True, check=True).stdout)
     result = {
         "file": args.file,
         "bytes": size,
         "cores": os.cpu_count(),
         "jobs": args.jobs,
+        "native_scanner": not args.pure_python,
         "orjson_loop_s_median": round(statistics.median(r[0] for r in rows), 3),
         "summary_s_median": round(statistics.median(r[1] for r in rows), 3),
         "ratio_median_of_pairs": round(statistics.median(r[1] / r[0] for r in rows), 3),

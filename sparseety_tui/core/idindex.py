@@ -16,9 +16,13 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
+from sparseety_tui.native import PURE_PYTHON
+
 try:  # the probing loops in C (native/idtable.c), when the package was built with them
     from sparseety_tui import _idtable
 except ImportError:
+    _idtable = None  # type: ignore[assignment]
+if PURE_PYTHON:
     _idtable = None  # type: ignore[assignment]
 
 _EMPTY = -1

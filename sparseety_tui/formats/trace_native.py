@@ -2,13 +2,15 @@
 
 ``pip install`` compiles it where a C compiler is found; without one the package works
 the same on the pure-Python block path (``decode_simple_block``), only slower on big
-request logs. ``SCANNER`` is None then.
+request logs. ``SCANNER`` is None then, or when sparseety_tui.native says not to use it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import NamedTuple
+
+from sparseety_tui.native import PURE_PYTHON
 
 #: Records one scan may return: bounds the scanner's buffers (~100 B a record).
 MAX_RECORDS = 1 << 16
@@ -39,6 +41,8 @@ Scanner = Callable[[bytes, int, int], ScanResult]
 try:
     from sparseety_tui import _scan
 except ImportError:  # built without a C compiler
+    _scan = None  # type: ignore[assignment]
+if PURE_PYTHON:
     _scan = None  # type: ignore[assignment]
 
 

@@ -49,6 +49,19 @@ def test_the_scanner_is_built() -> None:
     assert trace_module.FAMILY.scan_requests is SCANNER
 
 
+def test_the_environment_can_turn_the_native_helpers_off() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
+            "print(trace.FAMILY.scan_requests is None, idindex._idtable is None)")
+    env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["True", "True"]
+
+
 # -- one scan --------------------------------------------------------------------------
 
 
