@@ -42,7 +42,8 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.events import StatsPayload
 from sparseety_tui.core.extractor import Diagnostic, EngineSeries, Extractor, HeatCounts
 from sparseety_tui.core.store import STATE_CODE, STATES
-from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent, iter_lines
+from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
+from sparseety_tui.sources.lines import Chunk, iter_chunks
 
 if TYPE_CHECKING:
     import numpy as np
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
 BIG_FILE_BYTES = 64 * 1024 * 1024
 #: How much of a big file's end is read first, before the backfill of the older part.
 TAIL_WINDOW_BYTES = 8 * 1024 * 1024
-#: Lines fed per backfill step (then the worker polls the live files again).
-BACKFILL_LINES = 4000
 #: Longest the worker sleeps when nothing happens (it also wakes on file changes).
 IDLE_WAIT_S = 0.5
 #: Longest it sleeps while a view change or a heavy recompute is pending.
@@ -275,7 +274,7 @@ class _Backfill:
     path: str
     file: int  # extractor file index of the older part
     end: int  # bytes of the older part
-    lines: Iterator[RawLine]
+    items: Iterator[Chunk | RawLine]  # ~1 MiB of whole lines a step (the batch reader)
     done: int = 0
     finished: bool = False
 
@@ -447,7 +446,7 @@ class IngestWorker:
             # The follower reads [cut, ...); the backfill reads the lines starting in [0, cut).
             watcher.followers[i] = FileFollower(path, start=cut)
             older = self.extractor.add_file(path)
-            backfill = _Backfill(path, older, cut, iter_lines(path, 0, cut))
+            backfill = _Backfill(path, older, cut, iter_chunks(path, 0, cut))
             self._backfills.append(backfill)
             self._backfill_of[path] = backfill
             self._line_base[path] = None
@@ -497,12 +496,14 @@ class IngestWorker:
         for backfill in self._backfills:
             if backfill.finished:
                 continue
-            chunk = list(itertools.islice(backfill.lines, BACKFILL_LINES))
-            if chunk:
-                self.extractor.feed(backfill.file, chunk)
-                last = chunk[-1]
-                backfill.done = min(backfill.end, last.offset + last.length)
-            if len(chunk) < BACKFILL_LINES:
+            item = next(backfill.items, None)
+            if item is not None:
+                # Chunks, as the batch commands read: request records take the native
+                # scanner, so a big request log's older part loads several times faster.
+                self.extractor.feed_chunks(backfill.file, [item])
+                end = item.offset + (len(item.data) if isinstance(item, Chunk) else item.length)
+                backfill.done = min(backfill.end, end)
+            else:
                 backfill.finished = True
                 backfill.done = backfill.end
                 self.extractor.finish_file(backfill.file)

@@ -186,10 +186,12 @@ class IdIndex(Sequence[str]):
 
         if not len(ends):
             return
-        base_row = len(self._ends)
-        self._ends.frombytes((np.asarray(ends, dtype=np.int64) + len(self._blob)).tobytes())
+        base_row, base_byte = len(self._ends), len(self._blob)
+        # In this order, so that a reader in another thread (the UI) never sees a row
+        # whose bytes or hash are not there yet: len() counts ends, lookups use the table.
         self._blob += blob
         self._hashes.frombytes(np.asarray(hashes, dtype=np.int64).tobytes())
+        self._ends.frombytes((np.asarray(ends, dtype=np.int64) + base_byte).tobytes())
         if len(self._ends) * _MAX_LOAD_INVERSE > self._slots[0] + 1:
             self._grow()
         else:
