@@ -291,19 +291,23 @@ class Extractor:
         the batch commands' reader, which splits lines in C rather than one readline each."""
         state = self.files[file]
         for item in items:
-            if state.parser is None and isinstance(item, Chunk):
+            if not isinstance(item, Chunk):  # one huge line
+                huge: Iterator[LineLike] = iter([item])
+                if state.parser is None:
+                    huge = self._sniff_then(state, huge)
+                self._run(state, file, huge)
+                continue
+            if state.parser is None:
                 self._sniff_chunk(state, item)
             scanner: Scanner | None = getattr(state.family, "scan_requests", None)
-            if scanner is not None and isinstance(item, Chunk):
+            if scanner is not None:
                 self._run_chunk_scanned(state, file, item, scanner)
                 continue
-            lines: list[RawLine] = split_chunk(item) if isinstance(item, Chunk) else [item]
+            lines = split_chunk(item)
             for first in range(0, len(lines), BULK_BLOCK_LINES):
-                block = lines[first : first + BULK_BLOCK_LINES]
-                if state.parser is None:
-                    self._run(state, file, self._sniff_then(state, iter(block)))
-                else:
-                    self._run_block(state, file, block)
+                # Without a parser (format not recognised yet) the lines are counted as
+                # unparsed; the next chunk is sniffed again.
+                self._run_block(state, file, lines[first : first + BULK_BLOCK_LINES])
         self.version += 1
 
     def _run_chunk_scanned(
