@@ -343,32 +343,38 @@ static const char *count_value(const char *p, const char *end, int32_t *value) {
     if (num.negative) {
         *value = num.mantissa ? -1 : 0;  /* a negative count is unknown; -0 is 0 */
     } else {
-        if (num.mantissa > INT32_MAX) return NULL;  /* the per-line path says why */
+        if (num.mantissa > INT32_MAX) return NULL;  /* rare: left to the per-line path */
         *value = (int32_t)num.mantissa;
     }
     return p;
 }
 
-/* A duration: negative is unknown (NaN). */
-static const char *seconds_value(const char *p, const char *end, double *value) {
-    if (is_null(p, end)) {
-        *value = NAN;
-        return p + 4;
-    }
+/* A JSON number as the float Python makes of it: an int exactly (so "-0" is 0.0), a
+ * float correctly rounded. */
+static const char *double_value(const char *p, const char *end, double *value) {
     number num;
     p = json_number(p, end, &num);
     if (p == NULL) return NULL;
     if (num.is_integer) {
         if (num.digits_overflow || num.mantissa > TWO_POW_53) return NULL;
-        *value = (num.negative && num.mantissa) ? NAN : (double)num.mantissa;
+        *value = (num.negative && num.mantissa) ? -(double)num.mantissa : (double)num.mantissa;
         return p;
     }
-    double v;
-    if (!number_to_double(&num, &v)) return NULL;
-    *value = v < 0 ? NAN : v;  /* -0.0 stays -0.0, as in Python */
+    return number_to_double(&num, value) ? p : NULL;
+}
+
+/* A duration: negative is unknown (NaN); -0.0 stays -0.0, as in Python. */
+static const char *seconds_value(const char *p, const char *end, double *value) {
+    if (is_null(p, end)) {
+        *value = NAN;
+        return p + 4;
+    }
+    p = double_value(p, end, value);
+    if (p != NULL && *value < 0) *value = NAN;
     return p;
 }
 
+/* A time: unix seconds, or an ISO string of the fixed shapes. */
 static const char *time_value(const char *p, const char *end, double *value) {
     if (is_null(p, end)) {
         *value = NAN;
@@ -378,19 +384,9 @@ static const char *time_value(const char *p, const char *end, double *value) {
         const char *s;
         Py_ssize_t len;
         p = plain_string(p, end, &s, &len);
-        if (p == NULL || !iso_timestamp(s, len, value)) return NULL;
-        return p;
+        return (p != NULL && iso_timestamp(s, len, value)) ? p : NULL;
     }
-    number num;
-    p = json_number(p, end, &num);
-    if (p == NULL) return NULL;
-    if (num.is_integer) {
-        if (num.digits_overflow || num.mantissa > TWO_POW_53) return NULL;
-        /* "-0" is the int 0 in Python, so 0.0, never -0.0 */
-        *value = (num.negative && num.mantissa) ? -(double)num.mantissa : (double)num.mantissa;
-        return p;
-    }
-    return number_to_double(&num, value) ? p : NULL;
+    return double_value(p, end, value);
 }
 
 /* -- id hashes ------------------------------------------------------------------------ */
