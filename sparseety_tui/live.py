@@ -520,8 +520,13 @@ class IngestWorker:
             or self._query is not self._view_query
             or self._totals_rows != rows
             or self._fed_version != self.extractor.version
-            or (not self._query.is_identity and self._view_rows != rows)
+            or (self._needs_view(self._query) and self._view_rows != rows)
         )
+
+    def _needs_view(self, query: ViewQuery) -> bool:
+        """Whether the table needs an index array: a filter or sort, or a big log whose
+        older part was read after its tail (store order is then not log order)."""
+        return not query.is_identity or bool(self._backfills)
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -533,7 +538,7 @@ class IngestWorker:
         heavy_changed = self._apply_heavy_result(now, settled)
 
         query = self._query
-        if query is not self._view_query and query.is_identity:
+        if query is not self._view_query and not self._needs_view(query):
             # Back to arrival order: nothing to compute.
             self._view, self._view_query, self._view_rows = None, query, rows
             heavy_changed = True
@@ -542,7 +547,7 @@ class IngestWorker:
                 force or now - self._totals_at
                 >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost))
             view_due = query is not self._view_query or (
-                not query.is_identity and self._view_rows != rows and (
+                self._needs_view(query) and self._view_rows != rows and (
                     force or now - self._view_at
                     >= max(self.options.totals_interval_s, HEAVY_DUTY * self._view_cost)))
             if totals_due or view_due:
@@ -553,6 +558,7 @@ class IngestWorker:
                     frozen, self.shape, len(frozen.store), extractor.version,
                     totals=totals_due or self._totals is None,
                     query=query if view_due else None,
+                    older_files=frozenset(b.file for b in self._backfills),
                 ))
                 if totals_due:
                     self._totals_at = now
@@ -561,7 +567,7 @@ class IngestWorker:
 
         totals_current = self._totals_rows == rows and self._fed_version == extractor.version
         view_current = self._view_query is query and (
-            query.is_identity or self._view_rows == rows
+            not self._needs_view(query) or self._view_rows == rows
         )
         settled = settled and totals_current and view_current and not self._heavy.busy
         key = (extractor.version, rows, settled, heavy_changed, len(self._events))
@@ -712,6 +718,8 @@ class _HeavyJob:
     version: int
     totals: bool
     query: ViewQuery | None
+    #: Files holding the older part of a big log, read after its tail (see compute_view).
+    older_files: frozenset[int] = frozenset()
 
 
 @dataclass
@@ -782,7 +790,8 @@ class _HeavyWorker:
                     result.totals_cost = time.perf_counter() - t0
                 if job.query is not None:
                     t0 = time.perf_counter()
-                    result.view = compute_view(frozen, job.shape, job.query, job.rows)
+                    result.view = compute_view(frozen, job.shape, job.query, job.rows,
+                                               job.older_files)
                     result.view_cost = time.perf_counter() - t0
             except Exception as exc:  # reported by the ingest thread, never swallowed
                 result.error = f"{type(exc).__name__}: {exc}"
@@ -797,10 +806,16 @@ def compute_totals_safe(extractor: Extractor, shape: ModelShape) -> Mapping[str,
 
 
 def compute_view(
-    extractor: Extractor, shape: ModelShape, query: ViewQuery, rows: int
+    extractor: Extractor,
+    shape: ModelShape,
+    query: ViewQuery,
+    rows: int,
+    older_files: frozenset[int] = frozenset(),
 ) -> np.ndarray[Any, Any]:
     """Row indices (int64) matching ``query.clauses``, in ``query.sort`` order.
 
+    Without a sort, rows are in log order: the store holds a big log's tail before its
+    older part (``older_files``, read in the background), so those rows move first.
     Writer thread only (uses ``numeric_view``). Unknown values never match a numeric
     comparison and sort last.
     """
@@ -869,8 +884,12 @@ def compute_view(
             if query.reverse:
                 order = order[::-1]
         index = index[order]
-    elif query.reverse:
-        index = index[::-1]
+    else:
+        if older_files:
+            later = ~np.isin(cols["file"][index].astype(np.int64), list(older_files))
+            index = index[np.argsort(later, kind="stable")]
+        if query.reverse:
+            index = index[::-1]
     return index.astype(np.int64)
 
 

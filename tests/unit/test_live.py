@@ -150,9 +150,17 @@ def test_big_file_shows_tail_first_then_backfills(tmp_path: Path) -> None:
         status = snap.files[0]
         assert len(status.parts) == 2 and not status.backfilling
         assert status.lines == 3000 and status.line_base is not None
-        # The tail part was read first: its rows come first in the store.
-        assert worker.extractor.store.ids[0] > "r2000"
+        # The tail part was read first: its rows come first in the store...
+        store = worker.extractor.store
+        assert store.ids[0] > "r2000"
         assert sum(status.by_kind.values()) == 3000
+        # ...but the table shows log order, so End (and follow) is the file's last line.
+        shown = [store.ids[snap.row_at(p)] for p in range(snap.visible)]
+        assert shown == [f"r{i:04d}" for i in range(3000)]
+        write(log, [record(3000)], mode="a")
+        assert worker.drain(30)
+        snap = worker.snapshot
+        assert store.ids[snap.row_at(snap.visible - 1)] == "r3000"
     finally:
         worker.stop()
 
