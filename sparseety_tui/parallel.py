@@ -74,6 +74,7 @@ from sparseety_tui.sources.lines import (
     find_range_starts,
     iter_chunks,
     iter_lines,
+    mtime_or_none,
 )
 
 #: Files smaller than this are read by one process (forking costs more than it saves).
@@ -346,7 +347,7 @@ def _ingest_split(
     file = extractor.add_file(path)
     state = extractor.files[file]
     state.family = registry.family_by_name(family)
-    state.parser = state.family.new_parser()
+    state.parser = state.family.new_parser(reference_time=state.reference_time)
     results.reverse()
     while results:  # pop each range as it is merged, so its copy is freed at once
         _merge_range(extractor, file, state, results.pop())
@@ -412,13 +413,13 @@ def _ingest_server_split(
     context = multiprocessing.get_context("fork")
     with context.Pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
-    plan = _check_server_ranges(extractor, family, results)
+    plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
     if plan is None:
         return False
     file = extractor.add_file(path)
     state = extractor.files[file]
     state.family = registry.family_by_name(family)
-    state.parser = state.family.new_parser()
+    state.parser = state.family.new_parser(reference_time=state.reference_time)
     results.reverse()
     plan.reverse()
     while results:  # pop each range as it is merged, so its copy is freed at once
@@ -449,7 +450,7 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
     year inference run over the file's first stamp and each range's first line only.
     It is right unless a range holds a whole Dec -> Jan turn that these samples miss;
     ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
-    guesser = vllm.FAMILY.new_parser()
+    guesser = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
     seeds: list[tuple[int | None, int] | None] = [None]
     with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
         for _ in range(200):  # the file's first stamped line, before range 1
@@ -468,7 +469,10 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
 
 
 def _check_server_ranges(
-    extractor: Extractor, family: str, results: list[RangeResult]
+    extractor: Extractor,
+    family: str,
+    results: list[RangeResult],
+    reference_time: float | None,
 ) -> list[tuple[dict[str, str], list[str]]] | None:
     """Per range: (id renames, ids to mark failed after its merge); None when one process
     reading the whole file could have parsed a range differently (module docstring)."""
@@ -481,7 +485,7 @@ def _check_server_ranges(
     window: list[str] = []
     deriving_before: set[str] = set()
     minutes_before = set(extractor.engine.per_minute)
-    probe = vllm.FAMILY.new_parser() if family == "vllm" else None
+    probe = vllm.FAMILY.new_parser(reference_time=reference_time) if family == "vllm" else None
     _refuse("")
     for k, result in enumerate(results):
         notes = result.notes

@@ -93,7 +93,7 @@ def _read_payloads(
         raw_lines.append((state.path, location.offset, data.decode("utf-8", errors="replace")))
         if state.family is None:
             continue
-        parser = state.family.new_parser()
+        parser = state.family.new_parser(reference_time=state.reference_time)
         _kind, event = parser.parse(data)
         if event is None:
             problems.append(f"{state.path} @ {location.offset}: line no longer parses")

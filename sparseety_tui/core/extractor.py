@@ -40,7 +40,13 @@ from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.base import FormatFamily, LineParser
 from sparseety_tui.formats.trace_native import Scanner
-from sparseety_tui.sources.lines import DEFAULT_MAX_LINE_BYTES, Chunk, RawLine, split_chunk
+from sparseety_tui.sources.lines import (
+    DEFAULT_MAX_LINE_BYTES,
+    Chunk,
+    RawLine,
+    mtime_or_none,
+    split_chunk,
+)
 
 #: How many unparsed lines per file keep their text and reason for the diagnostics screen.
 DIAGNOSTIC_SAMPLES = 2000
@@ -134,6 +140,9 @@ class FileState:
         default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES)
     )
     sniff_buffer: list[bytes] = field(default_factory=list)
+    #: The file's mtime when it was added (None if it did not exist yet): the date that
+    #: year-less timestamps (vLLM) are read against, the same in every parser of the file.
+    reference_time: float | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     events: deque[str] = field(default_factory=lambda: deque(maxlen=100))
     #: Set when the path now holds another file (rotated, replaced, truncated): offsets of
@@ -238,10 +247,11 @@ class Extractor:
     # -- files -----------------------------------------------------------------------
 
     def add_file(self, path: str) -> int:
-        state = FileState(path=path, forced_format=self.forced_format)
+        state = FileState(path=path, forced_format=self.forced_format,
+                          reference_time=mtime_or_none(path))
         if self.forced_format is not None:
             state.family = registry.family_by_name(self.forced_format)
-            state.parser = state.family.new_parser()
+            state.parser = state.family.new_parser(reference_time=state.reference_time)
         self.files.append(state)
         return len(self.files) - 1
 
@@ -381,7 +391,7 @@ class Extractor:
         family = registry.detect(state.sniff_buffer, path=state.path)
         if family is not None:
             state.family = family
-            state.parser = family.new_parser()
+            state.parser = family.new_parser(reference_time=state.reference_time)
             state.sniff_buffer.clear()
         elif final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
             state.sniff_buffer.clear()  # give up re-sniffing this head; later lines may tell

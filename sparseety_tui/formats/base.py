@@ -42,7 +42,10 @@ class FormatFamily(Protocol):
         """Confidence 0..1 that a file whose first lines are ``lines`` is in this format."""
         ...
 
-    def new_parser(self) -> LineParser: ...
+    def new_parser(self, *, reference_time: float | None = None) -> LineParser:
+        """A parser for one file. ``reference_time`` is the file's mtime: a format whose
+        timestamps lack the year (vLLM) dates the file's lines against it."""
+        ...
 
 
 def decode_text(line: bytes) -> str:

@@ -687,6 +687,7 @@ class SglangFamily:
     def new_parser(
         self,
         *,
+        reference_time: float | None = None,  # SGLang's dated prefixes carry the year
         num_layers: int | None = None,
         top_k: int | None = None,
         keep_token_ids: bool = False,

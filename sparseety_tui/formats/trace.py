@@ -157,8 +157,8 @@ class TraceFamily:
             return 0.95 * hinted / nonblank
         return 0.3 * objects / nonblank
 
-    def new_parser(self) -> TraceParser:
-        return TraceParser()
+    def new_parser(self, *, reference_time: float | None = None) -> TraceParser:
+        return TraceParser()  # its timestamps carry the year
 
     def decode_simple_block(self, lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None:
         return decode_simple_block(lines)

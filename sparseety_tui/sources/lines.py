@@ -29,6 +29,7 @@ __all__ = [
     "find_range_starts",
     "iter_chunks",
     "iter_lines",
+    "mtime_or_none",
     "read_line_at",
     "split_chunk",
 ]
@@ -68,6 +69,14 @@ _new_tuple = tuple.__new__
 
 def _make_line(offset: int, length: int, data: bytes, truncated: bool) -> RawLine:
     return _new_tuple(RawLine, (offset, length, data, truncated))
+
+
+def mtime_or_none(path: str | os.PathLike[str]) -> float | None:
+    """A file's modification time, or None if it cannot be had (missing, unreadable)."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 class LineGoneError(OSError):

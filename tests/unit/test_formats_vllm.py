@@ -306,3 +306,29 @@ def test_sniff_rejects_other_families() -> None:
     trace = [b'{"request_id": "r1", "prompt": "hi", "completion": "yo"}'] * 20
     assert vllm.FAMILY.sniff(trace) < 0.3
     assert vllm.FAMILY.sniff([V1] * 5) > 0.9
+
+
+def test_the_year_comes_from_the_file_mtime(tmp_path: Any) -> None:
+    """A vLLM log read long after it was written: its stamps are dated against the file's
+    mtime, the same in summary, extract and the detail view (not against today)."""
+    import os
+
+    from sparseety_tui.batch import ingest_file
+    from sparseety_tui.core.detail import build_detail
+    from sparseety_tui.core.extractor import Extractor
+
+    log = tmp_path / "old-vllm.log"
+    log.write_bytes(
+        b"INFO 03-15 10:00:00 [logger.py:43] Received request cmpl-1: prompt: 'hi', "
+        b"params: SamplingParams(max_tokens=4), prompt_token_ids: [1, 2, 3], lora_request: None.\n"
+        b"INFO 03-15 10:00:01 [engine.py:1] Finished request cmpl-1.\n"
+    )
+    written = time.mktime((2024, 6, 1, 12, 0, 0, 0, 0, -1))
+    os.utime(log, (written, written))
+    extractor = Extractor()
+    ingest_file(extractor, str(log))
+    assert extractor.files[0].format_name == "vllm"
+    received = extractor.store.get("received_ts", 0)
+    assert received is not None and time.localtime(received).tm_year == 2024
+    detail = build_detail(extractor, 0)
+    assert not detail.problems
