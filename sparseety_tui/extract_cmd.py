@@ -24,15 +24,13 @@ from sparseety_tui.batch import (
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.report import request_record
+from sparseety_tui.core.report import request_records
 
 
 def records(
     extractor: Extractor, shape: ModelShape, limit: int | None, with_text: bool
 ) -> Iterator[bytes]:
-    count = len(extractor.store) if limit is None else min(limit, len(extractor.store))
-    for row in range(count):
-        record = request_record(extractor, shape, row)
+    for row, record in enumerate(request_records(extractor, shape, limit)):
         if with_text:
             record.update(request_text(extractor, row))
         yield orjson.dumps(record) + b"\n"

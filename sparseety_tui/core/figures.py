@@ -1,6 +1,6 @@
 """Per-request derived figures from store columns: one code path for one row and for all.
 
-``row_figures`` (extract, the UI table, the detail view) and ``column_figures`` (totals)
+``row_figures`` (the UI table, the detail view) and ``column_figures`` (totals, extract)
 both build ``FlopInputs`` with the same rules and call the same formula.
 """
 
@@ -179,30 +179,44 @@ def _moe_layers(shape: ModelShape, experts: Any) -> Any:
     return (experts > 0) * float(shape.layers)
 
 
-def row_skips(store: RequestStore, shape: ModelShape, row: int) -> dict[str, int | None]:
-    col = store.columns
-    x = row_inputs(store, shape, row)
-    out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
-    cached = col["cached_tokens"][row]
-    out["cached_tokens"] = cached if cached >= 0 else None
-    extras = store.extras.get(row)
-    if extras is not None and extras.kv_tokens:
-        out["evicted_kv_positions"] = extras.evicted_positions
-        out["masked_kv_positions"] = extras.masked_positions
-    elif col["kv_total"][row] > 0 and col["kv_kept"][row] >= 0 and col["kv_skip"][row]:
-        gap = col["kv_total"][row] - col["kv_kept"][row]
-        masked = col["kv_skip"][row] == 2
-        out["masked_kv_positions"] = gap if masked else 0
-        out["evicted_kv_positions"] = 0 if masked else gap
-    if extras is not None and (extras.dropped_slots or extras.routing_rows):
-        out["dropped_expert_slots"] = extras.dropped_slots
-    computed = x.prompt - x.cached + x.completion
-    if computed == computed:
-        inactive = computed * _moe_layers(shape, x.experts) * (
-            x.experts - x.routed_per_token_layer - x.dropped_per_token_layer
-        )
-        out["inactive_expert_slots"] = round(inactive)
-        out["skipped_head_slots"] = round(computed * shape.layers * (x.heads - x.active_heads))
+def column_skips(
+    store: RequestStore,
+    shape: ModelShape,
+    cols: dict[str, Any],
+    first_row: int = 0,
+    inputs: FlopInputs | None = None,
+) -> dict[str, Any]:
+    """Each row's skips in natural units (the fields of SKIP_FIELDS), vectorised over
+    ``store.numeric_view()`` output: float arrays, NaN where the row does not know."""
+    import numpy as np
+
+    n = len(cols["prompt_tokens"])
+    x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
+    out: dict[str, Any] = {"cached_tokens": cols["cached_tokens"]}
+    # KV: a request-level summary says how many positions its last step left out.
+    summary = (cols["kv_total"] > 0) & ~np.isnan(cols["kv_kept"]) & (cols["kv_skip"] > 0)
+    gap = np.where(summary, cols["kv_total"] - cols["kv_kept"], np.nan)
+    is_masked = cols["kv_skip"] == 2
+    none = 0.0 * gap  # 0 where the summary is known, NaN where not
+    evicted = np.where(is_masked, none, gap)
+    masked = np.where(is_masked, gap, none)
+    dropped = np.full(n, np.nan)
+    for row, extras in list(store.extras.items()):
+        local = row - first_row
+        if not 0 <= local < n:
+            continue
+        if extras.kv_tokens:  # per-token KV data wins over the summary
+            evicted[local] = extras.evicted_positions
+            masked[local] = extras.masked_positions
+        if extras.dropped_slots or extras.routing_rows:
+            dropped[local] = extras.dropped_slots
+    out["evicted_kv_positions"] = evicted
+    out["masked_kv_positions"] = masked
+    out["dropped_expert_slots"] = dropped
+    computed = x.prompt - x.cached + x.completion  # NaN when unknown
+    out["inactive_expert_slots"] = np.round(computed * _moe_layers(shape, x.experts) * (
+        x.experts - x.routed_per_token_layer - x.dropped_per_token_layer))
+    out["skipped_head_slots"] = np.round(computed * shape.layers * (x.heads - x.active_heads))
     return out
 
 
@@ -213,64 +227,41 @@ def column_skip_sums(
     first_row: int = 0,
     inputs: FlopInputs | None = None,
 ) -> tuple[dict[str, int | None], dict[str, int | None]]:
-    """Sums of ``row_skips`` over all rows (None where no row knew), vectorised, and for
-    each the natural whole it is a part of (prompt tokens, visible positions, slots)."""
+    """Sums of ``column_skips`` over all rows (None where no row knew), and for each the
+    natural whole it is a part of (prompt tokens, visible positions, slots)."""
     import numpy as np
 
-    n = len(cols["prompt_tokens"])
     x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
-    out: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+    parts = column_skips(store, shape, cols, first_row, x)
+    out: dict[str, int | None] = {}
+    known: dict[str, Any] = {}
+    for name in SKIP_FIELDS:
+        known[name] = ~np.isnan(parts[name])
+        out[name] = int(parts[name][known[name]].sum()) if known[name].any() else None
     whole: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
-    cached = cols["cached_tokens"]
-    if (~np.isnan(cached)).any():
-        out["cached_tokens"] = int(np.nansum(cached))
-        both = ~np.isnan(cached) & ~np.isnan(x.prompt)
+    if out["cached_tokens"] is not None:
+        both = known["cached_tokens"] & ~np.isnan(x.prompt)
         whole["cached_tokens"] = int(x.prompt[both].sum()) if both.any() else None
-    per_token_kv = np.zeros(n, dtype=bool)
-    evicted = masked = visible = 0
-    kv_known = dropped_known = False
-    dropped = routed = 0
+    # Visible positions of the rows that know their KV skips; routed slots likewise.
+    visible = np.where(known["evicted_kv_positions"], cols["kv_total"], 0.0)
+    routed = 0
+    n = len(visible)
     for row, extras in list(store.extras.items()):
         local = row - first_row
         if not 0 <= local < n:
             continue
         if extras.kv_tokens:
-            per_token_kv[local] = True
-            kv_known = True
-            evicted += extras.evicted_positions
-            masked += extras.masked_positions
-            visible += extras.kv_visible
+            visible[local] = extras.kv_visible
         if extras.dropped_slots or extras.routing_rows:
-            dropped_known = True
-            dropped += extras.dropped_slots
             routed += extras.routed_slots
-    summary = (
-        (cols["kv_total"] > 0) & ~np.isnan(cols["kv_kept"]) & ~per_token_kv & (cols["kv_skip"] > 0)
-    )
-    if summary.any():
-        kv_known = True
-        gap = cols["kv_total"][summary] - cols["kv_kept"][summary]
-        is_masked = cols["kv_skip"][summary] == 2
-        masked += int(gap[is_masked].sum())
-        evicted += int(gap[~is_masked].sum())
-        visible += int(cols["kv_total"][summary].sum())
-    if kv_known:
-        out["evicted_kv_positions"] = evicted
-        out["masked_kv_positions"] = masked
-        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = visible
-    if dropped_known:
-        out["dropped_expert_slots"] = dropped
-        whole["dropped_expert_slots"] = dropped + routed
+    if out["evicted_kv_positions"] is not None:
+        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = int(visible.sum())
+    if out["dropped_expert_slots"] is not None:
+        whole["dropped_expert_slots"] = out["dropped_expert_slots"] + routed
     computed = x.prompt - x.cached + x.completion
-    known = ~np.isnan(computed)
-    if known.any():
-        inactive = computed * _moe_layers(shape, x.experts) * (
-            x.experts - x.routed_per_token_layer - x.dropped_per_token_layer
-        )
-        heads = computed * shape.layers * (x.heads - x.active_heads)
-        out["inactive_expert_slots"] = int(np.round(inactive[known]).sum())
-        out["skipped_head_slots"] = int(np.round(heads[known]).sum())
+    computed_known = ~np.isnan(computed)
+    if computed_known.any():
         expert_slots = computed * _moe_layers(shape, x.experts) * x.experts
-        whole["inactive_expert_slots"] = int(expert_slots[known].sum())
-        whole["skipped_head_slots"] = int((computed * shape.layers * x.heads)[known].sum())
+        whole["inactive_expert_slots"] = int(expert_slots[computed_known].sum())
+        whole["skipped_head_slots"] = int((computed * shape.layers * x.heads)[computed_known].sum())
     return out, whole

@@ -6,73 +6,85 @@ Both are built from the same store and the same figures functions as the TUI.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.figures import row_figures, row_skips
+from sparseety_tui.core.figures import column_figures, column_inputs, column_skips
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.totals import compute_totals
 
 SCHEMA_VERSION = 1
 
 
-def _float(value: float, digits: int = 6) -> float | None:
-    return None if math.isnan(value) else round(value, digits)
+def _float(value: float, digits: int) -> float | int | None:
+    """None for NaN (unknown); a whole number for ``digits=0``."""
+    if math.isnan(value):
+        return None
+    return int(round(value)) if digits == 0 else round(value, digits)
 
 
 def _int(value: int) -> int | None:
     return None if value < 0 else value
 
 
-def request_record(extractor: Extractor, shape: ModelShape, row: int) -> dict[str, Any]:
-    """One request as a JSON-ready dict (the ``extract`` output line)."""
+#: Rows whose figures are computed together (numpy over columns, not one row at a time).
+RECORD_CHUNK_ROWS = 1 << 16
+
+
+def request_records(
+    extractor: Extractor, shape: ModelShape, stop: int | None = None
+) -> Iterator[dict[str, Any]]:
+    """Requests ``0 .. stop`` as JSON-ready dicts (the ``extract`` output lines)."""
     store = extractor.store
     c = store.columns
-    figures = row_figures(store, shape, row)
-    file_state = extractor.files[c["file"][row]]
-    return {
-        "request_id": store.ids[row],
-        "model": store.models[c["model"][row]] or None,
-        "state": STATES[c["state"][row]],
-        "prompt_tokens": _int(c["prompt_tokens"][row]),
-        "completion_tokens": _int(c["completion_tokens"][row]),
-        "cached_tokens": _int(c["cached_tokens"][row]),
-        "logical_tokens": _round_or_none(figures["logical_tokens"], 0),
-        "effective_compute_tokens": _round_or_none(figures["effective_compute_tokens"], 2),
-        "sparse_skipped_tokens": _round_or_none(figures["sparse_skipped_tokens"], 2),
-        "skip_ratio": _round_or_none(figures["skip_ratio"], 6),
-        "compute_vs_nominal": _round_or_none(figures["compute_vs_nominal"], 6),
-        # float32 columns: 5 decimals is their precision at these magnitudes
-        "latency_s": _float(c["latency_s"][row], 5),
-        "ttft_s": _float(c["ttft_s"][row], 5),
-        "received_ts": _float(c["received_ts"][row], 3),
-        "finished_ts": _float(c["finished_ts"][row], 3),
-        "experts": {
-            "topk": _int(c["topk_experts"][row]),
-            "total": _int(c["total_experts"][row]),
-        },
-        "skipped": row_skips(store, shape, row),
-        "token_counts_from": {
-            "prompt": COUNT_SOURCES[c["prompt_source"][row]],
-            "completion": COUNT_SOURCES[c["completion_source"][row]],
-        },
-        "tokenizer": extractor.tokens.name,
-        "cost_model": shape.name,
-        "source": {
-            "file": file_state.path,
-            "format": file_state.format_name,
-            "line": c["line_no"][row],
-            "offset": store.offset[row],
-            "lines": len(store.lines_of(row)),
-        },
-    }
-
-
-def _round_or_none(value: float | None, digits: int) -> float | int | None:
-    if value is None:
-        return None
-    return int(round(value)) if digits == 0 else round(value, digits)
+    stop = len(store) if stop is None else min(stop, len(store))
+    for first in range(0, stop, RECORD_CHUNK_ROWS):
+        last = min(stop, first + RECORD_CHUNK_ROWS)
+        cols = store.numeric_view(first, last)
+        inputs = column_inputs(store, shape, cols, first)
+        figures = {k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()}
+        skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
+        ids = store.ids[first:last]
+        for i, row in enumerate(range(first, last)):
+            file_state = extractor.files[c["file"][row]]
+            yield {
+                "request_id": ids[i],
+                "model": store.models[c["model"][row]] or None,
+                "state": STATES[c["state"][row]],
+                "prompt_tokens": _int(c["prompt_tokens"][row]),
+                "completion_tokens": _int(c["completion_tokens"][row]),
+                "cached_tokens": _int(c["cached_tokens"][row]),
+                "logical_tokens": _float(figures["logical_tokens"][i], 0),
+                "effective_compute_tokens": _float(figures["effective_compute_tokens"][i], 2),
+                "sparse_skipped_tokens": _float(figures["sparse_skipped_tokens"][i], 2),
+                "skip_ratio": _float(figures["skip_ratio"][i], 6),
+                "compute_vs_nominal": _float(figures["compute_vs_nominal"][i], 6),
+                # float32 columns: 5 decimals is their precision at these magnitudes
+                "latency_s": _float(c["latency_s"][row], 5),
+                "ttft_s": _float(c["ttft_s"][row], 5),
+                "received_ts": _float(c["received_ts"][row], 3),
+                "finished_ts": _float(c["finished_ts"][row], 3),
+                "experts": {
+                    "topk": _int(c["topk_experts"][row]),
+                    "total": _int(c["total_experts"][row]),
+                },
+                "skipped": {name: _float(values[i], 0) for name, values in skips.items()},
+                "token_counts_from": {
+                    "prompt": COUNT_SOURCES[c["prompt_source"][row]],
+                    "completion": COUNT_SOURCES[c["completion_source"][row]],
+                },
+                "tokenizer": extractor.tokens.name,
+                "cost_model": shape.name,
+                "source": {
+                    "file": file_state.path,
+                    "format": file_state.format_name,
+                    "line": c["line_no"][row],
+                    "offset": store.offset[row],
+                    "lines": len(store.lines_of(row)),
+                },
+            }
 
 
 def file_report(extractor: Extractor) -> list[dict[str, Any]]:
