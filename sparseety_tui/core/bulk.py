@@ -6,6 +6,11 @@ for the arithmetic, instead of ~25 dict lookups and ~20 appends per line. A bloc
 taken only when every value has the type the per-line path expects and every request id
 is new; otherwise ``append_block`` returns False and the caller takes the per-line path,
 so odd input is never handled differently. A test holds both paths equal.
+
+Blocks arrive two ways: as a tuple of values per field from the Python decoder
+(``append_block``), or as typed columns from the native scanner (``append_scanned``,
+formats/trace_native.py). Both end in ``append_typed``, the one place the rules that
+combine fields are applied.
 """
 
 from __future__ import annotations
