@@ -42,7 +42,6 @@ from typing import Any
 import orjson
 
 from sparseety_tui.core.events import (
-    Event,
     LineKind,
     ParsedLine,
     RequestPayload,
@@ -51,11 +50,8 @@ from sparseety_tui.core.events import (
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
-    PY_WARNING_RE,
     UVICORN_RE,
-    LocalClock,
     basic_clean,
-    is_known_noise,
     strip_wrappers,
     wrapper_time,
 )
@@ -65,18 +61,24 @@ from sparseety_tui.formats.pylit import (
     read_string_at,
 )
 from sparseety_tui.formats.routing import (
-    RoutingOptions,
     read_response_body,
     request_from_meta_info,
 )
-from sparseety_tui.formats.tracebacks import TracebackTracker
+from sparseety_tui.formats.serverlog import (
+    ACCESS,
+    BLANK,
+    OTHER,
+    PROMETHEUS,
+    RESPONSE,
+    TRACEBACK,
+    ServerLogParser,
+    decode,
+)
 
 PREFILL = "sglang.prefill"
 DECODE = "sglang.decode"
 REQUEST = "sglang.request"
 EXPERT_DIST = "sglang.expert_dist"
-RESPONSE = "api.response"
-PROMETHEUS = "prometheus"
 KINDS = (
     PREFILL,
     DECODE,
@@ -91,11 +93,6 @@ KINDS = (
     LineKind.UNPARSED,
 )
 
-_OTHER: ParsedLine = (LineKind.NOISE, None)
-_BLANK: ParsedLine = (LineKind.BLANK, None)
-_ACCESS: ParsedLine = (LineKind.ACCESS, None)
-_TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
-_PROM: ParsedLine = (PROMETHEUS, None)
 _EXPERT: ParsedLine = (EXPERT_DIST, None)
 
 #: ``[2024-10-31 21:55:11 TP0] ``, ``[2025-08-22 13:47:04 DP0 TP0 EP0] ``,
@@ -146,10 +143,6 @@ _EXC_HEADER = b"Exception in ASGI application"
 _NOT_ID_CHARS = str.maketrans("", "", "0123456789, ")
 
 
-def _decode(b: bytes) -> str:
-    return b.decode("utf-8", "replace")
-
-
 def _pct(v: bytes) -> float:
     return round(float(v.rstrip(b"%")) / 100.0, 6)
 
@@ -177,7 +170,7 @@ _DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
 }
 
 
-class SglangParser:
+class SglangParser(ServerLogParser):
     """Stateful per-file parser (last date for time-only prefixes, open tracebacks)."""
 
     def __init__(
@@ -187,14 +180,7 @@ class SglangParser:
         top_k: int | None = None,
         keep_token_ids: bool = False,
     ) -> None:
-        self.pending: list[Event] = []
-        #: Also return id lists (``prompt_token_ids``), not only counts (detail re-parse).
-        self.keep_token_ids = keep_token_ids
-        self.last_reason = ""
-        self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        self._tb = TracebackTracker(self)
-        self._tb_open = self._tb.open_by_key
-        self._clock = LocalClock()
+        super().__init__(num_layers=num_layers, top_k=top_k, keep_token_ids=keep_token_ids)
         #: The last dated prefix's ``YYYY-MM-DD HH:MM:SS`` and its (ts, date, hour); valid
         #: only while ``_date``/``_last_hour`` still hold that entry's values (a time-only
         #: line resets it).
@@ -204,7 +190,6 @@ class SglangParser:
         self._minutes: dict[bytes, tuple[float | None, tuple[int, int, int], int]] = {}
         self._ranks: dict[bytes, str] = {}
         self._last_hour = 0
-        self._in_warning = False
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
@@ -217,15 +202,7 @@ class SglangParser:
                         return parsed
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
-            self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
-            return LineKind.UNPARSED, None
-
-    def finish(self) -> None:
-        self._tb.close_all()
-
-    @property
-    def tracebacks(self) -> TracebackTracker:
-        return self._tb
+            return self._failed(exc)
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -234,7 +211,7 @@ class SglangParser:
             line = basic_clean(line)
         if not line or line.isspace():
             self._tb.blank()
-            return _BLANK
+            return BLANK
         m = PREFIX_RE.match(line) if line[:1] == b"[" else None
         rest = line
         if m is None:
@@ -270,7 +247,7 @@ class SglangParser:
                 return None
             if b"\r" in msg or b"\x1b" in msg:
                 return None
-            return _ACCESS
+            return ACCESS
         ranks = self._ranks.get(raw_ranks)
         if ranks is None:
             ranks = self._rank_name(raw_ranks)
@@ -304,7 +281,7 @@ class SglangParser:
         self._sec_entry = (None if base is None else base + int(stamp[17:19]), date, hour)
 
     def _rank_name(self, raw: bytes) -> str:
-        ranks = _decode(raw.strip())
+        ranks = decode(raw.strip())
         if len(self._ranks) < 4096:
             self._ranks[raw] = ranks
         return ranks
@@ -377,9 +354,9 @@ class SglangParser:
         ts = self._stamp(m)
         self._in_warning = False
         if (self._tb.active or b"Traceback" in msg) and self._tb.feed(
-            "", _decode(msg), b"sgl", ts, interleavable=True
+            "", decode(msg), b"sgl", ts, interleavable=True
         ):
-            return _TRACEBACK
+            return TRACEBACK
         if b" batch" in msg:
             bm = BATCH_RE.match(msg)
             if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
@@ -396,22 +373,17 @@ class SglangParser:
                 return parsed
         if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
             if ACCESS_RE.match(msg) is not None:
-                return _ACCESS
+                return ACCESS
             if _EXC_HEADER in msg:
                 self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
-                return _TRACEBACK
-        return _OTHER
+                return TRACEBACK
+        return OTHER
 
     def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the SGLang prefix."""
-        if (self._tb.active or b"Traceback" in rest or b'File "' in rest) and self._tb.feed(
-            "", _decode(rest), None, None
-        ):
-            self._in_warning = False
-            return _TRACEBACK
-        if self._in_warning and rest[:1] in (b" ", b"\t"):
-            return _OTHER
-        self._in_warning = False
+        continued = self._continuation(rest, "")
+        if continued is not None:
+            return continued
         ts: float | None = None
         if wrap_ts is not None:
             ts = wrapper_time(wrap_ts)[1]
@@ -425,7 +397,7 @@ class SglangParser:
             if parsed is not None:
                 return parsed
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
-            recognised, payloads = read_response_body(_decode(rest), self.routing)
+            recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
                 return self._emit(payloads, RESPONSE, ts)
         if head.isdigit() and _CSV_ROW_RE.match(rest):
@@ -433,27 +405,21 @@ class SglangParser:
         if rest.startswith(_CSV_HEADER):
             return _EXPERT
         if b"HTTP/" in rest and b'"' in rest and ACCESS_RE.search(rest) is not None:
-            return _ACCESS
+            return ACCESS
         if UVICORN_RE.match(rest):
             if _EXC_HEADER in rest:
                 self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
-                return _TRACEBACK
-            return _OTHER
+                return TRACEBACK
+            return OTHER
         if b"Prefill batch" in rest or b"Decode batch" in rest:
             bm = BATCH_RE.search(rest)
             if bm is not None:
                 return self._batch(bm, rest, ts)
-        if prometheus.is_exposition_line(rest):
-            return _PROM
-        if PY_WARNING_RE.match(rest):
-            self._in_warning = True
-            return _OTHER
-        if (
-            is_known_noise(rest)
-            or _VLLM_STYLE_RE.match(rest)
-            or (orig is not rest and is_known_noise(orig))
-        ):
-            return _OTHER
+        known = self._known_other(rest, orig)
+        if known is not None:
+            return known
+        if _VLLM_STYLE_RE.match(rest):
+            return OTHER
         self.last_reason = "no SGLang prefix and no known message"
         return LineKind.UNPARSED, None
 
@@ -523,7 +489,7 @@ class SglangParser:
         return kind, ("request", payloads[0])
 
     def _request_line(self, msg: bytes, ts: float | None) -> ParsedLine | None:
-        text = _decode(msg)
+        text = decode(msg)
         if text.startswith(("Receive: ", "Receive OpenAI: ")):
             return self._receive(text, ts)
         if text.startswith("Finish: "):

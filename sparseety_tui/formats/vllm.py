@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.events import (
-    Event,
     LineKind,
     ParsedLine,
     RequestPayload,
@@ -63,22 +62,26 @@ from sparseety_tui.core.events import (
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
-    PY_WARNING_RE,
     UVICORN_RE,
-    LocalClock,
     basic_clean,
-    is_known_noise,
     strip_wrappers,
     wrapper_time,
 )
 from sparseety_tui.formats.pylit import LiteralError, read_string_at
-from sparseety_tui.formats.routing import RoutingOptions, read_response_body
-from sparseety_tui.formats.tracebacks import TracebackTracker
+from sparseety_tui.formats.routing import read_response_body
+from sparseety_tui.formats.serverlog import (
+    ACCESS,
+    BLANK,
+    OTHER,
+    PROMETHEUS,
+    RESPONSE,
+    TRACEBACK,
+    ServerLogParser,
+    decode,
+)
 
 STATS = "vllm.stats"
 REQUEST = "vllm.request"
-RESPONSE = "api.response"
-PROMETHEUS = "prometheus"
 KINDS = (
     STATS,
     REQUEST,
@@ -91,11 +94,6 @@ KINDS = (
     LineKind.UNPARSED,
 )
 
-_OTHER: ParsedLine = (LineKind.NOISE, None)
-_BLANK: ParsedLine = (LineKind.BLANK, None)
-_ACCESS: ParsedLine = (LineKind.ACCESS, None)
-_TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
-_PROM: ParsedLine = (PROMETHEUS, None)
 _RESPONSE_ONLY: ParsedLine = (RESPONSE, None)
 
 #: ``(APIServer pid=1) `` (nesting handled by looping). Bounded so a line that merely
@@ -169,10 +167,6 @@ _EXC_HEADER = b"Exception in ASGI application"
 #: Engine-side ids of V1 ≈0.15 add ``-<8hex>`` to the front-end id; remember this many
 #: received ids to map them back.
 _RECENT_IDS = 4096
-
-
-def _decode(b: bytes) -> str:
-    return b.decode("utf-8", "replace")
 
 
 def _find_key(body: bytes, keys: tuple[bytes, ...], pos: int) -> int:
@@ -253,7 +247,7 @@ class BoundaryNotes:
     unmapped: list[tuple[str, str, int]] = field(default_factory=list)
 
 
-class VllmParser:
+class VllmParser(ServerLogParser):
     """Stateful per-file parser (year inference, open tracebacks, recent request ids)."""
 
     def __init__(
@@ -264,15 +258,7 @@ class VllmParser:
         top_k: int | None = None,
         keep_token_ids: bool = False,
     ) -> None:
-        self.pending: list[Event] = []
-        #: Also return the id lists (``prompt_token_ids`` ...), not only their counts: for
-        #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.
-        self.keep_token_ids = keep_token_ids
-        self.last_reason = ""
-        self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        self._tb = TracebackTracker(self)
-        self._tb_open = self._tb.open_by_key
-        self._clock = LocalClock()
+        super().__init__(num_layers=num_layers, top_k=top_k, keep_token_ids=keep_token_ids)
         self._reference = reference_time
         self._year: int | None = None
         self._last_month = 0
@@ -285,7 +271,6 @@ class VllmParser:
         self.boundary: BoundaryNotes | None = None
         self._last_stamp = b""
         self._last_ts: float | None = None
-        self._in_warning = False
 
     # -- public -------------------------------------------------------------------------
 
@@ -303,11 +288,7 @@ class VllmParser:
                         return parsed
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
-            self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
-            return LineKind.UNPARSED, None
-
-    def finish(self) -> None:
-        self._tb.close_all()
+            return self._failed(exc)
 
     def enable_boundary_notes(self) -> BoundaryNotes:
         """Start recording ``BoundaryNotes`` (a split reader's range parser)."""
@@ -318,10 +299,6 @@ class VllmParser:
         """The window of received ids that engine-side ids are mapped against, oldest first."""
         return list(self._recent)
 
-    @property
-    def tracebacks(self) -> TracebackTracker:
-        return self._tb
-
     # -- dispatch -----------------------------------------------------------------------
 
     def _parse(self, line: bytes) -> ParsedLine:
@@ -329,7 +306,7 @@ class VllmParser:
             line = basic_clean(line)
         if not line or line.isspace():
             self._tb.blank()
-            return _BLANK
+            return BLANK
         key = ""
         rest = line
         if rest[:1] == b"(":
@@ -374,8 +351,8 @@ class VllmParser:
         self._in_warning = False
         rid = fm.group(3)
         if rid is not None:
-            return self._received(_decode(rid), line[fm.end() :], ts)
-        payload: RequestPayload = {"request_id": self._canonical(_decode(fm.group(4))),
+            return self._received(decode(rid), line[fm.end() :], ts)
+        payload: RequestPayload = {"request_id": self._canonical(decode(fm.group(4))),
                                    "state": "running"}
         if ts is not None:
             payload["ts"] = ts
@@ -400,7 +377,7 @@ class VllmParser:
         ):
             return None
         self._in_warning = False
-        return _ACCESS
+        return ACCESS
 
     def _stamp_text(self, stamp: bytes) -> float | None:
         """``_stamp`` for a line without a wrapper, from the stamp's text."""
@@ -414,7 +391,7 @@ class VllmParser:
             pm = PROC_RE.match(rest)
             if pm is None:
                 break
-            names.append(_decode(pm.group("proc")) + " pid=" + _decode(pm.group("pid")))
+            names.append(decode(pm.group("proc")) + " pid=" + decode(pm.group("pid")))
             rest = rest[pm.end() :]
             if rest[:1] != b"(":
                 break
@@ -433,8 +410,8 @@ class VllmParser:
             return self._stats(msg, ts)  # the common line: no traceback checks needed
         if tb_open or error or b"Traceback" in msg or b'File "' in msg:
             record = m.group(0)
-            if self._tb.feed(key, _decode(msg), record, ts, error_level=error):
-                return _TRACEBACK
+            if self._tb.feed(key, decode(msg), record, ts, error_level=error):
+                return TRACEBACK
         if b"throughput: " in msg and b"Avg prompt throughput" in msg:
             return self._stats(msg, ts)
         if b" request" in msg or b"Request " in msg or b"Generated response" in msg:
@@ -446,32 +423,27 @@ class VllmParser:
             if parsed is not None:
                 return parsed
         if error and msg.strip():
-            self._tb.note_context(key, _decode(msg.strip()))
-        return _OTHER
+            self._tb.note_context(key, decode(msg.strip()))
+        return OTHER
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the vLLM logging head."""
         if not rest or rest.isspace():
-            return _OTHER if key else _BLANK
+            return OTHER if key else BLANK
         if rest[-1:] == b"]" and b"[repeated" in rest:
             rest = _RAY_REPEAT_RE.sub(b"", rest)
-        if (self._tb.active or b"Traceback" in rest or b'File "' in rest) and self._tb.feed(
-            key, _decode(rest), None, None
-        ):
-            self._in_warning = False
-            return _TRACEBACK
-        if self._in_warning and rest[:1] in (b" ", b"\t"):
-            return _OTHER
-        self._in_warning = False
+        continued = self._continuation(rest, key)
+        if continued is not None:
+            return continued
         if b"HTTP/" in rest and b'"' in rest:
             am = ACCESS_RE.search(rest)
             if am is not None:
-                return _ACCESS
+                return ACCESS
         if _EXC_HEADER in rest and UVICORN_RE.match(rest):
             self._tb.begin_header(key, _EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
-            return _TRACEBACK
+            return TRACEBACK
         if UVICORN_RE.match(rest):
-            return _OTHER
+            return OTHER
         ts = self._wrap_ts(wrap_ts)
         if b"Avg prompt throughput" in rest:
             start = rest.find(b"Engine ")
@@ -488,18 +460,14 @@ class VllmParser:
                 return parsed
         head = rest.lstrip()[:1]
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
-            recognised, payloads = read_response_body(_decode(rest), self.routing)
+            recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
                 return self._emit_requests(payloads, RESPONSE, ts)
-        if prometheus.is_exposition_line(rest):
-            return _PROM
-        if PY_WARNING_RE.match(rest):
-            self._in_warning = True
-            return _OTHER
-        if is_known_noise(rest) or (orig is not rest and is_known_noise(orig)):
-            return _OTHER
+        known = self._known_other(rest, orig)
+        if known is not None:
+            return known
         if key:
-            return _OTHER  # a vLLM process prefix: ours, just nothing to extract
+            return OTHER  # a vLLM process prefix: ours, just nothing to extract
         self.last_reason = "no vLLM prefix and no known message"
         return LineKind.UNPARSED, None
 
@@ -739,11 +707,11 @@ class VllmParser:
         if b"Received request " in msg:
             m = _RECEIVED_RE.search(msg)
             if m is not None:
-                return self._received(_decode(m.group("id")), msg[m.end() :], ts)
+                return self._received(decode(m.group("id")), msg[m.end() :], ts)
         if b" details: " in msg:
             m = _DETAILS_RE.search(msg)
             if m is not None:
-                rid = self._canonical(_decode(m.group("id")))
+                rid = self._canonical(decode(m.group("id")))
                 return self._received(rid, msg[m.end() :], ts, details=True)
         if b"Generated response " in msg:
             m = _GENERATED_RE.search(msg)
@@ -764,7 +732,7 @@ class VllmParser:
             if ids.endswith(b"."):
                 ids = ids[:-1]
             for raw in ids.split(b","):
-                rid = _decode(raw.strip().strip(b"'\"[]."))
+                rid = decode(raw.strip().strip(b"'\"[]."))
                 if not rid or " " in rid:
                     continue
                 payload: RequestPayload = {"request_id": self._canonical(rid), "state": state}
@@ -799,7 +767,7 @@ class VllmParser:
         return self._emit_requests([payload], REQUEST, ts)
 
     def _generated(self, m: re.Match[bytes], body: bytes, ts: float | None) -> ParsedLine:
-        rid = self._canonical(_decode(m.group("id")))
+        rid = self._canonical(decode(m.group("id")))
         payload: RequestPayload = {"request_id": rid}
         stream = m.group("stream")
         delta = stream is not None and b"delta" in stream
@@ -818,7 +786,7 @@ class VllmParser:
             pos = at
         fr = body.find(b"finish_reason: ", pos)
         if fr >= 0:
-            reason = _decode(body[fr + 15 :].split(b",", 1)[0].strip().rstrip(b".").strip(b"'\""))
+            reason = decode(body[fr + 15 :].split(b",", 1)[0].strip().rstrip(b".").strip(b"'\""))
             if reason and reason != "None":
                 payload["finish_reason"] = reason
                 if not delta:

@@ -1,0 +1,83 @@
+"""What the vLLM and SGLang parsers share: the line kinds of every server log, the state
+each per-file parser keeps, and the checks for lines without the server's own prefix.
+
+Each family keeps its own prefixes, fast paths and message parsing (``vllm.py``,
+``sglang.py``); this is only the common ground, written once.
+"""
+
+from __future__ import annotations
+
+from sparseety_tui.core.events import Event, LineKind, ParsedLine
+from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
+from sparseety_tui.formats.routing import RoutingOptions
+from sparseety_tui.formats.tracebacks import TracebackTracker
+
+RESPONSE = "api.response"
+PROMETHEUS = "prometheus"
+
+OTHER: ParsedLine = (LineKind.NOISE, None)
+BLANK: ParsedLine = (LineKind.BLANK, None)
+ACCESS: ParsedLine = (LineKind.ACCESS, None)
+TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
+PROM: ParsedLine = (PROMETHEUS, None)
+
+
+def decode(b: bytes) -> str:
+    return b.decode("utf-8", "replace")
+
+
+class ServerLogParser:
+    """The state and the checks both server-log parsers have."""
+
+    def __init__(
+        self, *, num_layers: int | None, top_k: int | None, keep_token_ids: bool
+    ) -> None:
+        self.pending: list[Event] = []
+        #: Also return the id lists (``prompt_token_ids`` ...), not only their counts: for
+        #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.
+        self.keep_token_ids = keep_token_ids
+        self.last_reason = ""
+        self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
+        self._tb = TracebackTracker(self)
+        self._tb_open = self._tb.open_by_key
+        self._clock = LocalClock()
+        #: Inside a Python warning: its indented source line that follows is part of it.
+        self._in_warning = False
+
+    def finish(self) -> None:
+        self._tb.close_all()
+
+    @property
+    def tracebacks(self) -> TracebackTracker:
+        return self._tb
+
+    def _failed(self, exc: Exception) -> ParsedLine:
+        """A parser bug on some input: the line is unparsed, with the reason (never raise)."""
+        self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
+        return LineKind.UNPARSED, None
+
+    def _continuation(self, rest: bytes, key: str) -> ParsedLine | None:
+        """A line without the server's prefix that belongs to what came before: a
+        traceback's next line, or the source line under a Python warning."""
+        if (self._tb.active or b"Traceback" in rest or b'File "' in rest) and self._tb.feed(
+            key, decode(rest), None, None
+        ):
+            self._in_warning = False
+            return TRACEBACK
+        if self._in_warning and rest[:1] in (b" ", b"\t"):
+            return OTHER
+        self._in_warning = False
+        return None
+
+    def _known_other(self, rest: bytes, orig: bytes) -> ParsedLine | None:
+        """Prometheus exposition, a Python warning, or known noise (checked before the
+        wrappers were stripped, too); None if the line is none of them."""
+        if prometheus.is_exposition_line(rest):
+            return PROM
+        if PY_WARNING_RE.match(rest):
+            self._in_warning = True
+            return OTHER
+        if is_known_noise(rest) or (orig is not rest and is_known_noise(orig)):
+            return OTHER
+        return None
