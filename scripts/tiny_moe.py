@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.core.tokens import _byte_level_decoder
+from sparseety_tui.core.tokens import _byte_level_decoder, whole_characters
 
 SEED = 20261130
 NUM_LAYERS = 4
@@ -152,26 +152,10 @@ class TinyMoe:
         "" and the token that completes the character carries it. Bytes left incomplete
         at the end are shown as U+FFFD on the last token.
         """
-        out: list[str] = []
-        pending = b""
-        for token_id in ids:
-            piece = self.tokenizer.id_to_token(token_id) or ""
-            pending += bytes(_BYTE_DECODER[ch] for ch in piece)
-            text, pending = _split_complete_utf8(pending)
-            out.append(text)
-        if pending and out:
-            out[-1] += pending.decode("utf-8", errors="replace")
-        return out
+        return whole_characters(
+            bytes(_BYTE_DECODER[ch] for ch in self.tokenizer.id_to_token(token_id) or "")
+            for token_id in ids
+        )
 
 
 _BYTE_DECODER = _byte_level_decoder()  # the same table the product decodes with
-
-
-def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:
-    """The longest prefix of whole UTF-8 characters, decoded, and the undecoded rest."""
-    for cut in range(len(data), max(len(data) - 4, -1), -1):
-        try:
-            return data[:cut].decode("utf-8"), data[cut:]
-        except UnicodeDecodeError:
-            continue
-    return data.decode("utf-8", errors="replace"), b""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from importlib import util as importlib_util
 from pathlib import Path
 from typing import Protocol
@@ -160,16 +161,22 @@ class TokenCounter:
         "" and the character appears on the token that completes it.
         """
         backend = self._load()
-        out: list[str] = []
-        pending = b""
-        for token_id in token_ids:
-            pending += backend.id_to_bytes(token_id)
-            text, pending = _split_complete_utf8(pending)
-            out.append(text)
-        if pending:
-            out[-1] += pending.decode("utf-8", errors="replace")
-        return out
+        return whole_characters(backend.id_to_bytes(token_id) for token_id in token_ids)
 
+
+def whole_characters(pieces: Iterable[bytes]) -> list[str]:
+    """One string per piece of bytes, each character on the piece that completes it (""
+    for a piece that only starts one); bytes still incomplete at the end become U+FFFD on
+    the last piece."""
+    out: list[str] = []
+    pending = b""
+    for piece in pieces:
+        pending += piece
+        text, pending = _split_complete_utf8(pending)
+        out.append(text)
+    if pending and out:
+        out[-1] += pending.decode("utf-8", errors="replace")
+    return out
 
 
 def _split_complete_utf8(data: bytes) -> tuple[str, bytes]:
