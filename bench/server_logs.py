@@ -24,19 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
-    """Wall seconds, CPU seconds and peak RSS (MiB) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+from child import GEN_LOGS, timed
 
 
 def main() -> None:
@@ -50,11 +40,10 @@ def main() -> None:
         raise SystemExit("lnav not found: apt-get install -y lnav")
     py = sys.executable
     if args.generate:
-        gen = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
         for path in args.files:
             kind = "sglang" if "sglang" in Path(path).name else "vllm"
             extra = ["--max-log-len", "64"] if kind == "vllm" else []
-            subprocess.run([py, str(gen), "--kind", kind, "--size", args.generate, "--out",
+            subprocess.run([py, str(GEN_LOGS), "--kind", kind, "--size", args.generate, "--out",
                             path, "--seed", "1", *extra], check=True)
     home = tempfile.mkdtemp(prefix="lnav-home-")
     env = {**os.environ, "HOME": home}

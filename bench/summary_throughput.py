@@ -19,8 +19,8 @@ import os
 import statistics
 import subprocess
 import sys
-import time
-from pathlib import Path
+
+from child import GEN_LOGS, timed
 
 ORJSON_LOOP = (
     "import sys, orjson\n"
@@ -54,17 +54,6 @@ print(json.dumps({"requests": n, "held_bytes": after - before,
 """
 
 
-def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MiB) of one child process."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"failed: {' '.join(cmd)}")
-    return wall, usage.ru_maxrss / 1024
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("file")
@@ -79,8 +68,7 @@ def main() -> None:
         env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
     py = sys.executable
     if args.generate:
-        gen = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
-        subprocess.run([py, str(gen), "--kind", "jsonl", "--size", args.generate,
+        subprocess.run([py, str(GEN_LOGS), "--kind", "jsonl", "--size", args.generate,
                         "--out", args.file, "--seed", "1"], check=True)
     size = os.path.getsize(args.file)
     a_cmd = [py, "-c", ORJSON_LOOP, args.file]
@@ -88,8 +76,8 @@ def main() -> None:
     timed(a_cmd)  # warm the page cache
     rows = []
     for run in range(args.runs):
-        a_wall, _ = timed(a_cmd)
-        b_wall, b_rss = timed(b_cmd, env)
+        a_wall, _, _ = timed(a_cmd)
+        b_wall, _, b_rss = timed(b_cmd, env)
         rows.append((a_wall, b_wall, b_rss))
         print(f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
               f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB", flush=True)
