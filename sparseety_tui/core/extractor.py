@@ -149,6 +149,11 @@ class FileState:
     #: this incarnation no longer point at its lines, so the detail view does not re-read.
     superseded: str | None = None
 
+    def keep_for_sniffing(self, line: bytes) -> None:
+        """Keep a line's head for format detection (a blank line tells nothing)."""
+        if line.strip():
+            self.sniff_buffer.append(line[:SNIFF_HEAD_BYTES])
+
     @property
     def format_name(self) -> str:
         return self.family.name if self.family is not None else "unknown"
@@ -365,9 +370,7 @@ class Extractor:
         while len(state.sniff_buffer) < registry.SNIFF_LINES and start < len(data):
             end = data.find(b"\n", start)
             end = len(data) if end < 0 else end
-            head = data[start : min(end, start + SNIFF_HEAD_BYTES)]
-            if head.strip():
-                state.sniff_buffer.append(head)
+            state.keep_for_sniffing(data[start : min(end, start + SNIFF_HEAD_BYTES)])
             start = end + 1
         self._detect(state, final=True)
 
@@ -376,8 +379,7 @@ class Extractor:
         held: list[LineLike] = []
         for line in lines:
             held.append(line)
-            if line.data.strip():
-                state.sniff_buffer.append(line.data[:SNIFF_HEAD_BYTES])
+            state.keep_for_sniffing(line.data)
             if len(state.sniff_buffer) >= registry.SNIFF_LINES:
                 break
         # Whatever is available now is enough to decide (a live file may grow slowly).

@@ -67,27 +67,12 @@ SHORT_COLUMNS = ("model", "file")
 
 
 #: The columns a request line can set, in the order ``Extractor._request_values`` gives
-#: them (``line_no`` and ``file`` are set once, from where the first line was read).
-ROW_LAYOUT = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "topk_experts",
-    "total_experts",
-    "skipped_heads",
-    "total_heads",
-    "kv_kept",
-    "kv_total",
-    "latency_s",
-    "ttft_s",
-    "received_ts",
-    "finished_ts",
-    "state",
-    "kv_skip",
-    "cache_hit",
-    "prompt_source",
-    "completion_source",
-    "model",
+#: them: every column but ``line_no`` and ``file``, which are set once, from where the
+#: first line was read.
+ROW_LAYOUT = tuple(
+    name
+    for name in (*INT_COLUMNS, *FLOAT32_COLUMNS, *FLOAT64_COLUMNS, *BYTE_COLUMNS, *SHORT_COLUMNS)
+    if name not in ("line_no", "file")
 )
 
 
