@@ -757,6 +757,21 @@ static struct PyModuleDef module = {
     methods,
 };
 
+/* The key names of a spec table, as a tuple (tests hold them equal to trace.py's). */
+static PyObject *key_names(const field_spec *specs, size_t n) {
+    PyObject *names = PyTuple_New((Py_ssize_t)n);
+    if (names == NULL) return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *name = PyUnicode_FromStringAndSize(specs[i].key, specs[i].key_len);
+        if (name == NULL) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    return names;
+}
+
 PyMODINIT_FUNC PyInit__scan(void) {
     init_plain();
     if (check_hash_bytes() < 0) return NULL;
@@ -766,7 +781,9 @@ PyMODINIT_FUNC PyInit__scan(void) {
         PyModule_AddIntConstant(m, "STOP_NOT_SIMPLE", STOP_NOT_SIMPLE) < 0 ||
         PyModule_AddIntConstant(m, "STOP_FULL", STOP_FULL) < 0 ||
         PyModule_AddIntConstant(m, "FIELD_COMPLETION_TOKENS", F_COMPLETION_TOKENS) < 0 ||
-        PyModule_AddIntConstant(m, "FIELD_LATENCY_S", F_LATENCY_S) < 0) {
+        PyModule_AddIntConstant(m, "FIELD_LATENCY_S", F_LATENCY_S) < 0 ||
+        PyModule_AddObject(m, "TOP_KEYS", key_names(TOP_FIELDS, N_TOP)) < 0 ||
+        PyModule_AddObject(m, "SPARSE_KEYS", key_names(SPARSE_FIELDS, N_SPARSE)) < 0) {
         Py_DECREF(m);
         return NULL;
     }

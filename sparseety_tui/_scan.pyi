@@ -4,6 +4,8 @@ STOP_NOT_SIMPLE: int
 STOP_FULL: int
 FIELD_COMPLETION_TOKENS: int
 FIELD_LATENCY_S: int
+TOP_KEYS: tuple[str, ...]
+SPARSE_KEYS: tuple[str, ...]
 
 def scan_requests(
     data: bytes, start: int, max_records: int, max_line_bytes: int
