@@ -39,8 +39,8 @@ def rss():
                 return int(line.split()[1]) * 1024
     return 0
 import numpy  # imported by summary anyway: not per-request memory
-from sparseety_tui.batch import Options, make_extractor
-from sparseety_tui.parallel import ingest_all
+from sparseety_tui.ingest.batch import Options, make_extractor
+from sparseety_tui.ingest.parallel import ingest_all
 gc.collect()
 before = rss()
 extractor = make_extractor(Options())

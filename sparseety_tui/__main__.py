@@ -1,3 +1,3 @@
-from sparseety_tui.cli import main
+from sparseety_tui.cli.main import main
 
 main()

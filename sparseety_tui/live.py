@@ -39,9 +39,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.events import StatsPayload
 from sparseety_tui.core.extractor import Diagnostic, EngineSeries, Extractor, HeatCounts
 from sparseety_tui.core.store import STATE_CODE, STATES
+from sparseety_tui.events import StatsPayload
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
 from sparseety_tui.sources.lines import Chunk, iter_chunks
 

@@ -11,8 +11,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.core.events import SkipKind
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.events import SkipKind
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
 
 #: Detail records kept (re-parsing a request with 50k tokens of routing takes ~100 ms).

@@ -16,15 +16,6 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from sparseety_tui.core.bulk import append_block, append_scanned
-from sparseety_tui.core.events import (
-    ErrorPayload,
-    Event,
-    LineKind,
-    MetaPayload,
-    RequestPayload,
-    StatsPayload,
-    TokenPayload,
-)
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_REPORTED,
@@ -37,6 +28,15 @@ from sparseety_tui.core.store import (
     RowExtras,
 )
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.events import (
+    ErrorPayload,
+    Event,
+    LineKind,
+    MetaPayload,
+    RequestPayload,
+    StatsPayload,
+    TokenPayload,
+)
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.base import FormatFamily, LineParser
 from sparseety_tui.formats.trace_native import Scanner

@@ -19,8 +19,8 @@ from array import array
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from sparseety_tui.core.events import RequestState
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
+from sparseety_tui.events import RequestState
 
 if TYPE_CHECKING:
     import numpy as np

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from sparseety_tui.core.events import Event, ParsedLine
+from sparseety_tui.events import Event, ParsedLine
 
 
 class LineParser(Protocol):

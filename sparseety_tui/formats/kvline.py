@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from sparseety_tui.core.events import Event, LineKind, ParsedLine, RequestPayload
+from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.trace import parse_timestamp
 
 _LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")

@@ -31,7 +31,7 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.core.events import RequestPayload, SparseInfo
+from sparseety_tui.events import RequestPayload, SparseInfo
 from sparseety_tui.formats.pylit import LiteralError, as_float, as_int, parse_literal
 
 NPY_B64_MAGIC = "k05VTVBZ"

@@ -7,7 +7,7 @@ Each family keeps its own prefixes, fast paths and message parsing (``vllm.py``,
 
 from __future__ import annotations
 
-from sparseety_tui.core.events import Event, LineKind, ParsedLine
+from sparseety_tui.events import Event, LineKind, ParsedLine
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
 from sparseety_tui.formats.routing import RoutingOptions

@@ -41,7 +41,7 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.core.events import (
+from sparseety_tui.events import (
     LineKind,
     ParsedLine,
     RequestPayload,

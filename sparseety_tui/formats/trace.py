@@ -21,7 +21,7 @@ from typing import Any, cast
 
 import orjson
 
-from sparseety_tui.core.events import (
+from sparseety_tui.events import (
     Event,
     LineKind,
     MetaPayload,

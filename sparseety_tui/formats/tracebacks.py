@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from sparseety_tui.core.events import ErrorPayload, Event
+from sparseety_tui.events import ErrorPayload, Event
 
 TB_START = "Traceback (most recent call last)"
 _FRAME_RE = re.compile(r'\s+File "[^"]*", line \d+')
@@ -119,7 +119,7 @@ class TracebackTracker:
         self.open_by_key: dict[str, _OpenTraceback] = {}
         self._context: dict[str, str] = {}
         self._count = 0
-        # What a split reader (sparseety_tui.parallel) needs to know to prove that this
+        # What a split reader (sparseety_tui.ingest.parallel) needs to know to prove that this
         # tracker, started fresh mid-file, said what one started at the top would have:
         #: a traceback stayed idle longer than its stale limit (closing it then depends
         #: on the absolute line count, which differs between the two);

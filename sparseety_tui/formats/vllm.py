@@ -53,7 +53,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.core.events import (
+from sparseety_tui.events import (
     LineKind,
     ParsedLine,
     RequestPayload,
@@ -233,7 +233,7 @@ def _repr_string(body: bytes, pos: int) -> tuple[str | None, int]:
 @dataclass
 class BoundaryNotes:
     """What a parser that started mid-file (one range of a split read, see
-    ``sparseety_tui.parallel``) assumed about the state a parser reading from the top
+    ``sparseety_tui.ingest.parallel``) assumed about the state a parser reading from the top
     would have carried in, so the merge can check it or correct for it."""
 
     #: The first call after which the year was known (``("stamp", stamp, wrap_ts)`` or

@@ -14,10 +14,10 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.screen import Screen
 
-from sparseety_tui.batch import Options, make_extractor, make_shape
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.live import SORT_COLUMNS, IngestWorker, LiveOptions, Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.screens.detail import DetailScreen

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from apphelpers import DATA, REPO
 
-from sparseety_tui.ui import demo
+from sparseety_tui.ingest import replay as demo
 
 
 def digest(directory: Path) -> str:

@@ -12,8 +12,8 @@ from typing import Any
 import orjson
 import pytest
 
-import sparseety_tui.parallel as parallel
-from sparseety_tui.cli import run
+import sparseety_tui.ingest.parallel as parallel
+from sparseety_tui.cli.main import run
 
 TWO_RECORDS = (
     b'{"request_id": "req-001", "prompt": "Hello, how are you today?", "completion": "I am fine, thank you!", "model": "fake-moe-model", "sparse": {"topk_experts": 2, "total_experts": 8, "skipped_attention_heads": 4}}\n'
@@ -188,7 +188,7 @@ def test_errors_are_one_clear_line(tmp_path: Path) -> None:
 
 
 def test_help_does_not_import_heavy_modules() -> None:
-    code = ("import sys; from sparseety_tui.cli import build_parser; build_parser(); "
+    code = ("import sys; from sparseety_tui.cli.main import build_parser; build_parser(); "
             "import sparseety_tui; bad = [m for m in ('transformers', 'torch', 'textual', "
             "'tokenizers', 'numpy') if m in sys.modules]; print(bad)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

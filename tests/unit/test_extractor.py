@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sparseety_tui.core.extractor as extractor_module
-from sparseety_tui.batch import ingest_file
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.store import STATES
+from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources.lines import RawLine, iter_lines
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sparseety_tui.core.events import Event, ParsedLine
+from sparseety_tui.events import Event, ParsedLine
 from sparseety_tui.formats import sglang
 
 PREFILL = b"Prefill batch. #new-seq: 1, #new-token: 48, #cached-token: 1, cache hit rate: 1.79%, token usage: 0.00, #running-req: 0, #queue-req: 0"
@@ -304,7 +304,7 @@ def test_every_traceback_reaches_the_extractor(tmp_path: Any) -> None:
     # The Extractor drains a parser's pending events by swapping in a new list; the
     # traceback tracker used to keep appending to the first one, so every error after the
     # first was lost (summary said "errors: 1" for a log with three tracebacks).
-    from sparseety_tui.batch import Options, ingest_paths
+    from sparseety_tui.ingest.batch import Options, ingest_paths
 
     lines = []
     for i in range(3):

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sparseety_tui.core.events import Event, ParsedLine
+from sparseety_tui.events import Event, ParsedLine
 from sparseety_tui.formats import vllm
 
 V1 = (
@@ -313,9 +313,9 @@ def test_the_year_comes_from_the_file_mtime(tmp_path: Any) -> None:
     mtime, the same in summary, extract and the detail view (not against today)."""
     import os
 
-    from sparseety_tui.batch import ingest_file
     from sparseety_tui.core.detail import build_detail
     from sparseety_tui.core.extractor import Extractor
+    from sparseety_tui.ingest.batch import ingest_file
 
     log = tmp_path / "old-vllm.log"
     log.write_bytes(

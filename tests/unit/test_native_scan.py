@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 import sparseety_tui.core.extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
 from sparseety_tui import _scan
-from sparseety_tui.batch import ingest_file
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.formats.trace import parse_timestamp
 from sparseety_tui.formats.trace_native import SCANNER, ScanResult
+from sparseety_tui.ingest.batch import ingest_file
 
 MAX_LINE = 1 << 20
 

@@ -1,7 +1,7 @@
 """`summary` over a server log split between processes equals one process's reading.
 
 vLLM and SGLang parsers carry state across lines (tracebacks, year inference, the date of
-time-only prefixes, engine-side request ids); ``sparseety_tui.parallel`` splits these logs
+time-only prefixes, engine-side request ids); ``sparseety_tui.ingest.parallel`` splits these logs
 only at record starts and checks each boundary. These tests compare the whole
 ``summary --json`` output of ``--jobs 1`` and split runs (every boundary position that
 2..6 workers give), on generated logs built to straddle boundaries and on the real logs
@@ -18,8 +18,8 @@ from typing import Any
 import orjson
 import pytest
 
-import sparseety_tui.parallel as parallel
-from sparseety_tui.cli import run
+import sparseety_tui.ingest.parallel as parallel
+from sparseety_tui.cli.main import run
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 

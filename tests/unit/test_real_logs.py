@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from sparseety_tui.core.events import Event
+from sparseety_tui.events import Event
 from sparseety_tui.formats import registry, sglang, vllm
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from sparseety_tui import cli
+from sparseety_tui.cli import main as cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_logs"
@@ -391,8 +391,8 @@ def test_token_stream_merges_events_into_four_requests(
 
 
 def test_detail_view_decodes_moe_trace_prompts_back_to_their_text() -> None:
-    from sparseety_tui.batch import Options, ingest_paths
     from sparseety_tui.core.detail import build_detail
+    from sparseety_tui.ingest.batch import Options, ingest_paths
 
     path = SAMPLES / "moe_trace.jsonl"
     records = {r["request_id"]: r for r in read_jsonl(path)[1:]}

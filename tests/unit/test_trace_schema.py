@@ -16,7 +16,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from sparseety_tui.core.events import MetaPayload, RequestPayload, SparseInfo, TokenPayload
+from sparseety_tui.events import MetaPayload, RequestPayload, SparseInfo, TokenPayload
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "docs" / "trace-format.schema.json"
@@ -196,8 +196,8 @@ def test_meta_fields_are_the_codes(schema: dict[str, Any]) -> None:
 
 
 def test_kv_skip_values_are_the_codes(schema: dict[str, Any]) -> None:
-    from sparseety_tui.core.events import SkipKind
     from sparseety_tui.core.store import KV_SKIP_NAMES
+    from sparseety_tui.events import SkipKind
 
     allowed = set(schema["$defs"]["kvSkip"]["enum"])
     assert allowed == set(KV_SKIP_NAMES)
@@ -205,7 +205,7 @@ def test_kv_skip_values_are_the_codes(schema: dict[str, Any]) -> None:
 
 
 def test_states_are_the_codes(schema: dict[str, Any]) -> None:
-    from sparseety_tui.core.events import RequestState
+    from sparseety_tui.events import RequestState
 
     states = set(schema["$defs"]["request"]["properties"]["state"]["enum"])
     assert states == {state.value for state in RequestState}
@@ -222,7 +222,7 @@ def test_spec_documents_every_field(schema: dict[str, Any]) -> None:
 
 
 def test_spec_names_every_line_kind_of_the_trace_family() -> None:
-    from sparseety_tui.core.events import LineKind
+    from sparseety_tui.events import LineKind
 
     text = SPEC_PATH.read_text(encoding="utf-8")
     for kind in (

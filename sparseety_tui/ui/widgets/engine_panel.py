@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.events import StatsPayload
+from sparseety_tui.events import StatsPayload
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
 #: (label, field, scale, unit): what the panel shows, in this order.

@@ -47,8 +47,6 @@ from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any
 
-from sparseety_tui.batch import Options, ingest_file, release_free_memory
-from sparseety_tui.core.events import ErrorPayload, RequestPayload, StatsPayload
 from sparseety_tui.core.extractor import (
     EngineSeries,
     Extractor,
@@ -67,7 +65,9 @@ from sparseety_tui.core.store import (
     RowExtras,
 )
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.events import ErrorPayload, RequestPayload, StatsPayload
 from sparseety_tui.formats import registry, sglang, trace_native, vllm
+from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER_BYTES,

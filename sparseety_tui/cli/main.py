@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_core_options(summary)
 
-    from sparseety_tui import cli_tui
+    from sparseety_tui.cli import tui_args as cli_tui
 
     cli_tui.add_subcommands(sub, _add_core_options)
     return parser
@@ -92,7 +92,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         "summary": _run_summary,
     }.get(args.command)
     if handler is None:
-        from sparseety_tui import cli_tui
+        from sparseety_tui.cli import tui_args as cli_tui
 
         handler = cli_tui.handler(args.command)
     result: int = handler(args)
@@ -100,13 +100,13 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def _options(args: argparse.Namespace) -> Any:
-    from sparseety_tui.batch import Options
+    from sparseety_tui.ingest.batch import Options
 
     return Options(format=args.format, tokenizer=args.tokenizer, model_config=args.model_config)
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from sparseety_tui import extract_cmd
+    from sparseety_tui.cli import extract as extract_cmd
 
     _positive(args.limit, "--limit")
     _positive(args.retries, "--retries")
@@ -114,17 +114,17 @@ def _run_extract(args: argparse.Namespace) -> int:
 
 
 def _run_summary(args: argparse.Namespace) -> int:
-    from sparseety_tui import summary_cmd
+    from sparseety_tui.cli import summary as summary_cmd
 
     _positive(args.jobs, "--jobs")
     return summary_cmd.run(args, _options(args))
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from sparseety_tui.batch import InputError
     from sparseety_tui.core.costmodel import ModelConfigError
     from sparseety_tui.core.tokens import TokenizerError
     from sparseety_tui.formats.registry import UnknownFormatError
+    from sparseety_tui.ingest.batch import InputError
 
     try:
         code = run(argv)

@@ -41,7 +41,7 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
 
 def handler(command: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from sparseety_tui.ui import launch
+        from sparseety_tui.cli import tui as launch
 
         result: int = launch.run(command, args)
         return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from sparseety_tui.batch import InputError, Options, check_readable, log_files_in
+from sparseety_tui.ingest.batch import InputError, Options, check_readable, log_files_in
 from sparseety_tui.live import LiveOptions, StartMode
 
 
@@ -56,7 +56,7 @@ def run(command: str, args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace, themes: object) -> int:
-    from sparseety_tui.ui import demo
+    from sparseety_tui.ingest import replay as demo
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeSet
 

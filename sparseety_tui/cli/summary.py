@@ -7,9 +7,9 @@ import sys
 
 import orjson
 
-from sparseety_tui.batch import Options, expand_inputs, make_extractor, make_shape
 from sparseety_tui.core.report import summary_document
-from sparseety_tui.parallel import ingest_all
+from sparseety_tui.ingest.batch import Options, expand_inputs, make_extractor, make_shape
+from sparseety_tui.ingest.parallel import ingest_all
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     else:
         from rich.console import Console
 
-        from sparseety_tui.summary_view import render_summary
+        from sparseety_tui.cli.summary_view import render_summary
 
         console = Console()
         console.print(render_summary(document))

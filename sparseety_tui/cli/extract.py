@@ -11,7 +11,11 @@ from typing import IO
 
 import orjson
 
-from sparseety_tui.batch import (
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.detail import request_text
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.report import request_records
+from sparseety_tui.ingest.batch import (
     InputError,
     Options,
     check_readable,
@@ -21,10 +25,6 @@ from sparseety_tui.batch import (
     make_extractor,
     make_shape,
 )
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.detail import request_text
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.report import request_records
 
 
 def records(
