@@ -20,12 +20,13 @@ LOAD = """
 import sys, time
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.live import IngestWorker, LiveOptions
+from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.snapshot import LiveOptions
 start = time.perf_counter()
 worker = IngestWorker(Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(sys.argv[1],), track_rate=False))
 worker.start()
 assert worker.drain(1800), "not loaded in 30 minutes"
-print(time.perf_counter() - start, len(worker.extractor.store))
+print(time.perf_counter() - start, worker.snapshot.rows)
 worker.stop()
 """
 

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from sparseety_tui.ingest.batch import InputError, Options, check_readable, log_files_in
-from sparseety_tui.live import LiveOptions, StartMode
+from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 
 
 def tail_paths(paths: list[str]) -> tuple[str, ...]:

@@ -7,11 +7,12 @@ store, whatever the number of tokens.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
 
@@ -73,7 +74,7 @@ def _merge(fields: dict[str, Any], payload: dict[str, Any]) -> None:
 
 
 def _read_payloads(
-    extractor: Extractor, row: int
+    extractor: ExtractorView, row: int
 ) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]], list[str]]:
     fields: dict[str, Any] = {}
     token_events: list[dict[str, Any]] = []
@@ -114,7 +115,7 @@ def _ranges_contain(ranges: Any, pos: int) -> bool:
     )
 
 
-def build_detail(extractor: Extractor, row: int) -> RequestDetail:
+def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     store = extractor.store
     fields, token_events, raw_lines, problems = _read_payloads(extractor, row)
     sparse: dict[str, Any] = fields.get("sparse") or {}
@@ -223,7 +224,7 @@ def build_detail(extractor: Extractor, row: int) -> RequestDetail:
     )
 
 
-def _token_views(extractor: Extractor, fields: dict[str, Any]) -> tuple[list[TokenView], str]:
+def _token_views(extractor: ExtractorView, fields: dict[str, Any]) -> tuple[list[TokenView], str]:
     """Token list from ids (decoded) or text (tokenized), prompt first."""
     tokens: list[TokenView] = []
     source = ""
@@ -248,35 +249,39 @@ def _token_views(extractor: Extractor, fields: dict[str, Any]) -> tuple[list[Tok
     return tokens, source
 
 
-def _decode(extractor: Extractor, ids: list[int]) -> list[str]:
+def _decode(extractor: ExtractorView, ids: list[int]) -> list[str]:
     if not extractor.tokens.available:
         return [f"<{i}>" for i in ids]
     return extractor.tokens.decode_tokens(ids)
 
 
 class DetailCache:
-    """LRU of built details, invalidated when the request's row gains lines."""
+    """LRU of built details, invalidated when the request's row gains lines. Thread-safe
+    for one builder at a time (the detail screen builds in one exclusive worker)."""
 
-    def __init__(self, extractor: Extractor, size: int = CACHE_SIZE) -> None:
-        self._extractor = extractor
+    def __init__(self, size: int = CACHE_SIZE) -> None:
         self._size = size
         self._items: OrderedDict[int, tuple[int, RequestDetail]] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def get(self, row: int) -> RequestDetail:
-        line_count = len(self._extractor.store.lines_of(row))
-        hit = self._items.get(row)
-        if hit is not None and hit[0] == line_count:
+    def get(self, state: ExtractorView, row: int) -> RequestDetail:
+        """The detail of ``row`` as ``state`` (a frozen copy, on any thread) knows it."""
+        line_count = len(state.store.lines_of(row))
+        with self._lock:
+            hit = self._items.get(row)
+            if hit is not None and hit[0] == line_count:
+                self._items.move_to_end(row)
+                return hit[1]
+        detail = build_detail(state, row)
+        with self._lock:
+            self._items[row] = (line_count, detail)
             self._items.move_to_end(row)
-            return hit[1]
-        detail = build_detail(self._extractor, row)
-        self._items[row] = (line_count, detail)
-        self._items.move_to_end(row)
-        while len(self._items) > self._size:
-            self._items.popitem(last=False)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
         return detail
 
 
-def request_text(extractor: Extractor, row: int) -> dict[str, Any]:
+def request_text(extractor: ExtractorView, row: int) -> dict[str, Any]:
     """Prompt and completion text of one request, re-read from its lines."""
     fields, _tokens, _raw, _problems = _read_payloads(extractor, row)
     return {"prompt": fields.get("prompt"), "completion": fields.get("completion")}

@@ -9,13 +9,16 @@ kind, and per file the counts by kind add up to the lines fed.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Protocol
 
 from sparseety_tui.core.bulk import append_block, append_scanned
+from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
+from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
+from sparseety_tui.core.series import EngineSeries, HeatCounts, RecordingEngineSeries
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_REPORTED,
@@ -26,7 +29,9 @@ from sparseety_tui.core.store import (
     UNKNOWN,
     RequestStore,
     RowExtras,
+    StorePart,
 )
+from sparseety_tui.core.timing import derive_times
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import (
     ErrorPayload,
@@ -34,11 +39,9 @@ from sparseety_tui.events import (
     LineKind,
     MetaPayload,
     RequestPayload,
-    StatsPayload,
     TokenPayload,
 )
 from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import FormatFamily, LineParser
 from sparseety_tui.formats.trace_native import Scanner
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -48,23 +51,10 @@ from sparseety_tui.sources.lines import (
     split_chunk,
 )
 
-#: How many unparsed lines per file keep their text and reason for the diagnostics screen.
-DIAGNOSTIC_SAMPLES = 2000
 #: How many characters of an unparsed line are kept for display.
 PREVIEW_CHARS = 300
-#: Engine stats points kept for sparklines (older points live on in per-minute buckets).
-STATS_POINTS = 4096
-#: Stats fields that name rather than measure.
-_LABEL_FIELDS = frozenset({"ts", "engine", "phase"})
-#: Stats fields kept per minute (the engine's time series in `summary`).
-MINUTE_FIELDS = (
-    "prompt_throughput", "generation_throughput", "new_tokens", "cached_tokens",
-    "running", "waiting", "kv_usage",
-)
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
-#: Bytes of each line's head kept for format detection.
-SNIFF_HEAD_BYTES = 4096
 #: Lines per block on the bulk path, and the fewest worth trying it on.
 BULK_BLOCK_LINES = 2048
 BULK_MIN_LINES = 32
@@ -120,113 +110,6 @@ def _end_of_lines(data: bytes, start: int, count: int) -> int:
     return pos
 
 
-@dataclass
-class Diagnostic:
-    line_no: int
-    offset: int
-    reason: str
-    preview: str  # decoded with replacement; shown literally, never as markup
-
-
-@dataclass
-class FileState:
-    path: str
-    forced_format: str | None = None
-    family: FormatFamily | None = None
-    parser: LineParser | None = None
-    lines_total: int = 0
-    by_kind: dict[str, int] = field(default_factory=dict)
-    diagnostics: deque[Diagnostic] = field(
-        default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES)
-    )
-    sniff_buffer: list[bytes] = field(default_factory=list)
-    #: The file's mtime when it was added (None if it did not exist yet): the date that
-    #: year-less timestamps (vLLM) are read against, the same in every parser of the file.
-    reference_time: float | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-    events: deque[str] = field(default_factory=lambda: deque(maxlen=100))
-    #: Set when the path now holds another file (rotated, replaced, truncated): offsets of
-    #: this incarnation no longer point at its lines, so the detail view does not re-read.
-    superseded: str | None = None
-
-    def keep_for_sniffing(self, line: bytes) -> None:
-        """Keep a line's head for format detection (a blank line tells nothing)."""
-        if line.strip():
-            self.sniff_buffer.append(line[:SNIFF_HEAD_BYTES])
-
-    @property
-    def format_name(self) -> str:
-        return self.family.name if self.family is not None else "unknown"
-
-
-@dataclass
-class EngineSeries:
-    """Stats lines as a time series: recent points for sparklines, per-minute sums for all."""
-
-    count: int = 0
-    points: deque[StatsPayload] = field(default_factory=lambda: deque(maxlen=STATS_POINTS))
-    # field -> [sum, n] over every stats line that carried it
-    sums: dict[str, list[float]] = field(default_factory=dict)
-    # minute (unix seconds) -> field -> [sum, n], for the fields in MINUTE_FIELDS
-    per_minute: dict[int, dict[str, list[float]]] = field(default_factory=dict)
-    last: StatsPayload = field(default_factory=lambda: StatsPayload())
-    _minute: int = -1
-    _bucket: dict[str, list[float]] = field(default_factory=dict)
-
-    def add(self, stats: StatsPayload) -> None:
-        # Millions of stats lines in a big server log: one pass, no per-field type tests
-        # after a field's first appearance.
-        self.count += 1
-        self.points.append(stats)
-        self.last = stats
-        sums = self.sums
-        for key, value in stats.items():
-            acc = sums.get(key)
-            if acc is None:
-                if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
-                    continue
-                acc = sums[key] = [0.0, 0]
-            acc[0] += value  # type: ignore[operator]
-            acc[1] += 1
-        ts = stats.get("ts")
-        if ts is None:
-            return
-        minute = int(ts // 60) * 60
-        if minute != self._minute:
-            self._minute = minute
-            self._bucket = self.per_minute.setdefault(minute, {})
-        add_minute_fields(self._bucket, stats)
-
-
-def add_minute_fields(bucket: dict[str, list[float]], stats: StatsPayload) -> None:
-    """Add one stats line's MINUTE_FIELDS to a minute's [sum, n] cells."""
-    for key in MINUTE_FIELDS:
-        measured: Any = stats.get(key)
-        if measured is not None:
-            acc = bucket.get(key)
-            if acc is None:
-                bucket[key] = [measured, 1]
-            else:
-                acc[0] += measured
-                acc[1] += 1
-
-
-@dataclass
-class HeatCounts:
-    """Counts per (layer, index): experts routed to, or heads skipped."""
-
-    counts: dict[int, dict[int, int]] = field(default_factory=dict)
-
-    def add(self, layer: int, index: int, n: int = 1) -> None:
-        row = self.counts.get(layer)
-        if row is None:
-            row = self.counts[layer] = {}
-        row[index] = row.get(index, 0) + n
-
-    def total(self) -> int:
-        return sum(sum(row.values()) for row in self.counts.values())
-
-
 class Extractor:
     def __init__(
         self,
@@ -248,14 +131,17 @@ class Extractor:
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
         self.version = 0
+        self._frozen: FrozenExtractor | None = None
 
     # -- files -----------------------------------------------------------------------
 
-    def add_file(self, path: str) -> int:
-        state = FileState(path=path, forced_format=self.forced_format,
-                          reference_time=mtime_or_none(path))
-        if self.forced_format is not None:
-            state.family = registry.family_by_name(self.forced_format)
+    def add_file(self, path: str, format_name: str | None = None) -> int:
+        """Start a file; ``format_name`` (else the Extractor's forced format) skips
+        detection."""
+        forced = format_name or self.forced_format
+        state = FileState(path=path, forced_format=forced, reference_time=mtime_or_none(path))
+        if forced is not None:
+            state.family = registry.family_by_name(forced)
             state.parser = state.family.new_parser(reference_time=state.reference_time)
         self.files.append(state)
         return len(self.files) - 1
@@ -263,7 +149,7 @@ class Extractor:
     def note(self, file: int, message: str) -> None:
         """A source event worth showing (rotation, truncation...)."""
         self.files[file].events.append(message)
-        self.version += 1
+        self._changed(file)
 
     def new_incarnation(self, file: int, reason: str) -> int:
         """The path of ``file`` now holds another file (rotated, replaced, truncated).
@@ -275,6 +161,7 @@ class Extractor:
         self.finish_file(file)
         old = self.files[file]
         old.superseded = reason
+        old.revision += 1
         new = self.add_file(old.path)
         self.files[new].meta = dict(old.meta)
         return new
@@ -286,7 +173,7 @@ class Extractor:
         if state.parser is not None:
             state.parser.finish()
             self._drain_pending(state, file)
-        self.version += 1
+        self._changed(file)
 
     # -- feeding ---------------------------------------------------------------------
 
@@ -299,7 +186,7 @@ class Extractor:
         if state.parser is None:
             iterator = self._sniff_then(state, iterator)
         self._run(state, file, iterator)
-        self.version += 1
+        self._changed(file)
 
     def feed_chunks(self, file: int, items: Iterable[Chunk | RawLine]) -> None:
         """``feed`` for a file read in big chunks of whole lines (sources.lines.iter_chunks):
@@ -323,7 +210,7 @@ class Extractor:
                 # Without a parser (format not recognised yet) the lines are counted as
                 # unparsed; the next chunk is sniffed again.
                 self._run_block(state, file, lines[first : first + BULK_BLOCK_LINES])
-        self.version += 1
+        self._changed(file)
 
     def _run_chunk_scanned(
         self, state: FileState, file: int, chunk: Chunk, scanner: Scanner
@@ -524,17 +411,22 @@ class Extractor:
             or "latency_s" in p
         ):
             store.state[row] = STATE_CODE["finished"]
-        # Times that need what earlier lines said: start = finish - latency, TTFT from
-        # the first-token time.
-        received = cols["received_ts"][row]
-        if received != received:
-            finished, latency = cols["finished_ts"][row], cols["latency_s"][row]
-            if finished == finished and latency == latency:
-                cols["received_ts"][row] = received = finished - latency
+        # Times that need what earlier lines said (start = finish - latency, TTFT from the
+        # first-token time): only when one of them is still unknown, the rare case.
+        received, ttft = cols["received_ts"][row], cols["ttft_s"][row]
         first: Any = p.get("first_token_ts")
-        unknown_ttft = cols["ttft_s"][row] != cols["ttft_s"][row]
-        if first is not None and unknown_ttft and received == received and first >= received:
-            cols["ttft_s"][row] = first - received
+        if received != received or (first is not None and ttft != ttft):
+            times = derive_times(
+                received=received,
+                first_token=NAN if first is None else first,
+                finished=cols["finished_ts"][row],
+                ttft=ttft,
+                latency=cols["latency_s"][row],
+            )
+            if times.received != received and times.received == times.received:
+                cols["received_ts"][row] = times.received
+            if times.ttft == times.ttft and ttft != ttft:
+                cols["ttft_s"][row] = times.ttft
         sparse = p.get("sparse")
         if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
             self._on_sparse_detail(dict(sparse), row, file)
@@ -755,7 +647,80 @@ class Extractor:
         if rid is not None:
             row = self.store.ids.find(rid)
             if row is not None:
-                self.store.state[row] = STATE_CODE["failed"]
+                self.store.set_state(row, STATE_CODE["failed"])
+
+    def _changed(self, file: int) -> None:
+        self.files[file].revision += 1
+        self.version += 1
+
+    # -- readers on other threads ----------------------------------------------------
+
+    def freeze(self) -> FrozenExtractor:
+        """An immutable copy of everything read so far, for readers on other threads
+        (``core.frozen``). Writer thread only; cheap when little changed since the last
+        call: what did not change is shared with the previous copy."""
+        prev = self._frozen
+        engine = self.engine
+        frozen = FrozenExtractor(
+            version=self.version,
+            store=freeze_store(self.store, prev.store if prev is not None else None),
+            files=tuple(
+                state.freeze(prev.files[i] if prev is not None and i < len(prev.files) else None)
+                for i, state in enumerate(self.files)
+            ),
+            engine=prev.engine if prev is not None and prev.engine.count == engine.count
+            else engine.copy(),
+            expert_load=_heat_copy(self.expert_load, prev.expert_load if prev else None),
+            dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
+            head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
+            errors=prev.errors if prev is not None and prev.error_count == self.error_count
+            else tuple(self.errors),
+            error_count=self.error_count,
+            tokens=self.tokens,
+        )
+        self._frozen = frozen
+        return frozen
+
+    # -- a file read in byte ranges ----------------------------------------------------
+
+    def export_part(self, file: int) -> ExtractorPart:
+        """What this Extractor read of ``file`` (one byte range of a bigger file, in a
+        worker process), to be merged by ``merge_part`` in the reading process."""
+        state = self.files[file]
+        return ExtractorPart(
+            lines_total=state.lines_total,
+            by_kind=state.by_kind,
+            diagnostics=list(state.diagnostics),
+            meta=state.meta,
+            store=self.store.export_part(),
+            engine=self.engine,
+            expert_load=self.expert_load,
+            dropped=self.dropped,
+            head_skips=self.head_skips,
+            errors=list(self.errors),
+            error_count=self.error_count,
+        )
+
+    def merge_part(
+        self, file: int, part: ExtractorPart, renames: Mapping[str, str] | None = None
+    ) -> None:
+        """Append the next byte range of ``file`` as if its lines had been fed here: counts
+        add, line numbers shift, rows merge by id (a known value wins), aggregates add, and
+        the engine series is extended exactly when the part recorded what that needs."""
+        shift = self.files[file].append_part(
+            part.lines_total, part.by_kind, part.diagnostics, part.meta
+        )
+        self.store.merge_part(part.store, file, shift, renames)
+        self.expert_load.merge(part.expert_load)
+        self.dropped.merge(part.dropped)
+        self.head_skips.merge(part.head_skips)
+        if isinstance(part.engine, RecordingEngineSeries):
+            self.engine.extend_exact(part.engine)
+        else:
+            self.engine.extend(part.engine)
+        self.errors.extend(part.errors)
+        self.error_count += part.error_count
+        self.version += 1
 
     def meta(self) -> MetaPayload:
         merged: dict[str, Any] = {}
@@ -769,3 +734,27 @@ def _as_int(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return -1
+
+
+@dataclass
+class ExtractorPart:
+    """What an Extractor read of one byte range of a file, in a picklable form
+    (``Extractor.export_part`` / ``merge_part``)."""
+
+    lines_total: int
+    by_kind: dict[str, int]
+    diagnostics: list[Diagnostic]
+    meta: dict[str, Any]
+    store: StorePart
+    engine: EngineSeries
+    expert_load: HeatCounts
+    dropped: HeatCounts
+    head_skips: HeatCounts
+    errors: list[ErrorPayload]
+    error_count: int
+
+
+def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:
+    if previous is not None and previous.revision == heat.revision:
+        return previous
+    return heat.copy()

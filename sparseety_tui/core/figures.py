@@ -10,7 +10,8 @@ import math
 from typing import Any
 
 from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
-from sparseety_tui.core.store import CACHE_HIT_REPORTED, RequestStore, RowExtras
+from sparseety_tui.core.store import CACHE_HIT_REPORTED, RowExtras
+from sparseety_tui.core.views import StoreView
 
 
 def _nan_if_unknown(value: int) -> float:
@@ -32,7 +33,7 @@ def _extras_overrides(extras: RowExtras, heads: float) -> dict[str, float]:
     return out
 
 
-def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
+def row_inputs(store: StoreView, shape: ModelShape, row: int) -> FlopInputs:
     col = store.columns
     prompt = _nan_if_unknown(col["prompt_tokens"][row])
     completion = _nan_if_unknown(col["completion_tokens"][row])
@@ -77,14 +78,14 @@ def row_inputs(store: RequestStore, shape: ModelShape, row: int) -> FlopInputs:
     )
 
 
-def row_figures(store: RequestStore, shape: ModelShape, row: int) -> dict[str, float | None]:
+def row_figures(store: StoreView, shape: ModelShape, row: int) -> dict[str, float | None]:
     """Derived figures of one request, NaN turned into None."""
     figures = derived_tokens(shape, row_inputs(store, shape, row))
     return {k: (None if v != v else float(v)) for k, v in figures.items()}
 
 
 def column_inputs(
-    store: RequestStore, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+    store: StoreView, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
 ) -> FlopInputs:
     """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output."""
     import numpy as np
@@ -135,7 +136,7 @@ def column_inputs(
 
 
 def column_figures(
-    store: RequestStore,
+    store: StoreView,
     shape: ModelShape,
     cols: dict[str, Any],
     first_row: int = 0,
@@ -180,7 +181,7 @@ def _moe_layers(shape: ModelShape, experts: Any) -> Any:
 
 
 def column_skips(
-    store: RequestStore,
+    store: StoreView,
     shape: ModelShape,
     cols: dict[str, Any],
     first_row: int = 0,
@@ -221,7 +222,7 @@ def column_skips(
 
 
 def column_skip_sums(
-    store: RequestStore,
+    store: StoreView,
     shape: ModelShape,
     cols: dict[str, Any],
     first_row: int = 0,

@@ -263,6 +263,17 @@ class IdIndex(Sequence[str]):
         _place_many(table, mask, hashes, np.arange(len(hashes), dtype=np.int32))
         self._slots = (mask, table)  # published whole, after it is complete
 
+    def encoded_range(self, start: int, stop: int) -> EncodedIds:
+        """A copy of rows [start, stop): their bytes, ends in them, and hashes (writer
+        thread; the copy is immutable and safe to read anywhere)."""
+        import numpy as np
+
+        begin = self._ends[start - 1] if start else 0
+        end = self._ends[stop - 1] if stop > start else begin
+        ends = np.frombuffer(self._ends, dtype=np.int64)[start:stop] - begin
+        hashes = np.frombuffer(self._hashes, dtype=np.int64)[start:stop].copy()
+        return EncodedIds(bytes(self._blob[begin:end]), ends, hashes)
+
     def nbytes(self) -> int:
         return len(self._blob) + (len(self._ends) + len(self._hashes)) * 8 + len(self._slots[1]) * 4
 
@@ -291,6 +302,15 @@ class EncodedIds(Sequence[str]):
             i += len(self)
         start = int(self.ends[i - 1]) if i else 0
         return self.blob[start : int(self.ends[i])].decode("utf-8", errors="surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        # All at once: one decode and slicing by the ends (ASCII ids, the usual case).
+        blob, ends = self.blob, self.ends
+        if not blob.isascii():
+            return (self[i] for i in range(len(self)))
+        text = blob.decode("ascii")
+        bounds = [int(e) for e in ends]
+        return iter([text[a:b] for a, b in zip([0, *bounds[:-1]], bounds)])
 
     def has_repeats(self) -> bool:
         """Whether two ids may be equal (equal hashes: a true repeat, or a rare collision)."""

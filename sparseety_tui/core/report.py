@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.figures import column_figures, column_inputs, column_skips
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.views import ExtractorView
 
 SCHEMA_VERSION = 1
 
@@ -34,7 +34,7 @@ RECORD_CHUNK_ROWS = 1 << 16
 
 
 def request_records(
-    extractor: Extractor, shape: ModelShape, stop: int | None = None
+    extractor: ExtractorView, shape: ModelShape, stop: int | None = None
 ) -> Iterator[dict[str, Any]]:
     """Requests ``0 .. stop`` as JSON-ready dicts (the ``extract`` output lines)."""
     store = extractor.store
@@ -87,7 +87,7 @@ def request_records(
             }
 
 
-def file_report(extractor: Extractor) -> list[dict[str, Any]]:
+def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
     out = []
     for state in extractor.files:
         out.append({
@@ -103,7 +103,7 @@ def file_report(extractor: Extractor) -> list[dict[str, Any]]:
     return out
 
 
-def summary_document(extractor: Extractor, shape: ModelShape) -> dict[str, Any]:
+def summary_document(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
     """The ``summary --json`` document."""
     totals = compute_totals(extractor, shape)
     return {

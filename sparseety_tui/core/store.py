@@ -8,15 +8,20 @@ re-reads and re-parses them on demand. Rows that have per-token data or more tha
 line get a small ``RowExtras`` side record; request-level-only rows (the common case in
 big request logs) do not.
 
-Only the Extractor writes (one writer). Readers take ``version`` to tell whether anything
-changed, and ``numeric_view()`` for vectorised totals.
+Only the Extractor writes (one writer), on one thread. Readers on other threads never
+touch a RequestStore: they get a ``core.frozen.FrozenStore`` (``Extractor.freeze()``), an
+immutable copy that is built incrementally. For that the store keeps ``dirty_from``: the
+lowest row changed in place since the last freeze (rows are only ever appended at the end,
+so rows below it and below the last frozen length are unchanged and their frozen copy can
+be shared).
 """
 
 from __future__ import annotations
 
 import math
 from array import array
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
@@ -96,12 +101,96 @@ class RowExtras:
     # (file, offset, length) of every line after the first
     more_lines: list[tuple[int, int, int]] = field(default_factory=list)
 
+    def copy(self) -> RowExtras:
+        return replace(self, more_lines=list(self.more_lines))
+
+    def add(self, more: RowExtras) -> None:
+        """Add another part's counts for the same request (a file read in ranges)."""
+        for name in _EXTRAS_COUNTS:
+            setattr(self, name, getattr(self, name) + getattr(more, name))
+        self.moe_layers = more.moe_layers or self.moe_layers
+        self.more_lines.extend(more.more_lines)
+
+
+_EXTRAS_COUNTS = (
+    "routed_tokens", "routed_slots", "routing_rows", "dropped_slots", "kv_tokens",
+    "kv_visible", "kv_kept", "evicted_positions", "masked_positions", "head_rows",
+    "head_slots", "skipped_head_slots",
+)
+
+#: Rows per segment of the extras table and of a frozen store (a power of two).
+SEGMENT_SHIFT = 12
+SEGMENT_ROWS = 1 << SEGMENT_SHIFT
+
+
+class ExtrasTable(Mapping[int, RowExtras]):
+    """Row -> RowExtras, kept in one dict per segment of SEGMENT_ROWS rows, so that the
+    extras of a range of rows are found without looking at all of them (freezing copies
+    only the segments that changed; totals walk their chunk of rows only)."""
+
+    def __init__(self, parts: list[dict[int, RowExtras]] | None = None) -> None:
+        self._parts: list[dict[int, RowExtras]] = parts if parts is not None else []
+        self._len = sum(map(len, self._parts))
+
+    def part(self, segment: int) -> dict[int, RowExtras]:
+        """The extras of one segment's rows (the live dict: writer thread only)."""
+        return self._parts[segment] if segment < len(self._parts) else {}
+
+    def __getitem__(self, row: int) -> RowExtras:
+        segment = row >> SEGMENT_SHIFT
+        if 0 <= segment < len(self._parts):
+            return self._parts[segment][row]
+        raise KeyError(row)
+
+    def get(self, row: int, default: RowExtras | None = None) -> RowExtras | None:  # type: ignore[override]
+        segment = row >> SEGMENT_SHIFT
+        if 0 <= segment < len(self._parts):
+            return self._parts[segment].get(row, default)
+        return default
+
+    def __setitem__(self, row: int, extras: RowExtras) -> None:
+        segment = row >> SEGMENT_SHIFT
+        while len(self._parts) <= segment:
+            self._parts.append({})
+        part = self._parts[segment]
+        if row not in part:
+            self._len += 1
+        part[row] = extras
+
+    def __iter__(self) -> Iterator[int]:
+        for part in self._parts:
+            yield from part
+
+    def __len__(self) -> int:
+        return self._len
+
+    def in_range(self, start: int, stop: int) -> Iterator[tuple[int, RowExtras]]:
+        """(row, extras) for the rows in [start, stop), in segment order."""
+        last = min((stop - 1) >> SEGMENT_SHIFT, len(self._parts) - 1)
+        for segment in range(max(start, 0) >> SEGMENT_SHIFT, last + 1):
+            for row, extras in self._parts[segment].items():
+                if start <= row < stop:
+                    yield row, extras
+
 
 @dataclass(frozen=True)
 class LineLocation:
     file: int
     offset: int
     length: int
+
+
+@dataclass
+class StorePart:
+    """A store's rows in a picklable form: what a reader of one byte range of a file sends
+    back to be merged (``RequestStore.export_part`` / ``merge_part``)."""
+
+    ids: IdIndex
+    columns: dict[str, bytes]
+    offsets: bytes
+    lengths: bytes
+    models: list[str]
+    extras: dict[int, RowExtras]
 
 
 class RequestStore:
@@ -124,8 +213,9 @@ class RequestStore:
             self.columns[name] = array("H")
         self.offset: array[int] = array("q")
         self.length: array[int] = array("I")
-        self.extras: dict[int, RowExtras] = {}
-        self.version = 0
+        self.extras = ExtrasTable()
+        #: Lowest row changed in place since the last freeze (see the module docstring).
+        self.dirty_from = 0
         self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
         self._row_appenders = [column.append for column in self._row_columns]
         self._append_line_no = self.columns["line_no"].append
@@ -213,8 +303,20 @@ class RequestStore:
         self.length.frombytes(np.asarray(lengths, dtype=np.uint32).tobytes())
         self.ids.extend(request_ids)
 
+    def touch(self, row: int) -> None:
+        """Note that ``row`` is about to change in place (see ``dirty_from``)."""
+        if row < self.dirty_from:
+            self.dirty_from = row
+
+    def set_state(self, row: int, code: int) -> None:
+        self.touch(row)
+        self.state[row] = code
+
     def merge_row(self, row: int, values: tuple[Any, ...]) -> None:
-        """Overwrite the cells ``values`` knows (not -1, not NaN, not 0 for codes)."""
+        """Overwrite the cells ``values`` knows (not -1, not NaN, not 0 for codes): the one
+        rule for merging what two lines, or two parts of a file, say of a request."""
+        if row < self.dirty_from:
+            self.dirty_from = row
         for column, value in zip(self._row_columns, values):
             if value == value and value != UNKNOWN and (value or column.typecode in "if"):
                 column[row] = value
@@ -224,6 +326,9 @@ class RequestStore:
         self.extras_for(row).more_lines.append((file, offset, length))
 
     def extras_for(self, row: int) -> RowExtras:
+        """The row's extras, created if need be; the caller is about to change them."""
+        if row < self.dirty_from:
+            self.dirty_from = row
         extras = self.extras.get(row)
         if extras is None:
             extras = self.extras[row] = RowExtras()
@@ -271,3 +376,80 @@ class RequestStore:
             else:
                 out[name] = values
         return out
+
+    # -- parts of one file read in ranges ------------------------------------------------
+
+    def export_part(self) -> StorePart:
+        return StorePart(
+            ids=self.ids,
+            columns={name: col.tobytes() for name, col in self.columns.items()},
+            offsets=self.offset.tobytes(),
+            lengths=self.length.tobytes(),
+            models=self.models,
+            extras=dict(self.extras.items()),
+        )
+
+    def merge_part(
+        self, part: StorePart, file: int, line_shift: int, renames: Mapping[str, str] | None
+    ) -> None:
+        """Append the rows of a later part of file ``file`` (whose first line is line
+        ``line_shift + 1``), as if its lines had been fed here: a request id already here
+        (or renamed to one by ``renames``) is merged with ``merge_row``'s rule, a known
+        value wins; every other row is appended, in order."""
+        import numpy as np
+
+        base = len(self)
+        model_map = np.array([self.model_code(name) for name in part.models], dtype=np.uint16)
+        incoming: dict[str, Any] = {}
+        for name, raw in part.columns.items():
+            incoming[name] = np.frombuffer(raw, dtype=np.dtype(self.columns[name].typecode)).copy()
+        if len(model_map):
+            incoming["model"] = model_map[incoming["model"]]
+        incoming["file"][:] = file
+        incoming["line_no"] += line_shift
+
+        if not renames and not self.ids.shares_ids_with(part.ids):
+            for name, values in incoming.items():
+                self.columns[name].frombytes(values.tobytes())
+            self.offset.frombytes(part.offsets)
+            self.length.frombytes(part.lengths)
+            self.ids.extend_from(part.ids)
+            for row, extras in part.extras.items():
+                self.extras[base + row] = _in_file(extras, file)
+            return
+        # Most rows are new here too (only requests that straddle a boundary are shared):
+        # new rows are appended in bulk, in order; shared rows merged one by one.
+        part_ids = list(part.ids)
+        if renames:
+            part_ids = [renames.get(rid, rid) for rid in part_ids]
+        find = self.ids.find
+        shared = [i for i, rid in enumerate(part_ids) if find(rid) is not None]
+        keep = np.ones(len(part_ids), dtype=bool)
+        keep[shared] = False
+        for name, values in incoming.items():
+            self.columns[name].frombytes(values[keep].tobytes())
+        offsets = np.frombuffer(part.offsets, dtype=np.int64)
+        lengths = np.frombuffer(part.lengths, dtype=np.uint32)
+        self.offset.frombytes(offsets[keep].tobytes())
+        self.length.frombytes(lengths[keep].tobytes())
+        self.ids.extend([part_ids[i] for i in np.flatnonzero(keep).tolist()])
+        new_row = np.cumsum(keep) - 1 + base
+        for i, extras in part.extras.items():
+            if keep[i]:
+                self.extras[int(new_row[i])] = _in_file(extras, file)
+        layout = [incoming[name] for name in ROW_LAYOUT]
+        for i in shared:
+            found = find(part_ids[i])
+            assert found is not None
+            row = found
+            self.add_line(row, file, int(offsets[i]), int(lengths[i]))
+            self.merge_row(row, tuple(values[i].item() for values in layout))
+            more = part.extras.get(i)
+            if more is not None:
+                self.extras_for(row).add(_in_file(more, file))
+
+
+def _in_file(extras: RowExtras, file: int) -> RowExtras:
+    """A part's extras with their line locations pointed at file ``file``."""
+    extras.more_lines = [(file, offset, length) for _f, offset, length in extras.more_lines]
+    return extras

@@ -17,14 +17,15 @@ import math
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.extractor import Extractor, HeatCounts
 from sparseety_tui.core.figures import (
     SKIP_FIELDS,
     column_figures,
     column_inputs,
     column_skip_sums,
 )
+from sparseety_tui.core.series import HeatCounts
 from sparseety_tui.core.store import STATES
+from sparseety_tui.core.views import ExtractorView
 
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
@@ -107,7 +108,7 @@ def _add_optional(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
 
-def _accumulate(sums: _Sums, extractor: Extractor, shape: ModelShape, first: int, last: int) -> None:
+def _accumulate(sums: _Sums, extractor: ExtractorView, shape: ModelShape, first: int, last: int) -> None:
     import numpy as np
 
     store = extractor.store
@@ -143,7 +144,7 @@ def _accumulate(sums: _Sums, extractor: Extractor, shape: ModelShape, first: int
         sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
 
 
-def compute_totals(extractor: Extractor, shape: ModelShape) -> dict[str, Any]:
+def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
     import numpy as np
 
     store = extractor.store
@@ -243,7 +244,7 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
         bucket[2] += int(completion[i])
 
 
-def _engine_summary(extractor: Extractor) -> dict[str, Any] | None:
+def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:
     engine = extractor.engine
     if not engine.count:
         return None

@@ -38,34 +38,17 @@ If any check fails the file is read again by one process (correct, just slower).
 
 from __future__ import annotations
 
-import math
 import multiprocessing
-import operator
 import os
-from array import array
 from dataclasses import dataclass, field
-from functools import reduce
 from typing import Any
 
-from sparseety_tui.core.extractor import (
-    EngineSeries,
-    Extractor,
-    FileState,
-    HeatCounts,
-    add_minute_fields,
-)
+from sparseety_tui.core.extractor import Extractor, ExtractorPart
 from sparseety_tui.core.idindex import IdIndex
-from sparseety_tui.core.store import (
-    BYTE_COLUMNS,
-    FLOAT32_COLUMNS,
-    FLOAT64_COLUMNS,
-    INT_COLUMNS,
-    STATE_CODE,
-    UNKNOWN,
-    RowExtras,
-)
+from sparseety_tui.core.series import RecordingEngineSeries
+from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.events import ErrorPayload, RequestPayload, StatsPayload
+from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, sglang, trace_native, vllm
 from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.sources.lines import (
@@ -98,24 +81,18 @@ _DERIVING_KEYS = ("completion", "completion_tokens", "latency_s", "first_token_t
 
 @dataclass
 class RangeResult:
-    lines_total: int
-    by_kind: dict[str, int]
-    diagnostics: list[Any]
-    ids: IdIndex
-    columns: dict[str, bytes]
-    offsets: bytes
-    lengths: bytes
-    models: list[str]
-    extras: dict[int, RowExtras]
-    engine: EngineSeries
-    expert_load: HeatCounts
-    dropped: HeatCounts
-    head_skips: HeatCounts
-    errors: list[Any]
-    error_count: int
-    meta: dict[str, Any]
+    """What a range worker sends back: the Extractor's part and, for server logs, notes."""
+
+    part: ExtractorPart
     #: Server logs only: what the range's parser and extractor assumed at its start.
     notes: RangeNotes | None = None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a split of a server log cannot be merged exactly (the file is read whole)."""
+
+    reason: str
 
 
 @dataclass
@@ -137,68 +114,13 @@ class RangeNotes:
     year_seeded: bool = False
 
 
-class _RecordingEngine(EngineSeries):
-    """EngineSeries that also keeps what an exact merge needs: every float added to a
-    whole-file sum, in order, and the stats lines of the range's first minute."""
-
-    def __init__(self, record: bool) -> None:
-        super().__init__()
-        self.record = record
-        self.floats: dict[str, array[float]] = {}
-        #: A summed field that had an int and a float (replaying floats would not do).
-        self.mixed = False
-        self.first_minute: int | None = None
-        self.first_minute_stats: list[StatsPayload] = []
-        self._in_first_run = True
-
-    def add(self, stats: StatsPayload) -> None:
-        super().add(stats)
-        if not self.record:
-            return
-        floats = self.floats
-        for key, value in stats.items():
-            if type(value) is float:
-                values = floats.get(key)
-                if values is not None:
-                    values.append(value)
-                    continue
-                acc = self.sums.get(key)
-                if acc is not None:  # summed from now on (labels such as ts never are)
-                    floats[key] = array("d", (value,))
-                    if acc[1] > 1:
-                        self.mixed = True  # ints were summed before this first float
-            elif key in floats:
-                self.mixed = True
-        if self._in_first_run:
-            ts = stats.get("ts")
-            if ts is not None:
-                minute = int(ts // 60) * 60
-                if self.first_minute is None:
-                    self.first_minute = minute
-                if minute == self.first_minute:
-                    self.first_minute_stats.append(stats)
-                else:
-                    self._in_first_run = False
-
-    def first_minute_complete(self) -> bool:
-        """Whether the recorded first run holds every stats line of the first minute (it
-        does unless the minute came back later in the range)."""
-        if self.first_minute is None:
-            return True
-        bucket = self.per_minute.get(self.first_minute, {})
-        for key, cell in bucket.items():
-            if cell[1] != sum(1 for stats in self.first_minute_stats if stats.get(key) is not None):
-                return False
-        return True
-
-
 class _RangeExtractor(Extractor):
     """The Extractor of one range of a server log. Notes the rows whose merge by id might
     not equal line-by-line merging, and errors naming a request it has not seen."""
 
     def __init__(self, tokens: TokenCounter, family: str, record_engine: bool) -> None:
         super().__init__(tokens=tokens, forced_format=family)
-        self.engine = _RecordingEngine(record_engine)
+        self.engine = RecordingEngineSeries(record_engine)
         self.deriving_ids: set[str] = set()
         self.unresolved_errors: list[str] = []
 
@@ -259,28 +181,8 @@ def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResul
 
 
 def _range_result(extractor: Extractor, file: int, notes: RangeNotes | None = None) -> RangeResult:
-    """What a range worker sends back: its store as bytes, its counts and aggregates."""
-    state = extractor.files[file]
-    store = extractor.store
-    return RangeResult(
-        lines_total=state.lines_total,
-        by_kind=state.by_kind,
-        diagnostics=list(state.diagnostics),
-        ids=store.ids,
-        columns={name: col.tobytes() for name, col in store.columns.items()},
-        offsets=store.offset.tobytes(),
-        lengths=store.length.tobytes(),
-        models=store.models,
-        extras=store.extras,
-        engine=extractor.engine,
-        expert_load=extractor.expert_load,
-        dropped=extractor.dropped,
-        head_skips=extractor.head_skips,
-        errors=list(extractor.errors),
-        error_count=extractor.error_count,
-        meta=state.meta,
-        notes=notes,
-    )
+    """What a range worker sends back: its part of the file and its notes."""
+    return RangeResult(extractor.export_part(file), notes)
 
 
 def _detect_family(path: str, forced: str | None) -> str | None:
@@ -344,15 +246,11 @@ def _ingest_split(
     context = multiprocessing.get_context("fork")
     with context.Pool(len(tasks)) as pool:
         results = pool.map(_run_range, tasks, chunksize=1)
-    file = extractor.add_file(path)
-    state = extractor.files[file]
-    state.family = registry.family_by_name(family)
-    state.parser = state.family.new_parser(reference_time=state.reference_time)
+    file = extractor.add_file(path, format_name=family)
     results.reverse()
     while results:  # pop each range as it is merged, so its copy is freed at once
-        _merge_range(extractor, file, state, results.pop())
+        extractor.merge_part(file, results.pop().part)
     release_free_memory()
-    extractor.version += 1
 
 
 def _is_record_start(family: str, line: bytes) -> bool:
@@ -414,35 +312,25 @@ def _ingest_server_split(
     with context.Pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
     plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
-    if plan is None:
+    if isinstance(plan, Refusal):
         return False
-    file = extractor.add_file(path)
-    state = extractor.files[file]
-    state.family = registry.family_by_name(family)
-    state.parser = state.family.new_parser(reference_time=state.reference_time)
+    file = extractor.add_file(path, format_name=family)
     results.reverse()
     plan.reverse()
     while results:  # pop each range as it is merged, so its copy is freed at once
         result, (renames, failed) = results.pop(), plan.pop()
-        _merge_range(extractor, file, state, result, renames)
+        extractor.merge_part(file, result.part, renames)
         for request_id in failed:
             row = extractor.store.ids.find(request_id)
             if row is not None:
-                extractor.store.state[row] = STATE_CODE["failed"]
+                extractor.store.set_state(row, STATE_CODE["failed"])
     release_free_memory()
-    extractor.version += 1
     return True
 
 
-#: Why the last server-log split was not merged (for tests and debugging), or "".
-last_refusal = ""
-
-
-def _refuse(reason: str) -> list[tuple[dict[str, str], list[str]]] | None:
-    """Note why a split cannot be merged exactly; None, for ``return _refuse(...)``."""
-    global last_refusal
-    last_refusal = reason
-    return None
+def _refuse(reason: str) -> Refusal:
+    """Why a split cannot be merged exactly, for ``return _refuse(...)``."""
+    return Refusal(reason)
 
 
 def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int] | None]:
@@ -473,9 +361,10 @@ def _check_server_ranges(
     family: str,
     results: list[RangeResult],
     reference_time: float | None,
-) -> list[tuple[dict[str, str], list[str]]] | None:
-    """Per range: (id renames, ids to mark failed after its merge); None when one process
-    reading the whole file could have parsed a range differently (module docstring)."""
+) -> list[tuple[dict[str, str], list[str]]] | Refusal:
+    """Per range: (id renames, ids to mark failed after its merge); a Refusal when one
+    process reading the whole file could have parsed a range differently (module
+    docstring)."""
     store = extractor.store
     preexisting = len(store) > 0
     continues = preexisting or extractor.engine.count > 0
@@ -486,17 +375,16 @@ def _check_server_ranges(
     deriving_before: set[str] = set()
     minutes_before = set(extractor.engine.per_minute)
     probe = vllm.FAMILY.new_parser(reference_time=reference_time) if family == "vllm" else None
-    _refuse("")
     for k, result in enumerate(results):
         notes = result.notes
         if notes is None:
             return _refuse("a range without notes")
         earlier = results[:k]
-        ids = result.ids
+        ids = result.part.store.ids
 
         def seen_before(request_id: str, earlier: list[RangeResult] = earlier) -> bool:
             return store.ids.find(request_id) is not None or any(
-                request_id in r.ids for r in earlier
+                request_id in r.part.store.ids for r in earlier
             )
 
         # Tracebacks and the ERROR-line context they pick up.
@@ -513,7 +401,9 @@ def _check_server_ranges(
             context.pop(key, None)
         context.update(notes.context_end)
         # Engine stats: only the first minute of a range may continue an earlier minute.
-        engine: Any = result.engine
+        engine = result.part.engine
+        if not isinstance(engine, RecordingEngineSeries):
+            return _refuse("a range without a recorded engine series")
         if k > 0 or continues:
             if engine.mixed:
                 return _refuse("a stats field mixes ints and floats")
@@ -581,165 +471,3 @@ def _engine_side_renames(
     if any(base in ids for base in renames.values()):
         return None  # the range has its own row for the front-end id as well
     return renames
-
-
-def _merge_range(
-    extractor: Extractor,
-    file: int,
-    state: FileState,
-    result: RangeResult,
-    renames: dict[str, str] | None = None,
-) -> None:
-    import numpy as np
-
-    line_shift = state.lines_total
-    state.lines_total += result.lines_total
-    for kind, count in result.by_kind.items():
-        state.by_kind[kind] = state.by_kind.get(kind, 0) + count
-    for diagnostic in result.diagnostics:
-        diagnostic.line_no += line_shift
-        state.diagnostics.append(diagnostic)
-    state.meta.update(result.meta)
-
-    store = extractor.store
-    base = len(store)
-    model_map = np.array([store.model_code(name) for name in result.models], dtype=np.uint16)
-    incoming: dict[str, Any] = {}
-    for name, raw in result.columns.items():
-        typecode = store.columns[name].typecode
-        incoming[name] = np.frombuffer(raw, dtype=np.dtype(typecode)).copy()
-    incoming["model"] = model_map[incoming["model"]] if len(model_map) else incoming["model"]
-    incoming["file"][:] = file
-    incoming["line_no"] += line_shift
-
-    if not renames and not store.ids.shares_ids_with(result.ids):
-        for name, values in incoming.items():
-            store.columns[name].frombytes(values.tobytes())
-        store.offset.frombytes(result.offsets)
-        store.length.frombytes(result.lengths)
-        store.ids.extend_from(result.ids)
-        for row, extras in result.extras.items():
-            store.extras[base + row] = _shift_lines(extras, file)
-    else:
-        # Most rows are new here too (only requests that straddle a boundary are
-        # shared): new rows are appended in bulk, in order; shared rows merged one by one.
-        worker_ids = list(result.ids)
-        if renames:
-            worker_ids = [renames.get(rid, rid) for rid in worker_ids]
-        find = store.ids.find
-        shared = [i for i, rid in enumerate(worker_ids) if find(rid) is not None]
-        keep = np.ones(len(worker_ids), dtype=bool)
-        keep[shared] = False
-        for name, values in incoming.items():
-            store.columns[name].frombytes(values[keep].tobytes())
-        offsets = np.frombuffer(result.offsets, dtype=np.int64)
-        lengths = np.frombuffer(result.lengths, dtype=np.uint32)
-        store.offset.frombytes(offsets[keep].tobytes())
-        store.length.frombytes(lengths[keep].tobytes())
-        store.ids.extend([worker_ids[i] for i in np.flatnonzero(keep).tolist()])
-        new_row = np.cumsum(keep) - 1 + base
-        for i, extras in result.extras.items():
-            if keep[i]:
-                store.extras[int(new_row[i])] = _shift_lines(extras, file)
-        for i in shared:
-            found = find(worker_ids[i])
-            assert found is not None
-            row = found
-            store.add_line(row, file, int(offsets[i]), int(lengths[i]))
-            _overwrite(store, row, incoming, i, only_known=True)
-            more = result.extras.get(i)
-            if more is not None:
-                _add_extras(store.extras_for(row), _shift_lines(more, file))
-
-    _merge_heat(extractor.expert_load, result.expert_load)
-    _merge_heat(extractor.dropped, result.dropped)
-    _merge_heat(extractor.head_skips, result.head_skips)
-    if result.notes is not None:
-        _merge_engine_exact(extractor.engine, result.engine)
-    else:
-        _merge_engine(extractor.engine, result.engine)
-    extractor.errors.extend(result.errors)
-    extractor.error_count += result.error_count
-
-
-def _overwrite(store: Any, row: int, incoming: dict[str, Any], i: int, only_known: bool) -> None:
-    for name, values in incoming.items():
-        value = values[i].item()
-        if only_known:
-            if name in INT_COLUMNS and value == UNKNOWN:
-                continue
-            if (name in FLOAT32_COLUMNS or name in FLOAT64_COLUMNS) and math.isnan(value):
-                continue
-            if name in BYTE_COLUMNS and value == 0:
-                continue
-            if name in ("model", "line_no") and value == 0:
-                continue
-            if name == "line_no":
-                continue  # the first line of the request stays where it was
-        store.columns[name][row] = value
-
-
-def _shift_lines(extras: RowExtras, file: int) -> RowExtras:
-    extras.more_lines = [(file, offset, length) for _f, offset, length in extras.more_lines]
-    return extras
-
-
-def _add_extras(target: RowExtras, extra: RowExtras) -> None:
-    for name in (
-        "routed_tokens", "routed_slots", "routing_rows", "dropped_slots", "kv_tokens",
-        "kv_visible", "kv_kept", "evicted_positions", "masked_positions", "head_rows",
-        "head_slots", "skipped_head_slots",
-    ):
-        setattr(target, name, getattr(target, name) + getattr(extra, name))
-    target.moe_layers = extra.moe_layers or target.moe_layers
-    target.more_lines.extend(extra.more_lines)
-
-
-def _merge_heat(target: HeatCounts, source: HeatCounts) -> None:
-    for layer, row in source.counts.items():
-        for index, count in row.items():
-            target.add(layer, index, count)
-
-
-def _merge_engine(target: EngineSeries, source: EngineSeries) -> None:
-    # Splittable formats (SPLITTABLE) carry no engine stats lines; replaying the recent
-    # points is exact for them and keeps this honest if one ever does.
-    for point in source.points:
-        target.add(point)
-
-
-def _merge_engine_exact(target: EngineSeries, source: EngineSeries) -> None:
-    """Append a server-log range's engine series as if its stats lines had been added to
-    ``target`` one by one.
-
-    Integer sums add exactly. Float sums are replayed value by value in line order (the
-    range's worker recorded them), and so is the range's first minute, which may continue
-    a minute of the previous range; ``_check_server_ranges`` made sure no other minute is
-    shared.
-    """
-    if not source.count:
-        return
-    recorded: Any = source
-    replay = isinstance(recorded, _RecordingEngine) and recorded.record
-    target.count += source.count
-    target.points.extend(source.points)
-    target.last = source.last
-    for key, acc in source.sums.items():
-        mine = target.sums.get(key)
-        if mine is None:
-            mine = target.sums[key] = [0.0, 0]
-        floats = recorded.floats.get(key) if replay else None
-        if floats is not None:
-            mine[0] = reduce(operator.add, floats, mine[0])
-        else:
-            mine[0] += acc[0]
-        mine[1] += acc[1]
-    first = recorded.first_minute if replay else None
-    for minute, fields in source.per_minute.items():
-        if minute != first:
-            target.per_minute[minute] = fields
-    if first is not None:
-        bucket = target.per_minute.setdefault(first, {})
-        for stats in recorded.first_minute_stats:
-            add_minute_fields(bucket, stats)
-    target._minute = -1  # the next add() looks its minute up again

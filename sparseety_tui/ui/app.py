@@ -1,4 +1,10 @@
-"""The Textual app: wires the ingest worker's snapshots to the screens (20 Hz while data flows)."""
+"""The Textual app: wires the ingest worker's snapshots to the screens (20 Hz while data flows).
+
+The app is the one place that owns the ingest worker. Screens get what they need when they
+are built (the shape, a snapshot's frozen state, the detail cache) and send messages up
+(``ui.messages``): no screen imports this module, and nothing in the UI touches the
+writer's store: every row, count and detail comes from a snapshot.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +17,17 @@ from typing import ClassVar
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.css.query import NoMatches
-from textual.message import Message
 from textual.screen import Screen
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.query import SORT_COLUMNS
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
-from sparseety_tui.live import SORT_COLUMNS, IngestWorker, LiveOptions, Snapshot
+from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
+from sparseety_tui.ingest.worker import IngestWorker
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.messages import OpenRequest, QueryChanged, SnapshotReady
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
@@ -35,10 +43,6 @@ IDLE_TICK_S = 1.0
 ACTIVE_S = 1.0
 
 
-class SnapshotReady(Message):
-    """Posted by the ingest worker's thread after a quiet spell (never once per line)."""
-
-
 @dataclass(frozen=True)
 class AppConfig:
     live: LiveOptions
@@ -47,22 +51,6 @@ class AppConfig:
     request_id: str | None = None  # --request: open on this request's detail
     tick_s: float = TICK_S
     title: str = "sparseety-tui"
-
-
-def find_row(extractor: Extractor, request_id: str, rows: int) -> int | None:
-    """Row of ``request_id`` among the first ``rows`` rows, from the UI thread.
-
-    The id index may be growing in the writer thread; a lookup that races with its rehash
-    can fail or miss, so a hit is verified and a failure reads as "not found yet".
-    """
-    store = extractor.store
-    try:
-        row = store.index.get(request_id)
-    except (IndexError, RuntimeError):
-        return None
-    if row is None or row >= rows or store.ids[row] != request_id:
-        return None
-    return int(row)
 
 
 class SparseetyApp(App[int]):
@@ -83,11 +71,13 @@ class SparseetyApp(App[int]):
         self.config = config
         self.title = config.title
         self.live_options = config.live
-        self.extractor = extractor if extractor is not None else make_extractor(config.options)
         self.shape = shape if shape is not None else make_shape(config.options)
-        self.worker = IngestWorker(self.extractor, self.shape, config.live,
-                                   on_wake=self._wake_from_worker)
-        self.details = DetailCache(self.extractor)
+        # The worker owns the Extractor: only its thread writes or reads it.
+        self.worker = IngestWorker(
+            extractor if extractor is not None else make_extractor(config.options),
+            self.shape, config.live, on_wake=self._wake_from_worker,
+        )
+        self.details = DetailCache()
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(config.theme or default_theme_name())
         self._shown_version = -1
@@ -95,7 +85,7 @@ class SparseetyApp(App[int]):
         self._request_reported = False
 
     def get_default_screen(self) -> Screen[None]:
-        return MainScreen()
+        return MainScreen(self.shape, show_rate=self.live_options.track_rate)
 
     def on_mount(self) -> None:
         for theme in self.themes.themes.values():
@@ -150,10 +140,10 @@ class SparseetyApp(App[int]):
     def _open_pending_request(self, snap: Snapshot) -> None:
         rid = self._pending_request
         assert rid is not None
-        row = find_row(self.extractor, rid, snap.rows)
+        row = snap.find(rid)
         if row is not None:
             self._pending_request = None
-            self.open_detail(row)
+            self.open_detail(row, snap)
         elif snap.settled and not self._request_reported:
             self._request_reported = True
             self.main_screen.say(f"request {rid} not in the logs (yet): waiting for it",
@@ -161,14 +151,25 @@ class SparseetyApp(App[int]):
 
     # -- navigation --------------------------------------------------------------------------
 
-    def open_detail(self, row: int) -> None:
-        self.push_screen(DetailScreen(row))
+    def open_detail(self, row: int, snap: Snapshot | None = None) -> None:
+        """Open request ``row`` as the snapshot shown (or ``snap``) knows it."""
+        state = (snap or self.main_screen.table.snapshot).state
+        if state is None or row >= len(state.store):
+            return
+        self.push_screen(DetailScreen(row, state, self.shape, self.details))
+
+    def on_open_request(self, message: OpenRequest) -> None:
+        self.open_detail(message.row)
+
+    def on_query_changed(self, message: QueryChanged) -> None:
+        self.worker.set_query(message.query)
 
     def action_diagnostics(self) -> None:
+        snap = self.worker.snapshot
         if isinstance(self.screen, DiagnosticsScreen):
-            self.screen.refresh_content()
+            self.screen.refresh_content(snap)
             return
-        self.push_screen(DiagnosticsScreen())
+        self.push_screen(DiagnosticsScreen(snap))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.live import LiveOptions
+from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 
 REPO = Path(__file__).resolve().parents[2]

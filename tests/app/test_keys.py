@@ -26,7 +26,7 @@ def table(app: Any) -> RequestTable:
 def current_id(app: Any) -> str:
     row = table(app).current_row
     assert row is not None
-    return str(app.extractor.store.ids[row])
+    return str(app.worker.snapshot.state.store.ids[row])
 
 
 @async_test
@@ -73,13 +73,13 @@ async def test_filter_expression_and_text_and_escape() -> None:
         await settle(pilot)
         snap = table(app).snapshot
         assert 0 < snap.visible < total
-        lat = app.extractor.store.columns["latency_s"]
+        lat = app.worker.snapshot.state.store.columns["latency_s"]
         assert all(lat[snap.row_at(i)] > 2 for i in range(snap.visible))
         # Free text: ids containing "moe-1".
         await pilot.press("slash", *["backspace"] * 20, *"moe-1", "enter")
         await settle(pilot)
         snap = table(app).snapshot
-        ids = {app.extractor.store.ids[snap.row_at(i)] for i in range(snap.visible)}
+        ids = {app.worker.snapshot.state.store.ids[snap.row_at(i)] for i in range(snap.visible)}
         assert ids == {f"moe-1{i}" for i in range(7)}
         # A bad expression says why and keeps the previous filter.
         await pilot.press("slash", *["backspace"] * 20, *"bogus>1", "enter")
@@ -117,12 +117,12 @@ async def test_sort_cycles_and_reverses() -> None:
         await pilot.press("s")  # id
         await settle(pilot)
         snap = table(app).snapshot
-        ids = [app.extractor.store.ids[snap.row_at(i)] for i in range(snap.visible)]
+        ids = [app.worker.snapshot.state.store.ids[snap.row_at(i)] for i in range(snap.visible)]
         assert ids == sorted(ids)
         await pilot.press("S")
         await settle(pilot)
         snap = table(app).snapshot
-        ids = [app.extractor.store.ids[snap.row_at(i)] for i in range(snap.visible)]
+        ids = [app.worker.snapshot.state.store.ids[snap.row_at(i)] for i in range(snap.visible)]
         assert ids == sorted(ids, reverse=True)
 
 

@@ -13,15 +13,9 @@ from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.detail import build_detail
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.totals import compute_totals
-from sparseety_tui.live import (
-    Clause,
-    FilterError,
-    IngestWorker,
-    LiveOptions,
-    ViewQuery,
-    compute_view,
-    parse_filter,
-)
+from sparseety_tui.core.query import Clause, FilterError, ViewQuery, compute_view, parse_filter
+from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.snapshot import LiveOptions
 
 
 def record(i: int, **extra: object) -> str:
@@ -65,17 +59,17 @@ def test_compute_view_filters_and_sorts(tmp_path: Path) -> None:
     extractor = Extractor()
     extractor.feed(extractor.add_file(str(log)), _lines(log))
     rows = len(extractor.store)
-    view = compute_view(extractor, DEFAULT_SHAPE,
+    view = compute_view(extractor.store, DEFAULT_SHAPE,
                         ViewQuery(clauses=parse_filter("latency>2"), sort="latency",
                                   reverse=True), rows)
     latencies = [extractor.store.columns["latency_s"][r] for r in view]
     assert latencies == sorted(latencies, reverse=True) and min(latencies) > 2
-    failed = compute_view(extractor, DEFAULT_SHAPE,
+    failed = compute_view(extractor.store, DEFAULT_SHAPE,
                           ViewQuery(clauses=parse_filter("state=failed")), rows)
     assert [extractor.store.ids[r] for r in failed] == ["r0099"]
-    text = compute_view(extractor, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows)
+    text = compute_view(extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows)
     assert len(text) == 10
-    by_id = compute_view(extractor, DEFAULT_SHAPE, ViewQuery(sort="id", reverse=True), rows)
+    by_id = compute_view(extractor.store, DEFAULT_SHAPE, ViewQuery(sort="id", reverse=True), rows)
     assert extractor.store.ids[int(by_id[0])] == "r0099"
     assert isinstance(by_id, np.ndarray)
 
@@ -99,7 +93,7 @@ def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:
         snap = worker.snapshot
         assert snap.rows == 30 and snap.totals is not None
         assert snap.totals["requests"]["count"] == 30
-        expected = compute_totals(worker.extractor, DEFAULT_SHAPE)
+        expected = compute_totals(snap.state, DEFAULT_SHAPE)
         assert snap.totals["requests"] == expected["requests"]
         assert snap.files[0].lines == 30 and snap.files[0].format == "trace"
         worker.set_query(ViewQuery(clauses=parse_filter("latency>=2.5"), serial=1))
@@ -126,13 +120,14 @@ def test_worker_reports_rotation(tmp_path: Path) -> None:
         assert any("rotated" in event for event in snap.events)
         # New lines belong to a new incarnation of the path; earlier rows are not re-read
         # at offsets that now hold other data.
-        extractor = worker.extractor
-        files = [f for f in extractor.files if f.path == str(log)]
+        state = snap.state
+        assert state is not None
+        files = [f for f in state.files if f.path == str(log)]
         assert len(files) == 2 and files[0].superseded and not files[1].superseded
         assert sum(f.lines_total for f in files) == 8
-        old = build_detail(extractor, extractor.store.ids.row_of("r0001"))
+        old = build_detail(state, state.store.ids.find("r0001") or -1)
         assert old.raw_lines == [] and "changed since" in old.problems[0]
-        new = build_detail(extractor, extractor.store.ids.row_of("r0101"))
+        new = build_detail(state, state.store.ids.find("r0101") or -1)
         assert json.loads(new.raw_lines[0][2])["request_id"] == "r0101"
     finally:
         worker.stop()
@@ -151,7 +146,8 @@ def test_big_file_shows_tail_first_then_backfills(tmp_path: Path) -> None:
         assert len(status.parts) == 2 and not status.backfilling
         assert status.lines == 3000 and status.line_base is not None
         # The tail part was read first: its rows come first in the store...
-        store = worker.extractor.store
+        assert snap.state is not None
+        store = snap.state.store
         assert store.ids[0] > "r2000"
         assert sum(status.by_kind.values()) == 3000
         # ...but the table shows log order, so End (and follow) is the file's last line.
@@ -160,7 +156,8 @@ def test_big_file_shows_tail_first_then_backfills(tmp_path: Path) -> None:
         write(log, [record(3000)], mode="a")
         assert worker.drain(30)
         snap = worker.snapshot
-        assert store.ids[snap.row_at(snap.visible - 1)] == "r3000"
+        assert snap.state is not None
+        assert snap.state.store.ids[snap.row_at(snap.visible - 1)] == "r3000"
     finally:
         worker.stop()
 
@@ -172,7 +169,8 @@ def test_last_n_lines(tmp_path: Path) -> None:
     try:
         assert worker.drain()
         assert worker.snapshot.rows == 10
-        assert worker.extractor.store.ids[0] == "r0090"
+        state = worker.snapshot.state
+        assert state is not None and state.store.ids[0] == "r0090"
     finally:
         worker.stop()
 

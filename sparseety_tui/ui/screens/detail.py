@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -20,18 +19,20 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from sparseety_tui.core.detail import RequestDetail, TokenView
+from sparseety_tui.core.detail import DetailCache, RequestDetail, TokenView
 from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.store import STATES
+from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
 from sparseety_tui.ui.safe_text import display_path, escape, safe_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
-from sparseety_tui.ui.widgets.request_table import fmt_count, fmt_seconds
 from sparseety_tui.ui.widgets.sparkline import bar, sparkline
 from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace, TraceToken
 
 if TYPE_CHECKING:
-    from sparseety_tui.ui.app import SparseetyApp
+    from sparseety_tui.core.costmodel import ModelShape
 
 TABS = ("trace", "experts", "heads", "raw")
 SKIP_MEANING = {
@@ -40,21 +41,6 @@ SKIP_MEANING = {
     "masked": "KV not attended",
     "dropped": "expert dropped",
 }
-
-
-def _known_ts(ts: Any) -> bool:
-    return isinstance(ts, (int, float)) and not isinstance(ts, bool) and not math.isnan(ts)
-
-
-def fmt_clock(ts: Any) -> str:
-    """Time of day in UTC with milliseconds, or — when unknown."""
-    if not _known_ts(ts):
-        return "—"
-    return time.strftime("%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}"
-
-
-def fmt_day(ts: Any) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(ts)) if _known_ts(ts) else ""
 
 
 def legend(styles: dict[str, Any], width: int = 200) -> Text:
@@ -105,18 +91,18 @@ class DetailScreen(Screen[None]):
     DetailScreen TabPane { padding: 0; }
     """
 
-    def __init__(self, row: int) -> None:
+    def __init__(
+        self, row: int, state: FrozenExtractor, shape: ModelShape, details: DetailCache
+    ) -> None:
+        """``state``: the snapshot's frozen state the row was chosen in (a request's
+        detail reads that state only); ``details``: the app's cache of built details."""
         super().__init__(id="detail")
         self.row = row
+        self._state = state
+        self._shape = shape
+        self._details = details
         self.detail: RequestDetail | None = None
         self._raw_text = ""
-
-    @property
-    def sparse_app(self) -> SparseetyApp:
-        from sparseety_tui.ui.app import SparseetyApp
-
-        assert isinstance(self.app, SparseetyApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Static(self._head_text(None), id="detail-head")
@@ -159,14 +145,13 @@ class DetailScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="detail")
     def _load(self) -> None:
-        detail = self.sparse_app.details.get(self.row)
+        detail = self._details.get(self._state, self.row)
         self.app.call_from_thread(self._show, detail)
 
     # -- showing -----------------------------------------------------------------------------
 
     def _head_text(self, detail: RequestDetail | None) -> Text:
-        app = self.sparse_app
-        store = app.extractor.store
+        store = self._state.store
         c = store.columns
         row = self.row
         out = Text(end="")
@@ -178,7 +163,7 @@ class DetailScreen(Screen[None]):
             out.append(escape(model))
         out.append("  state ", "dim")
         out.append(STATES[c["state"][row]])
-        figures = row_figures(store, app.shape, row)
+        figures = row_figures(store, self._shape, row)
         ratio = figures.get("skip_ratio")
         out.append("\nprompt ", "dim")
         out.append(fmt_count(c["prompt_tokens"][row]))
@@ -192,18 +177,21 @@ class DetailScreen(Screen[None]):
         if k >= 0 or e >= 0:
             out.append("  k/E ", "dim")
             out.append(f"{fmt_count(k)}/{fmt_count(e)}")
-        ttft = c["ttft_s"][row]
-        latency = c["latency_s"][row]
         fields = detail.fields if detail is not None else {}
-        received = fields.get("received_ts", c["received_ts"][row])
         first = fields.get("first_token_ts")
         finished = fields.get("finished_ts", c["finished_ts"][row])
-        if _known_ts(received):
+        # The same derivations as the Extractor's (one core function), from the row and
+        # what the re-read lines say.
+        times = derive_times(
+            received=_number(fields.get("received_ts", c["received_ts"][row])),
+            first_token=_number(first),
+            finished=_number(finished),
+            ttft=c["ttft_s"][row],
+            latency=c["latency_s"][row],
+        )
+        received, ttft, latency = times.received, times.ttft, times.latency
+        if known_ts(received):
             # Times after "received" as offsets: they are the TTFT and the latency.
-            if math.isnan(ttft) and _known_ts(first):
-                ttft = first - received
-            if math.isnan(latency) and _known_ts(finished):
-                latency = finished - received
             out.append("\nreceived ", "dim")
             out.append(fmt_clock(received))
             out.append("  first token ", "dim")
@@ -275,8 +263,7 @@ class DetailScreen(Screen[None]):
 
     def _counts_only_text(self, has_text: bool) -> Text:
         """What is known for a request with counts only, and what would fill the rest."""
-        store = self.sparse_app.extractor.store
-        c = store.columns
+        c = self._state.store.columns
         prompt, cached = c["prompt_tokens"][self.row], c["cached_tokens"][self.row]
         out = Text(end="")
         if has_text:
@@ -457,3 +444,8 @@ def trace_tokens(detail: RequestDetail) -> list[TraceToken]:
         if isinstance(text, str) and text:
             out.append(TraceToken(text, phase))
     return out
+
+
+def _number(value: Any) -> float:
+    """A known timestamp as a float, anything else as NaN (unknown)."""
+    return float(value) if known_ts(value) else math.nan

@@ -5,7 +5,7 @@ So a user can see exactly what the tool did not understand (nothing is dropped s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,13 +14,10 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.extractor import DIAGNOSTIC_SAMPLES
-from sparseety_tui.live import FileStatus
+from sparseety_tui.core.files import DIAGNOSTIC_SAMPLES, Diagnostic
+from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import display_path, escape
-
-if TYPE_CHECKING:
-    from sparseety_tui.ui.app import SparseetyApp
 
 #: Unparsed lines listed per file on screen (all kept samples are copied with `c`).
 SHOWN_PER_FILE = 500
@@ -37,16 +34,11 @@ class DiagnosticsScreen(Screen[None]):
         text-style: bold; color: $primary; }
     """
 
-    def __init__(self) -> None:
+    def __init__(self, snapshot: Snapshot) -> None:
+        """``snapshot``: what to show (``refresh_content`` shows a newer one)."""
         super().__init__(id="diagnostics")
+        self._snapshot = snapshot
         self._plain = ""
-
-    @property
-    def sparse_app(self) -> SparseetyApp:
-        from sparseety_tui.ui.app import SparseetyApp
-
-        assert isinstance(self.app, SparseetyApp)
-        return self.app
 
     def compose(self) -> ComposeResult:
         yield Static("Diagnostics: lines by kind, and the lines not understood", id="diag-title")
@@ -55,18 +47,25 @@ class DiagnosticsScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.refresh_content()
+        self.refresh_content(self._snapshot)
         self.query_one("#diag-scroll").focus()
 
-    def refresh_content(self) -> None:
-        text, plain = self._render_files(self.sparse_app.worker.snapshot.files)
+    def refresh_content(self, snapshot: Snapshot) -> None:
+        self._snapshot = snapshot
+        text, plain = self._render_files(snapshot)
         self._plain = plain
         self.query_one("#diag-text", Static).update(text)
 
-    def _render_files(self, files: tuple[FileStatus, ...]) -> tuple[Text, str]:
-        worker = self.sparse_app.worker
+    def _render_files(self, snapshot: Snapshot) -> tuple[Text, str]:
+        files = snapshot.files
+        state_files = snapshot.state.files if snapshot.state is not None else ()
         out = Text(end="")
         plain: list[str] = []
+        for problem in (snapshot.problem, snapshot.error):
+            if problem:
+                out.append(escape(problem), "bold red")
+                out.append("\n\n")
+                plain.append(problem)
         if not files:
             out.append("no files", "dim")
         for n, status in enumerate(files):
@@ -83,12 +82,12 @@ class DiagnosticsScreen(Screen[None]):
             if status.unparsed == 0:
                 out.append("  every line was understood\n", "green")
                 continue
-            samples = []
+            samples: list[tuple[Diagnostic, int | None]] = []
             for part_no, part in enumerate(status.parts):
                 # Part 0 is the tail (line numbers follow the older part once counted).
                 base = status.line_base if part_no == 0 and len(status.parts) > 1 else 0
-                for diag in worker.diagnostics(part):
-                    samples.append((diag, base))
+                if part < len(state_files):
+                    samples.extend((diag, base) for diag in state_files[part].diagnostics)
             samples.sort(key=lambda s: (s[0].line_no + (s[1] or 0)) if s[1] is not None
                          else 10**12 + s[0].line_no)
             kept = len(samples)

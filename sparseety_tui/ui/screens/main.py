@@ -12,8 +12,10 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from sparseety_tui.live import SORT_COLUMNS, FilterError, Snapshot, ViewQuery, parse_filter
+from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse_filter
+from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.messages import OpenRequest, QueryChanged
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.request_table import RequestTable
@@ -21,7 +23,7 @@ from sparseety_tui.ui.widgets.status_line import StatusLine
 from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
 
 if TYPE_CHECKING:
-    from sparseety_tui.ui.app import SparseetyApp
+    from sparseety_tui.core.costmodel import ModelShape
 
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
@@ -32,8 +34,10 @@ class MainScreen(Screen[None]):
         keys.bindings(keys.MAIN)
     )
 
-    def __init__(self) -> None:
+    def __init__(self, shape: ModelShape, *, show_rate: bool = True) -> None:
         super().__init__(id="main")
+        self._shape = shape
+        self._show_rate = show_rate
         self.paused = False
         self._frozen: Snapshot | None = None  # what the screen shows while paused
         self._prompt_mode = ""  # "filter" or "goto" while the prompt is open
@@ -45,18 +49,10 @@ class MainScreen(Screen[None]):
         self._pending_row: int | None = None  # go to this row once the new view arrives
         self._before_prompt = self._query  # the query when the prompt opened (esc restores)
 
-    @property
-    def sparse_app(self) -> SparseetyApp:
-        from sparseety_tui.ui.app import SparseetyApp
-
-        assert isinstance(self.app, SparseetyApp)
-        return self.app
-
     def compose(self) -> ComposeResult:
-        app = self.sparse_app
         yield TotalsStrip(id="totals")
         with Horizontal(id="body"):
-            yield RequestTable(app.extractor.store, app.shape, id="requests")
+            yield RequestTable(self._shape, id="requests")
             with Vertical(id="side"):
                 yield Heatmap(
                     "Expert load (layer × expert)",
@@ -98,13 +94,12 @@ class MainScreen(Screen[None]):
         self._show(snap)
 
     def _show(self, snap: Snapshot) -> None:
-        app = self.sparse_app
         self.table.set_snapshot(snap)
         if snap.query is self._query:
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
         self.query_one(TotalsStrip).set_items(
-            totals_items(snap.totals, snap.rate, unparsed, show_rate=app.live_options.track_rate)
+            totals_items(snap.totals, snap.rate, unparsed, show_rate=self._show_rate)
         )
         totals = snap.totals or {}
         experts = totals.get("experts")
@@ -154,7 +149,7 @@ class MainScreen(Screen[None]):
         if row is None:
             self.say("no request selected")
             return
-        self.sparse_app.open_detail(row)
+        self.post_message(OpenRequest(row))
 
     def action_follow(self) -> None:
         if self.paused:
@@ -188,7 +183,7 @@ class MainScreen(Screen[None]):
 
     def _set_query(self, **changes: Any) -> None:
         self._query = replace(self._query, serial=self._query.serial + 1, **changes)
-        self.sparse_app.worker.set_query(self._query)
+        self.post_message(QueryChanged(self._query))
 
     def action_clear_filter(self) -> None:
         if self._prompt_mode:
@@ -261,9 +256,7 @@ class MainScreen(Screen[None]):
         if not text:
             return
         self._find = text
-        from sparseety_tui.ui.app import find_row
-
-        row = find_row(self.sparse_app.extractor, text, self.table.snapshot.rows)
+        row = self.table.snapshot.find(text)
         if row is not None:
             self._jump_to_row(row)
             return
@@ -281,7 +274,7 @@ class MainScreen(Screen[None]):
             return
         self.table.follow = False
         self.table.go_to(position)
-        self.say(f"at {self.sparse_app.extractor.store.ids[row]}")
+        self.say(f"at {self.table.request_id(row)}")
 
     def action_find_next(self) -> None:
         if not self._find:
@@ -299,7 +292,9 @@ class MainScreen(Screen[None]):
     def _find_from(self, position: int, step: int) -> None:
         """Scan the view for the next id containing the find text (off the UI thread)."""
         snap = self.table.snapshot
-        ids = self.sparse_app.extractor.store.ids
+        if snap.state is None:
+            return
+        ids = snap.state.store.ids
         needle = self._find.lower()
         count = snap.visible
         pos = position + step
@@ -320,7 +315,7 @@ class MainScreen(Screen[None]):
         self.table.follow = False
         self.table.go_to(position)
         row = self.table.snapshot.row_at(position)
-        self.say(f"match: {self.sparse_app.extractor.store.ids[row]}")
+        self.say(f"match: {self.table.request_id(row)}")
 
     def after_query_applied(self) -> None:
         row = self._pending_row

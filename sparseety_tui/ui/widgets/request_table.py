@@ -1,6 +1,7 @@
-"""The request table: a virtual view over the store on Textual's Line API.
+"""The request table: a virtual view over the snapshot's rows on Textual's Line API.
 
-Only the rows on screen are ever rendered (``render_line``), from the store's arrays, so
+Only the rows on screen are ever rendered (``render_line``), from the snapshot's frozen
+store (never the writer's), so
 first paint is the same for ten rows or a million. Rendered rows are cached per snapshot
 version; a new snapshot costs a re-render of the visible rows only. The table does not keep
 row objects: which store row sits at which position comes from the snapshot's view (the
@@ -10,11 +11,9 @@ identity, or an index array the ingest worker sorted and filtered).
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import BindingType
@@ -27,15 +26,17 @@ from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import row_figures
-from sparseety_tui.core.store import STATES, RequestStore
-from sparseety_tui.live import Snapshot
+from sparseety_tui.core.store import STATES
+from sparseety_tui.core.views import StoreView
+from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds, fmt_time
 from sparseety_tui.ui.safe_text import escape
 
 
 @dataclass(frozen=True)
 class Column:
-    key: str  # matches live.SORT_COLUMNS
+    key: str  # matches core.query.SORT_COLUMNS
     title: str
     width: int
     priority: int  # lower survives narrower terminals
@@ -82,41 +83,6 @@ def layout_columns(width: int) -> list[tuple[Column, int]]:
             spare -= grow
         out.append((column, w))
     return out
-
-
-def fmt_count(value: int) -> str:
-    if value < 0:
-        return "—"
-    if value < 100_000:
-        return f"{value:,}" if value >= 10_000 else str(value)
-    if value < 10_000_000:
-        return f"{value / 1000:.0f}k"
-    return f"{value / 1_000_000:.0f}M"
-
-
-def fmt_seconds(value: float) -> str:
-    if math.isnan(value):
-        return "—"
-    if value < 1:
-        return f"{value * 1000:.0f}ms"
-    if value < 100:
-        return f"{value:.2f}s"
-    return f"{value:.0f}s"
-
-
-def fmt_time(ts: float) -> str:
-    if math.isnan(ts):
-        return "—"
-    return time.strftime("%H:%M:%S", time.gmtime(ts))
-
-
-def fit(text: str, width: int, align: str) -> str:
-    """``text`` padded or cut (with …) to exactly ``width`` cells."""
-    if cell_len(text) > width:
-        return set_cell_size(text, width - 1) + "…" if width > 1 else set_cell_size(text, width)
-    if align == "right":
-        return " " * (width - cell_len(text)) + text
-    return set_cell_size(text, width)
 
 
 class RequestTable(ScrollView, can_focus=True):
@@ -179,7 +145,6 @@ class RequestTable(ScrollView, can_focus=True):
 
     def __init__(
         self,
-        store: RequestStore,
         shape: ModelShape,
         *,
         name: str | None = None,
@@ -187,7 +152,6 @@ class RequestTable(ScrollView, can_focus=True):
         classes: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id, classes=classes)
-        self._store = store
         self._shape = shape
         self._snap = Snapshot()
         self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(512)
@@ -230,6 +194,11 @@ class RequestTable(ScrollView, can_focus=True):
         elif self.cursor >= count:
             self._move_cursor(max(0, count - 1))
         self.refresh()
+
+    def request_id(self, row: int) -> str:
+        """The id of store row ``row`` (from the snapshot shown)."""
+        state = self._snap.state
+        return state.store.ids[row] if state is not None and row < self._snap.rows else ""
 
     def position_of(self, row: int) -> int | None:
         """Table position of store row ``row`` in the current view (None: filtered out)."""
@@ -357,9 +326,9 @@ class RequestTable(ScrollView, can_focus=True):
     def _render_row(self, position: int, width: int, selected: bool) -> Strip:
         snap = self._snap
         row = snap.row_at(position)
-        store = self._store
-        if row >= snap.rows:
+        if snap.state is None or row >= snap.rows:
             return Strip.blank(width, self._style(""))
+        store = snap.state.store
         c = store.columns
         base = self._style("")
         dim = self._style("request-table--dim")
@@ -368,7 +337,7 @@ class RequestTable(ScrollView, can_focus=True):
         state_style = self._style(f"request-table--{state}") if state != "unknown" else dim
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
-            text, style = self._cell(column.key, row, state, state_style, dim, base)
+            text, style = self._cell(store, column.key, row, state, state_style, dim, base)
             if cursor is not None:
                 style = style + cursor
             if i:
@@ -379,9 +348,15 @@ class RequestTable(ScrollView, can_focus=True):
         return strip.extend_cell_length(width, fill).crop(0, width)
 
     def _cell(
-        self, key: str, row: int, state: str, state_style: Style, dim: Style, base: Style
+        self,
+        store: StoreView,
+        key: str,
+        row: int,
+        state: str,
+        state_style: Style,
+        dim: Style,
+        base: Style,
     ) -> tuple[str, Style]:
-        store = self._store
         c = store.columns
         if key == "time":
             ts = c["received_ts"][row]

@@ -8,7 +8,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.live import Snapshot
+from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.sparkline import bar
 

@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.ui.widgets.request_table import fmt_count, fmt_seconds
+from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
 Item = list[tuple[str, str]]  # (text, component class suffix) pieces of one item

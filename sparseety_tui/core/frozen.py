@@ -1,0 +1,227 @@
+"""Immutable, typed copies of the Extractor's state, for readers on other threads.
+
+The ingest worker is the only writer of the ``RequestStore`` and the aggregates. The UI,
+the totals/view thread and the server read a ``FrozenExtractor`` that the writer made with
+``Extractor.freeze()``: nothing in it changes after it is made, so any thread may read any
+part of it at any time, without locks and without catching races.
+
+Freezing is incremental, so it can run after every fed batch: a ``FrozenStore`` is a list
+of segments of ``SEGMENT_ROWS`` rows (numpy copies of the columns, the ids, the extras).
+Rows are only appended at the end of a store and ``RequestStore.dirty_from`` says the
+lowest row changed in place since the last freeze, so every full segment below it is shared
+with the previous frozen store and only the rest is copied: usually the last segment or two.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, overload
+
+from sparseety_tui.core.files import FrozenFile
+from sparseety_tui.core.idindex import EncodedIds
+from sparseety_tui.core.series import EngineSeries, HeatCounts
+from sparseety_tui.core.store import (
+    INT_COLUMNS,
+    SEGMENT_ROWS,
+    SEGMENT_SHIFT,
+    UNKNOWN,
+    ExtrasTable,
+    LineLocation,
+    RequestStore,
+    RowExtras,
+)
+from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.events import ErrorPayload, MetaPayload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class _Segment:
+    start: int
+    rows: int
+    columns: dict[str, np.ndarray[Any, Any]]  # raw dtypes; "offset" and "length" too
+    ids: EncodedIds
+    extras: dict[int, RowExtras]
+
+
+class FrozenColumn:
+    """One column of a frozen store, indexed by row (``column[row]``)."""
+
+    def __init__(self, segments: Sequence[_Segment], name: str) -> None:
+        self._parts = [segment.columns[name] for segment in segments]
+
+    def __getitem__(self, row: int) -> Any:
+        return self._parts[row >> SEGMENT_SHIFT][row & (SEGMENT_ROWS - 1)].item()
+
+
+class FrozenIds(Sequence[str]):
+    """Request ids of a frozen store: ``ids[row]`` and ``find(id)``."""
+
+    def __init__(self, segments: Sequence[_Segment], rows: int) -> None:
+        self._segments = segments
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @overload
+    def __getitem__(self, row: int) -> str: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[str]: ...
+
+    def __getitem__(self, row: int | slice) -> str | list[str]:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(self._rows))]
+        if row < 0:
+            row += self._rows
+        if not 0 <= row < self._rows:
+            raise IndexError(row)
+        return self._segments[row >> SEGMENT_SHIFT].ids[row & (SEGMENT_ROWS - 1)]
+
+    def __iter__(self) -> Iterator[str]:
+        for segment in self._segments:
+            yield from segment.ids
+
+    def find(self, request_id: str) -> int | None:
+        """The row of ``request_id``, or None. A vectorised scan of the ids' hashes (about
+        10 ms a million rows): lookups are rare (``g``, ``--request``), rows are many."""
+        import numpy as np
+
+        h = hash(request_id)
+        for segment in self._segments:
+            for i in np.flatnonzero(segment.ids.hashes == h).tolist():
+                if segment.ids[i] == request_id:
+                    return int(segment.start + i)
+        return None
+
+
+class FrozenStore:
+    """A read-only copy of a RequestStore's first ``len()`` rows, with the same reading
+    interface (``columns[name][row]``, ``ids``, ``extras``, ``numeric_view`` ...)."""
+
+    def __init__(self, segments: tuple[_Segment, ...], models: tuple[str, ...]) -> None:
+        self._segments = segments
+        self._rows = sum(segment.rows for segment in segments)
+        self.models = models
+        self.ids = FrozenIds(segments, self._rows)
+        self.extras: Mapping[int, RowExtras] = ExtrasTable([s.extras for s in segments])
+        self._columns: dict[str, FrozenColumn] = {}
+
+    def __len__(self) -> int:
+        return self._rows
+
+    @property
+    def columns(self) -> Mapping[str, FrozenColumn]:
+        if not self._columns and self._segments:
+            self._columns = {name: FrozenColumn(self._segments, name)
+                             for name in self._segments[0].columns}
+        return self._columns
+
+    @property
+    def offset(self) -> FrozenColumn:
+        return self.columns["offset"]
+
+    def get(self, name: str, row: int) -> int | float | None:
+        """One cell with unknown mapped to None."""
+        value = self.columns[name][row]
+        if isinstance(value, float):
+            return None if math.isnan(value) else value
+        if name in INT_COLUMNS:
+            return None if value == UNKNOWN else int(value)
+        return int(value)
+
+    def lines_of(self, row: int) -> list[LineLocation]:
+        """Where every line of this request lives, first line first."""
+        c = self.columns
+        locations = [LineLocation(c["file"][row], c["offset"][row], c["length"][row])]
+        extras = self.extras.get(row)
+        if extras is not None:
+            locations.extend(LineLocation(f, o, n) for f, o, n in extras.more_lines)
+        return locations
+
+    def numeric_view(
+        self, start: int = 0, stop: int | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        """Rows [start, stop) of every store column as numpy arrays, unknown ints as NaN
+        floats (``RequestStore.numeric_view``'s contract)."""
+        import numpy as np
+
+        stop = self._rows if stop is None else min(stop, self._rows)
+        first, last = start >> SEGMENT_SHIFT, (stop - 1) >> SEGMENT_SHIFT
+        parts = self._segments[first : last + 1] if stop > start else ()
+        out: dict[str, np.ndarray[Any, Any]] = {}
+        for name in self._segments[0].columns if self._segments else ():
+            if name in ("offset", "length"):
+                continue
+            pieces = [s.columns[name] for s in parts]
+            values = np.concatenate(pieces) if pieces else np.empty(0)
+            if parts:
+                values = values[start - parts[0].start : stop - parts[0].start]
+            if name in INT_COLUMNS:
+                as_float = values.astype(np.float64)
+                as_float[values == UNKNOWN] = np.nan
+                out[name] = as_float
+            else:
+                out[name] = values.copy() if len(parts) == 1 else values
+        return out
+
+
+def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenStore:
+    """Freeze ``store``; ``previous`` must be the last freeze of the same store (or None).
+    Writer thread only: it resets ``store.dirty_from``."""
+    import numpy as np
+
+    rows = len(store)
+    kept: tuple[_Segment, ...] = ()
+    if previous is not None:
+        clean = min(store.dirty_from, len(previous)) >> SEGMENT_SHIFT
+        kept = previous._segments[:clean]
+    segments = list(kept)
+    arrays: dict[str, Any] = {**store.columns, "offset": store.offset, "length": store.length}
+    for start in range(len(kept) * SEGMENT_ROWS, rows, SEGMENT_ROWS):
+        stop = min(start + SEGMENT_ROWS, rows)
+        columns = {}
+        for name, column in arrays.items():
+            values = np.frombuffer(column, dtype=np.dtype(column.typecode), count=stop - start,
+                                   offset=start * column.itemsize).copy()
+            values.flags.writeable = False
+            columns[name] = values
+        extras = {row: e.copy() for row, e in store.extras.part(start >> SEGMENT_SHIFT).items()
+                  if row < stop}
+        segments.append(_Segment(start, stop - start, columns,
+                                 store.ids.encoded_range(start, stop), extras))
+    store.dirty_from = rows
+    models = previous.models if previous is not None and len(previous.models) == len(
+        store.models) else tuple(store.models)
+    return FrozenStore(tuple(segments), models)
+
+
+@dataclass(frozen=True)
+class FrozenExtractor:
+    """Everything the Extractor knew at one moment (``Extractor.freeze()``): what totals,
+    views, the request table, details and the diagnostics read, on any thread."""
+
+    version: int
+    store: FrozenStore
+    files: tuple[FrozenFile, ...]
+    engine: EngineSeries  # a copy no one writes to
+    expert_load: HeatCounts
+    dropped: HeatCounts
+    head_skips: HeatCounts
+    errors: tuple[ErrorPayload, ...]
+    error_count: int
+    tokens: TokenCounter = field(repr=False)
+
+    def meta(self) -> MetaPayload:
+        merged: dict[str, Any] = {}
+        for state in self.files:
+            merged.update(state.meta)
+        return merged  # type: ignore[return-value]
+
+    def find(self, request_id: str) -> int | None:
+        """Row of ``request_id``, or None."""
+        return self.store.ids.find(request_id)

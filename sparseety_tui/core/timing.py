@@ -1,0 +1,31 @@
+"""A request's times: what can be derived from what a log said. One function, used by the
+Extractor when lines arrive and by the detail view from the re-read lines, so both show
+the same TTFT and start.
+
+Times are unix seconds, durations seconds; NaN is unknown and stays unknown unless a rule
+below gives it from known values. Latency is not derived from finished − received: a log
+that reports both without a latency is left as it says (a choice the summary's numbers
+rely on; see docs/cost-model.md's "unknown is null").
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class RequestTimes(NamedTuple):
+    received: float
+    ttft: float
+    latency: float
+
+
+def derive_times(
+    *, received: float, first_token: float, finished: float, ttft: float, latency: float
+) -> RequestTimes:
+    """Fill what the rules give: received = finished − latency when the start is unknown;
+    TTFT = first token − received when it is unknown and the first token came after."""
+    if received != received and finished == finished and latency == latency:
+        received = finished - latency
+    if ttft != ttft and received == received and first_token >= received:
+        ttft = first_token - received  # (a NaN first token compares False above)
+    return RequestTimes(received, ttft, latency)

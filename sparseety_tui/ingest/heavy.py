@@ -1,0 +1,120 @@
+"""Totals and table views, computed off the ingest thread from frozen state.
+
+``compute_totals`` and ``compute_view`` are O(rows) numpy passes; on a store of millions
+of requests they take long enough that the ingest thread must not wait for them. It hands
+a ``HeavyJob`` (a ``FrozenExtractor`` and what to compute) to this one thread and picks the
+result up later; a newer job replaces one not started yet.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.frozen import FrozenExtractor
+from sparseety_tui.core.query import ViewQuery, compute_view
+from sparseety_tui.core.totals import compute_totals
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+@dataclass(frozen=True)
+class HeavyJob:
+    state: FrozenExtractor
+    shape: ModelShape
+    totals: bool
+    query: ViewQuery | None
+    #: Files holding the older part of a big log, read after its tail (see compute_view).
+    older_files: frozenset[int] = frozenset()
+
+    @property
+    def rows(self) -> int:
+        return len(self.state.store)
+
+
+@dataclass
+class HeavyResult:
+    job: HeavyJob
+    totals: Mapping[str, Any] | None = None
+    totals_cost: float = 0.0
+    view: np.ndarray[Any, Any] | None = None
+    view_cost: float = 0.0
+    #: Why the computation failed ("ValueError: ..."), or None.
+    error: str | None = None
+
+
+class HeavyWorker:
+    """One thread computing totals and views from frozen state, one job at a time."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._job: HeavyJob | None = None
+        self._result: HeavyResult | None = None
+        self._busy = False
+        self._stopped = False
+        self._thread = threading.Thread(target=self._run, name="sparseety-totals",
+                                        daemon=True)
+
+    @property
+    def busy(self) -> bool:
+        """A job is queued, running, or its result was not taken yet."""
+        return self._busy
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._cv.notify()
+        if self._thread.is_alive():
+            self._thread.join(5.0)
+
+    def submit(self, job: HeavyJob) -> None:
+        with self._cv:
+            self._job = job
+            self._busy = True
+            self._cv.notify()
+
+    def take(self) -> HeavyResult | None:
+        with self._cv:
+            result, self._result = self._result, None
+            if result is not None:
+                self._busy = self._job is not None
+            return result
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while self._job is None and not self._stopped:
+                    self._cv.wait()
+                if self._stopped:
+                    return
+                job, self._job = self._job, None
+            assert job is not None
+            with self._cv:
+                self._result = run_job(job)
+
+
+def run_job(job: HeavyJob) -> HeavyResult:
+    """Compute what ``job`` asks for. An exception becomes ``result.error`` (shown on
+    screen and in diagnostics by the ingest worker, which goes on following)."""
+    result = HeavyResult(job)
+    try:
+        if job.totals:
+            t0 = time.perf_counter()
+            result.totals = compute_totals(job.state, job.shape)
+            result.totals_cost = time.perf_counter() - t0
+        if job.query is not None:
+            t0 = time.perf_counter()
+            result.view = compute_view(job.state.store, job.shape, job.query, job.rows,
+                                       job.older_files)
+            result.view_cost = time.perf_counter() - t0
+    except Exception as exc:  # reported, never swallowed: see the docstring
+        result.error = f"{type(exc).__name__}: {exc}"
+    return result

@@ -1,0 +1,103 @@
+"""What the ingest worker publishes: immutable snapshots, and the options it runs with.
+
+A ``Snapshot`` is replaced whole, never changed: a reader takes ``worker.snapshot`` (one
+attribute read) and has a consistent frame. Every row, cell, id, file count and
+diagnostic in it comes from ``state``, a ``FrozenExtractor`` that no thread writes to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from sparseety_tui.core.frozen import FrozenExtractor
+from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.events import StatsPayload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Files up to this size are read whole at start; bigger ones show their tail first.
+BIG_FILE_BYTES = 64 * 1024 * 1024
+#: How much of a big file's end is read first, before the backfill of the older part.
+TAIL_WINDOW_BYTES = 8 * 1024 * 1024
+
+StartMode = Literal["default", "start", "last"]
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    paths: tuple[str, ...]
+    start: StartMode = "default"
+    last_lines: int | None = None
+    poll: bool = False
+    big_file_bytes: int = BIG_FILE_BYTES
+    tail_window_bytes: int = TAIL_WINDOW_BYTES
+    totals_interval_s: float = 0.25
+    track_rate: bool = True  # False in snapshot tests: the rate depends on the wall clock
+
+
+@dataclass(frozen=True)
+class FileStatus:
+    """One followed path as the UI shows it (both parts of a backfilled file together)."""
+
+    path: str
+    format: str
+    lines: int
+    by_kind: Mapping[str, int]
+    backfill_done: int = 0  # bytes of the older part read so far
+    backfill_total: int = 0  # bytes of the older part (0: no backfill)
+    parts: tuple[int, ...] = ()  # extractor file indices: (tail,) or (tail, older part)
+    line_base: int | None = 0  # lines before the tail part (None: not counted yet)
+
+    @property
+    def unparsed(self) -> int:
+        return self.by_kind.get("unparsed", 0)
+
+    @property
+    def backfilling(self) -> bool:
+        return self.backfill_total > 0 and self.backfill_done < self.backfill_total
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the UI needs for one frame; never mutated once published."""
+
+    version: int = 0  # bumps on every publish that changed anything
+    state: FrozenExtractor | None = None  # every row and count read so far (None: nothing yet)
+    files: tuple[FileStatus, ...] = ()
+    events: tuple[str, ...] = ()  # recent source events ("file rotated, reopened"), newest last
+    totals: Mapping[str, Any] | None = None
+    totals_rows: int = 0  # rows the totals cover
+    rate: tuple[float, ...] = ()  # tokens/s samples (wall clock), oldest first
+    engine_points: tuple[StatsPayload, ...] = ()
+    query: ViewQuery = field(default_factory=ViewQuery)
+    view: np.ndarray[Any, Any] | None = None  # row indices; None = identity over rows
+    view_rows: int = 0  # store rows the view was computed over
+    settled: bool = False  # nothing read is waiting to be fed, no backfill running
+    error: str | None = None  # the worker died: why
+    #: The last totals/view computation failed (following goes on; they are tried again).
+    problem: str | None = None
+
+    @property
+    def rows(self) -> int:
+        """Rows in ``state``: 0 .. rows-1 can be read."""
+        return len(self.state.store) if self.state is not None else 0
+
+    @property
+    def visible(self) -> int:
+        """How many rows the table shows."""
+        if self.view is None:
+            return self.rows
+        return len(self.view)
+
+    def row_at(self, position: int) -> int:
+        """Store row shown at table position ``position``."""
+        if self.view is None:
+            return position
+        return int(self.view[position])
+
+    def find(self, request_id: str) -> int | None:
+        """Row of ``request_id`` in this snapshot, or None."""
+        return self.state.find(request_id) if self.state is not None else None

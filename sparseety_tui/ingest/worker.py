@@ -1,0 +1,496 @@
+"""The ingest worker of the TUI: one thread that follows the logs and owns the Extractor.
+
+Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed`` -> an immutable
+``Snapshot`` that the UI picks up on its own timer (about 10 Hz). The worker is the only
+writer of the store and the only thread that touches the Extractor; readers get
+``Extractor.freeze()`` copies inside snapshots (one attribute read, atomic under the GIL),
+never the writer's structures.
+
+Costs are kept off the hot path:
+
+- After every fed batch a snapshot is published with a fresh ``freeze()``: incremental,
+  it copies only the rows changed or added since the last one (and shares the rest), so
+  the table shows new rows within one UI tick.
+- Totals (``core.totals.compute_totals``, O(n) numpy over the store) are recomputed at most
+  every ``totals_interval_s`` and never more often than 10x their own cost, so a store of
+  millions of requests is summed about once a second, not on every batch.
+- A sorted or filtered view of the table is an index array computed on the same thread,
+  from the same frozen state, on the same throttle. Without a sort or filter the view is
+  the identity and costs nothing.
+- A failure there is shown (``Snapshot.problem``: the status line and diagnostics) and the
+  computation is tried again later; following goes on.
+
+Start position (``tail`` without ``--from-start`` / ``--last``): a file of up to
+``BIG_FILE_BYTES`` is read whole at start. A bigger one shows its last ``TAIL_WINDOW_BYTES``
+first, then the worker backfills the older part in small steps between live polls (the
+status line shows a progress bar); the UI stays usable throughout. Line numbers of the tail
+part are only known once the backfill has counted the lines before it (``line_base``).
+
+No Textual import here: the worker is plain Python and unit-testable.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.frozen import FrozenExtractor
+from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
+from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
+from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
+from sparseety_tui.sources.lines import Chunk, iter_chunks
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: Longest the worker sleeps when nothing happens (it also wakes on file changes).
+IDLE_WAIT_S = 0.5
+#: Longest it sleeps while a view change or a heavy recompute is pending.
+BUSY_WAIT_S = 0.05
+#: Points of the tokens-per-second history kept for the sparkline.
+RATE_POINTS = 60
+#: Engine stats points copied into each snapshot for sparklines.
+ENGINE_POINTS = 120
+#: A publish after this long without one wakes the UI (``IngestWorker(on_wake=...)``).
+WAKE_AFTER_S = 0.25
+#: Totals and views are recomputed at most once per this many times their own cost (their
+#: thread then uses at most ~1/HEAVY_DUTY of a core), and never more often than
+#: ``LiveOptions.totals_interval_s``.
+HEAVY_DUTY = 5.0
+
+
+@dataclass
+class _Backfill:
+    path: str
+    file: int  # extractor file index of the older part
+    end: int  # bytes of the older part
+    items: Iterator[Chunk | RawLine]  # ~1 MiB of whole lines a step (the batch reader)
+    done: int = 0
+    finished: bool = False
+
+
+class IngestWorker:
+    """Follows ``options.paths`` in a thread and publishes ``Snapshot``s.
+
+    Start with ``start()``, stop with ``stop()``. The UI calls ``snapshot`` (cheap),
+    ``set_query`` (filter/sort; applied by the worker), and, in tests, ``drain()``.
+    """
+
+    def __init__(
+        self,
+        extractor: Extractor,
+        shape: ModelShape,
+        options: LiveOptions,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_wake: Callable[[], None] | None = None,
+    ) -> None:
+        """``on_wake`` is called (from the worker thread; it must not block) when a snapshot
+        is published after a quiet spell, so an idle UI can poll rarely and still show the
+        first new line at once. Never called more than once per ``WAKE_AFTER_S``."""
+        self._extractor = extractor
+        self._on_wake = on_wake
+        self._last_publish_at = -math.inf
+        self.shape = shape
+        self.options = options
+        self._clock = clock
+        self._snapshot = Snapshot()
+        self._query = ViewQuery()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._watcher: LogWatcher | None = None
+        self._file_of: dict[str, int] = {}  # path -> extractor file index (tail part)
+        self._backfills: list[_Backfill] = []
+        self._backfill_of: dict[str, _Backfill] = {}
+        self._line_base: dict[str, int | None] = {}
+        self._events: deque[str] = deque(maxlen=50)
+        self._rate: deque[float] = deque(maxlen=RATE_POINTS)
+        self._rate_last: tuple[float, float] | None = None
+        self._totals: Mapping[str, Any] | None = None
+        self._totals_rows = 0
+        self._totals_at = -math.inf
+        self._totals_cost = 0.0
+        self._view: np.ndarray[Any, Any] | None = None
+        self._view_query = ViewQuery()
+        self._view_rows = 0
+        self._view_at = -math.inf
+        self._view_cost = 0.0
+        self._fed_version = -1
+        self._published_version = 0
+        self._backlog = False
+        self._idle = threading.Event()  # set when the worker has nothing left to do
+        self._last_publish_key: tuple[Any, ...] = ()
+        self._heavy = HeavyWorker()
+        self._state: FrozenExtractor | None = None  # the last freeze
+        self._problem: str | None = None  # the last totals/view failure
+
+    # -- public (any thread) -------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def start(self) -> None:
+        self._heavy.start()
+        self._thread = threading.Thread(target=self._main, name="sparseety-ingest", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        self._heavy.stop()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def set_query(self, query: ViewQuery) -> None:
+        """Ask for another filter/sort; the next snapshots carry it once computed."""
+        self._query = query
+        self._idle.clear()
+
+    def drain(self, timeout: float = 10.0) -> bool:
+        """Block until everything readable now is fed and published (tests, benchmarks).
+
+        Returns False on timeout. Files must not be growing meanwhile.
+        """
+        deadline = time.monotonic() + timeout
+        self._idle.clear()
+        while time.monotonic() < deadline:
+            if self._idle.wait(0.02):
+                snap = self._snapshot
+                if snap.settled and snap.query is self._query:
+                    return True
+                self._idle.clear()
+            if self._thread is None or not self._thread.is_alive():
+                return self._snapshot.error is None and self._snapshot.settled
+        return False
+
+    # -- the thread ----------------------------------------------------------------------------
+
+    def _main(self) -> None:
+        try:
+            self._open()
+            while not self._stop.is_set():
+                worked = self._poll_live()
+                if not self._backlog:
+                    worked = self._backfill_step() or worked
+                self._publish(force=False)
+                if self._stop.is_set():
+                    break
+                if worked or self._backlog:
+                    continue
+                if self._pending_heavy():
+                    self._idle.clear()
+                    assert self._watcher is not None
+                    self._watcher.wait(BUSY_WAIT_S)
+                    continue
+                self._idle.set()
+                assert self._watcher is not None
+                self._watcher.wait(IDLE_WAIT_S)
+        except Exception as exc:  # shown in the UI, never swallowed
+            self._snapshot = replace(
+                self._snapshot,
+                error=f"ingest stopped: {type(exc).__name__}: {exc}",
+                version=self._snapshot.version + 1,
+            )
+            self._idle.set()
+            raise
+        finally:
+            if self._watcher is not None:
+                self._watcher.stop()
+
+    def _open(self) -> None:
+        options = self.options
+        start: Literal["start", "end"] = "start"
+        watcher = LogWatcher(
+            options.paths,
+            poll=options.poll,
+            start=start,
+            last_lines=options.last_lines if options.start == "last" else None,
+        )
+        self._watcher = watcher
+        for i, follower in enumerate(watcher.followers):
+            path = follower.path
+            self._file_of[path] = self._extractor.add_file(path)
+            self._line_base[path] = 0
+            if options.start != "default":
+                if options.start == "last":
+                    self._line_base[path] = None
+                continue
+            try:
+                size = os.stat(path).st_size
+            except OSError:
+                continue  # missing: the follower reports it and waits
+            if size <= options.big_file_bytes:
+                continue
+            cut = max(0, size - options.tail_window_bytes)
+            cut = _line_start_at_or_after(path, cut)
+            if cut <= 0 or cut >= size:
+                continue
+            # The follower reads [cut, ...); the backfill reads the lines starting in [0, cut).
+            watcher.followers[i] = FileFollower(path, start=cut)
+            older = self._extractor.add_file(path)
+            backfill = _Backfill(path, older, cut, iter_chunks(path, 0, cut))
+            self._backfills.append(backfill)
+            self._backfill_of[path] = backfill
+            self._line_base[path] = None
+            self._events.append(f"{_short(path)}: {_size(size)}, showing the last "
+                                f"{_size(size - cut)} first, reading the rest in the background")
+
+    def _poll_live(self) -> bool:
+        assert self._watcher is not None
+        worked = False
+        backlog = False
+        for path, batch in self._watcher.poll_all():
+            backlog = backlog or batch.more
+            pending = deque(batch.events)
+            done = 0  # lines of the batch before the current segment
+            for segment in batch.segments:
+                lines = segment.lines
+                start = 0
+                while True:
+                    # Events apply between lines: rotation resets the parser before new lines.
+                    while pending and pending[0].line_index <= done + start:
+                        self._on_event(path, pending.popleft())
+                    if start >= len(lines):
+                        break
+                    stop = len(lines)
+                    if pending:
+                        stop = min(stop, pending[0].line_index - done)
+                    self._extractor.feed(self._file_of[path], lines[start:stop])
+                    worked = True
+                    start = stop
+                done += len(lines)
+            while pending:
+                self._on_event(path, pending.popleft())
+            worked = worked or bool(batch.events)
+        self._backlog = backlog
+        return worked
+
+    def _on_event(self, path: str, event: SourceEvent) -> None:
+        file = self._file_of[path]
+        if event.kind in ("rotated", "replaced", "truncated"):
+            # New lines belong to a new incarnation: earlier rows keep pointing at theirs.
+            file = self._file_of[path] = self._extractor.new_incarnation(file, event.message)
+        self._extractor.note(file, event.message)
+        if event.kind != "opened":  # the status line shows what changed, not the routine
+            self._events.append(event.message)
+
+    def _backfill_step(self) -> bool:
+        for backfill in self._backfills:
+            if backfill.finished:
+                continue
+            item = next(backfill.items, None)
+            if item is not None:
+                # Chunks, as the batch commands read: request records take the native
+                # scanner, so a big request log's older part loads several times faster.
+                self._extractor.feed_chunks(backfill.file, [item])
+                end = item.offset + (len(item.data) if isinstance(item, Chunk) else item.length)
+                backfill.done = min(backfill.end, end)
+            else:
+                backfill.finished = True
+                backfill.done = backfill.end
+                self._extractor.finish_file(backfill.file)
+                self._line_base[backfill.path] = self._extractor.files[backfill.file].lines_total
+                self._events.append(f"{_short(backfill.path)}: older part read")
+            return True
+        return False
+
+    def _pending_heavy(self) -> bool:
+        """A recompute is due but throttled: wake up soon to do it."""
+        rows = len(self._extractor.store)
+        return (
+            self._heavy.busy
+            or self._query is not self._view_query
+            or self._totals_rows != rows
+            or self._fed_version != self._extractor.version
+            or (self._needs_view(self._query) and self._view_rows != rows)
+        )
+
+    def _needs_view(self, query: ViewQuery) -> bool:
+        """Whether the table needs an index array: a filter or sort, or a big log whose
+        older part was read after its tail (store order is then not log order)."""
+        return not query.is_identity or bool(self._backfills)
+
+    # -- publishing ----------------------------------------------------------------------------
+
+    def _publish(self, force: bool) -> None:
+        extractor = self._extractor
+        rows = len(extractor.store)
+        now = self._clock()
+        settled = not self._backlog and all(b.finished for b in self._backfills)
+        heavy_changed = self._apply_heavy_result(now, settled)
+
+        query = self._query
+        if query is not self._view_query and not self._needs_view(query):
+            # Back to arrival order: nothing to compute.
+            self._view, self._view_query, self._view_rows = None, query, rows
+            heavy_changed = True
+        if not self._heavy.busy:
+            totals_due = (self._totals_rows != rows or extractor.version != self._fed_version) and (
+                force or now - self._totals_at
+                >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost))
+            view_due = query is not self._view_query or (
+                self._needs_view(query) and self._view_rows != rows and (
+                    force or now - self._view_at
+                    >= max(self.options.totals_interval_s, HEAVY_DUTY * self._view_cost)))
+            if totals_due or view_due:
+                # The computation reads a frozen copy on its own thread: ingest never
+                # waits for an O(n) pass over the store.
+                self._heavy.submit(HeavyJob(
+                    self._freeze(),
+                    self.shape,
+                    totals=totals_due or self._totals is None,
+                    query=query if view_due else None,
+                    older_files=frozenset(b.file for b in self._backfills),
+                ))
+                if totals_due:
+                    self._totals_at = now
+                if view_due:
+                    self._view_at = now
+
+        totals_current = self._totals_rows == rows and self._fed_version == extractor.version
+        view_current = self._view_query is query and (
+            not self._needs_view(query) or self._view_rows == rows
+        )
+        settled = settled and totals_current and view_current and not self._heavy.busy
+        key = (extractor.version, rows, settled, heavy_changed, len(self._events))
+        if key == self._last_publish_key and not heavy_changed:
+            return
+        self._last_publish_key = key
+        self._published_version += 1
+        state = self._freeze()
+        engine = state.engine
+        self._snapshot = Snapshot(
+            version=self._published_version,
+            state=state,
+            files=self._file_statuses(state),
+            events=tuple(self._events),
+            totals=self._totals,
+            totals_rows=self._totals_rows,
+            rate=tuple(self._rate),
+            engine_points=tuple(itertools.islice(
+                reversed(engine.points), ENGINE_POINTS))[::-1] if engine.count else (),
+            query=self._view_query,
+            view=self._view,
+            view_rows=self._view_rows,
+            settled=settled,
+            problem=self._problem,
+        )
+        if self._on_wake is not None and now - self._last_publish_at > WAKE_AFTER_S:
+            self._on_wake()
+        self._last_publish_at = now
+
+    def _apply_heavy_result(self, now: float, settled: bool) -> bool:
+        result = self._heavy.take()
+        if result is None:
+            return False
+        job = result.job
+        if result.error is not None:
+            # Shown on screen and in diagnostics; tried again at the next due time (the
+            # throttle keeps a failing computation from spinning).
+            self._problem = f"totals/view computation failed: {result.error}"
+            return True
+        self._problem = None
+        if job.totals:
+            self._totals = result.totals
+            self._totals_cost = result.totals_cost
+            self._totals_rows = job.rows
+            self._fed_version = job.state.version
+            self._sample_rate(now, settled)
+        if job.query is not None:
+            self._view = result.view
+            self._view_cost = result.view_cost
+            self._view_query = job.query
+            self._view_rows = job.rows
+        return True
+
+    def _sample_rate(self, now: float, settled: bool) -> None:
+        if not self.options.track_rate or self._totals is None:
+            return
+        requests = self._totals.get("requests", {})
+        tokens = float((requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens")
+                                                                or 0))
+        last = self._rate_last
+        self._rate_last = (now, tokens)
+        if last is None or not all(b.finished for b in self._backfills):
+            return  # backfilled history is not a rate
+        dt = now - last[0]
+        if dt > 0:
+            self._rate.append(max(0.0, (tokens - last[1]) / dt))
+
+    def _freeze(self) -> FrozenExtractor:
+        """The Extractor's state now, frozen (again only if anything changed)."""
+        state = self._state
+        if state is None or state.version != self._extractor.version:
+            state = self._state = self._extractor.freeze()
+        return state
+
+    def _file_statuses(self, state: FrozenExtractor) -> tuple[FileStatus, ...]:
+        out: list[FileStatus] = []
+        files = state.files
+        for path, index in self._file_of.items():
+            tail = files[index]
+            by_kind = dict(tail.by_kind)
+            lines = tail.lines_total
+            parts: tuple[int, ...] = (index,)
+            done = total = 0
+            backfill = self._backfill_of.get(path)
+            if backfill is not None:
+                older = files[backfill.file]
+                for kind, count in older.by_kind.items():
+                    by_kind[kind] = by_kind.get(kind, 0) + count
+                lines += older.lines_total
+                parts = (index, backfill.file)
+                done, total = backfill.done, backfill.end
+            fmt = tail.format_name
+            if fmt == "unknown" and backfill is not None:
+                fmt = files[backfill.file].format_name
+            out.append(FileStatus(
+                path=path,
+                format=fmt,
+                lines=lines,
+                by_kind=by_kind,
+                backfill_done=done,
+                backfill_total=total,
+                parts=parts,
+                line_base=self._line_base.get(path, 0),
+            ))
+        return tuple(out)
+
+
+
+
+def _line_start_at_or_after(path: str, pos: int) -> int:
+    """First line start at or after byte ``pos`` (the file's size if there is none)."""
+    if pos <= 0:
+        return 0
+    with open(path, "rb") as f:
+        f.seek(pos - 1)
+        while True:
+            piece = f.readline(1024 * 1024)
+            if not piece or piece.endswith(b"\n"):
+                return f.tell()
+
+
+def _short(path: str) -> str:
+    return os.path.basename(path) or path
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+

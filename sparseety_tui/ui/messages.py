@@ -1,0 +1,28 @@
+"""Messages screens send up to the app ("attributes down, messages up"): a screen never
+imports the app; it says what the user asked for and the app does it."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from sparseety_tui.core.query import ViewQuery
+
+
+class SnapshotReady(Message):
+    """Posted by the ingest worker's thread after a quiet spell (never once per line)."""
+
+
+class OpenRequest(Message):
+    """Open the detail of the request at store row ``row``."""
+
+    def __init__(self, row: int) -> None:
+        super().__init__()
+        self.row = row
+
+
+class QueryChanged(Message):
+    """The table's filter or sort changed: the worker should compute this view."""
+
+    def __init__(self, query: ViewQuery) -> None:
+        super().__init__()
+        self.query = query
