@@ -29,9 +29,9 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import freeze_store
+from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.widgets.request_table import RequestTable
 

@@ -12,10 +12,10 @@ import pytest
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.detail import build_detail
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.core.query import Clause, FilterError, ViewQuery, compute_view, parse_filter
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.ingest.snapshot import LiveOptions
+from sparseety_tui.ingest.worker import IngestWorker
 
 
 def record(i: int, **extra: object) -> str:
