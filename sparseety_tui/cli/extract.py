@@ -55,9 +55,20 @@ def _write_atomic(path: str, lines: Iterator[bytes]) -> None:
         raise
 
 
+def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
+    """The tool never writes to the logs it reads: ``-o`` naming an input is an error."""
+    if output == "-" or not os.path.exists(output):
+        return
+    for path in inputs:
+        if os.path.exists(path) and os.path.samefile(output, path):
+            raise InputError(f"-o {output!r} is one of the inputs: refusing to overwrite a log "
+                             "it reads")
+
+
 def run(args: argparse.Namespace, options: Options) -> int:
     for path in args.paths:
         check_readable(path)
+    _refuse_input_as_output(args.output, args.paths)
     if any(os.path.isdir(p) for p in args.paths):
         return _run_directories(args, options)
     extractor = ingest_paths(options, args.paths)

@@ -97,8 +97,9 @@ class HeavyWorker:
                     return
                 job, self._job = self._job, None
             assert job is not None
+            result = run_job(job)  # outside the lock: submit() and take() never wait for it
             with self._cv:
-                self._result = run_job(job)
+                self._result = result
 
 
 def run_job(job: HeavyJob) -> HeavyResult:

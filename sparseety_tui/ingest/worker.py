@@ -1,7 +1,7 @@
 """The ingest worker of the TUI: one thread that follows the logs and owns the Extractor.
 
 Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed`` -> an immutable
-``Snapshot`` that the UI picks up on its own timer (about 10 Hz). The worker is the only
+``Snapshot`` that the UI picks up on its own timer (20 Hz while data flows). The worker is the only
 writer of the store and the only thread that touches the Extractor; readers get
 ``Extractor.freeze()`` copies inside snapshots (one attribute read, atomic under the GIL),
 never the writer's structures.
@@ -11,10 +11,11 @@ Costs are kept off the hot path:
 - After every fed batch a snapshot is published with a fresh ``freeze()``: incremental,
   it copies only the rows changed or added since the last one (and shares the rest), so
   the table shows new rows within one UI tick.
-- Totals (``core.totals.compute_totals``, O(n) numpy over the store) are recomputed at most
-  every ``totals_interval_s`` and never more often than 10x their own cost, so a store of
-  millions of requests is summed about once a second, not on every batch.
-- A sorted or filtered view of the table is an index array computed on the same thread,
+- Totals (``core.totals.compute_totals``, O(n) numpy over the store) are recomputed on
+  the totals thread (``ingest.heavy``) from a frozen copy, at most every
+  ``totals_interval_s`` and never more often than ``HEAVY_DUTY`` times their own cost, so a
+  store of millions of requests is summed about once a second, not on every batch.
+- A sorted or filtered view of the table is an index array computed on that thread too,
   from the same frozen state, on the same throttle. Without a sort or filter the view is
   the identity and costs nothing.
 - A failure there is shown (``Snapshot.problem``: the status line and diagnostics) and the

@@ -5,7 +5,7 @@ files that are created, renamed or deleted are seen too, run in a background thr
 ``threading.Event``. Its defaults batch changes for ~100 ms (perf baseline §5); we use
 ``debounce=10, step=5``: a change is reported within ~5-10 ms, and the Rust loop, which wakes
 every ``step`` ms even when idle, costs ~0.5% of a core instead of ~1.6% with ``step=1``
-(measured on the project machine). The UI refreshes at ~10 Hz, so the extra 3 ms are invisible.
+(measured on the project machine). The UI refreshes at up to 20 Hz, so the extra 3 ms are invisible.
 
 Notifications can be missed (overflowing inotify queues, odd mounts), so ``wait()`` also
 compares a cheap ``stat`` signature of every path every ``safety_interval_s``. With

@@ -187,6 +187,18 @@ def test_errors_are_one_clear_line(tmp_path: Path) -> None:
     assert _cli("extract", "--limit", "-1", __file__).returncode == 2
 
 
+def test_extract_never_overwrites_an_input(tmp_path: Path) -> None:
+    log = tmp_path / "server.jsonl"
+    log.write_bytes(count_only(20))
+    before = log.read_bytes()
+    link = tmp_path / "same.jsonl"
+    link.symlink_to(log)
+    for target in (log, link):  # the input itself, or another name for the same file
+        refused = _cli("extract", str(log), "-o", str(target))
+        assert refused.returncode == 2 and "is one of the inputs" in refused.stderr
+    assert log.read_bytes() == before
+
+
 def test_help_does_not_import_heavy_modules() -> None:
     code = ("import sys; from sparseety_tui.cli.main import build_parser; build_parser(); "
             "import sparseety_tui; bad = [m for m in ('transformers', 'torch', 'textual', "

@@ -1,4 +1,5 @@
-"""Diagnostics: per file, lines by kind and every unparsed line kept, with its reason.
+"""Diagnostics: per file, lines by kind, and the unparsed lines kept (up to DIAGNOSTIC_SAMPLES
+per file part; every one is counted), each with its reason.
 
 So a user can see exactly what the tool did not understand (nothing is dropped silently).
 """

@@ -77,8 +77,10 @@ class StatusLine(Widget):
             out.append(f" · filter {escape(query.text)} ({snap.visible:,}/{snap.rows:,})", dim)
         if query.sort:
             out.append(f" · sort {query.sort} {'↓' if query.reverse else '↑'}", dim)
-        if snap.error:
-            out.append(f" · {snap.error}", self.get_component_rich_style("status-line--error"))
+        if snap.error or snap.problem:
+            # Escaped: an exception message can quote log text.
+            out.append(f" · {escape(snap.error or snap.problem or '')}",
+                       self.get_component_rich_style("status-line--error"))
         elif message:
             style = "status-line--error" if message_is_error else "status-line--event"
             out.append(f" · {escape(message)}", self.get_component_rich_style(style))
