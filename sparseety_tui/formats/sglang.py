@@ -48,6 +48,7 @@ from sparseety_tui.events import (
     StatsPayload,
 )
 from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.base import YearProbe, YearState
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
     UVICORN_RE,
@@ -171,7 +172,10 @@ _DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
 
 
 class SglangParser(ServerLogParser):
-    """Stateful per-file parser (last date for time-only prefixes, open tracebacks)."""
+    """Stateful per-file parser (last date for time-only prefixes, open tracebacks).
+
+    It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
+    """
 
     def __init__(
         self,
@@ -203,6 +207,26 @@ class SglangParser(ServerLogParser):
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
             return self._failed(exc)
+
+    # -- reading a range of a file (formats.base.RangeAware) ----------------------------
+
+    def begin_range(self, year: YearState | None) -> None:
+        """No notes: across a record start (a dated prefix, see ingest.parallel) only the
+        tracebacks carry state; the date of time-only prefixes is set again by every
+        dated one. ``year`` is ignored: dated prefixes carry the year."""
+        return None
+
+    def year_state(self) -> None:
+        """None: no year is inferred."""
+        return None
+
+    def replay_year_probe(self, probe: YearProbe, state: YearState) -> None:
+        """None: no year is inferred."""
+        return None
+
+    def recent_ids(self) -> None:
+        """None: request ids are not mapped."""
+        return None
 
     # -- dispatch -----------------------------------------------------------------------
 

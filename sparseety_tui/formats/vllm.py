@@ -50,7 +50,6 @@ from __future__ import annotations
 import re
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.events import (
@@ -60,6 +59,7 @@ from sparseety_tui.events import (
     StatsPayload,
 )
 from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.base import BoundaryNotes, YearProbe, YearState
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
     UVICORN_RE,
@@ -230,25 +230,11 @@ def _repr_string(body: bytes, pos: int) -> tuple[str | None, int]:
         return None, j + 1
 
 
-@dataclass
-class BoundaryNotes:
-    """What a parser that started mid-file (one range of a split read, see
-    ``sparseety_tui.ingest.parallel``) assumed about the state a parser reading from the top
-    would have carried in, so the merge can check it or correct for it."""
-
-    #: The first call after which the year was known (``("stamp", stamp, wrap_ts)`` or
-    #: ``("wrap", wrap_ts)``) and (year, last month) right after it.
-    year_probe: tuple[Any, ...] | None = None
-    year_after_probe: tuple[int | None, int] = (None, 0)
-    #: Received ids as first remembered, oldest first (at most the window's size).
-    first_inserted: list[str] = field(default_factory=list)
-    #: Engine-side ids left as they were, with the base id and how many ids had been
-    #: remembered then: a parser with the previous range's ids might have mapped them.
-    unmapped: list[tuple[str, str, int]] = field(default_factory=list)
-
-
 class VllmParser(ServerLogParser):
-    """Stateful per-file parser (year inference, open tracebacks, recent request ids)."""
+    """Stateful per-file parser (year inference, open tracebacks, recent request ids).
+
+    It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
+    """
 
     def __init__(
         self,
@@ -267,7 +253,7 @@ class VllmParser(ServerLogParser):
         self._recent: OrderedDict[str, None] = OrderedDict()
         #: How many ids were ever remembered (evicted ones included).
         self.remembered = 0
-        #: Set by a split reader (``enable_boundary_notes``); None otherwise.
+        #: Set by a split reader (``begin_range``); None otherwise.
         self.boundary: BoundaryNotes | None = None
         self._last_stamp = b""
         self._last_ts: float | None = None
@@ -290,14 +276,21 @@ class VllmParser(ServerLogParser):
         except Exception as exc:  # never raise on input; say why instead
             return self._failed(exc)
 
-    def enable_boundary_notes(self) -> BoundaryNotes:
-        """Start recording ``BoundaryNotes`` (a split reader's range parser)."""
+    # -- reading a range of a file (formats.base.RangeAware) ----------------------------
+
+    def begin_range(self, year: YearState | None) -> BoundaryNotes:
+        """Start recording ``BoundaryNotes`` (a split reader's range parser), from the year
+        state ``year`` when given (the split reader's guess; checked)."""
         self.boundary = BoundaryNotes()
+        if year is not None:
+            self._year, self._last_month = year
+            self._last_stamp = b""
         return self.boundary
 
-    def recent_ids(self) -> list[str]:
-        """The window of received ids that engine-side ids are mapped against, oldest first."""
-        return list(self._recent)
+    def recent_ids(self) -> tuple[list[str], int]:
+        """The window of received ids that engine-side ids are mapped against, oldest
+        first, and how many ids were ever remembered."""
+        return list(self._recent), self.remembered
 
     # -- dispatch -----------------------------------------------------------------------
 
@@ -502,24 +495,17 @@ class VllmParser(ServerLogParser):
             return ts
         return self._stamp_year(stamp, wrap_ts)
 
-    def _note_year_probe(self, probe: tuple[Any, ...]) -> None:
+    def _note_year_probe(self, probe: YearProbe) -> None:
         notes = self.boundary
         if notes is not None and notes.year_probe is None and self._year is not None:
             notes.year_probe = probe
             notes.year_after_probe = (self._year, self._last_month)
 
-    def year_state(self) -> tuple[int | None, int]:
+    def year_state(self) -> YearState:
         """(year, month of the last stamp): all the year inference carries across lines."""
         return self._year, self._last_month
 
-    def seed_year_state(self, state: tuple[int | None, int]) -> None:
-        """Start from this year state (a split reader's guess for a range; checked)."""
-        self._year, self._last_month = state
-        self._last_stamp = b""
-
-    def replay_year_probe(
-        self, probe: tuple[Any, ...], state: tuple[int | None, int]
-    ) -> tuple[int | None, int]:
+    def replay_year_probe(self, probe: YearProbe, state: YearState) -> YearState:
         """The year state after ``probe`` (see ``BoundaryNotes``) on a parser whose state
         was ``state``. For checking a split read; changes this parser's year state."""
         self._year, self._last_month = state
