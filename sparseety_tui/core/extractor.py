@@ -314,7 +314,7 @@ class Extractor:
                 continue
             if state.parser is None:
                 self._sniff_chunk(state, item)
-            scanner: Scanner | None = getattr(state.family, "scan_requests", None)
+            scanner = None if state.family is None else state.family.scan_requests
             if scanner is not None:
                 self._run_chunk_scanned(state, file, item, scanner)
                 continue
@@ -407,7 +407,7 @@ class Extractor:
             self._run_block(state, file, block)
 
     def _run_block(self, state: FileState, file: int, block: Sequence[LineLike]) -> None:
-        decoder = getattr(state.family, "decode_simple_block", None)
+        decoder = None if state.family is None else state.family.decode_simple_block
         if decoder is None or not self._run_bulk(state, file, block, decoder):
             self._run_lines(state, file, block)
 

@@ -12,10 +12,19 @@ what it carried across the range's edges, is ``RangeAware``: that is all a split
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from sparseety_tui.events import Event, ParsedLine
+
+if TYPE_CHECKING:
+    from sparseety_tui.formats.trace_native import Scanner
+
+#: Decodes a block of lines that are all simple request records into columns (field ->
+#: one value per line, ``sparse.<key>`` for the keys of ``sparse``), or returns None when
+#: any line needs the per-line path (core/bulk.py builds the rows).
+BlockDecoder = Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None]
 
 
 class LineParser(Protocol):
@@ -40,6 +49,9 @@ class LineParser(Protocol):
 
 
 class FormatFamily(Protocol):
+    """A format family; the Extractor finds its optional fast paths here too (a family
+    without one says None)."""
+
     name: str  # as shown in `files[].format`
     description: str
 
@@ -50,6 +62,29 @@ class FormatFamily(Protocol):
     def new_parser(self, *, reference_time: float | None = None) -> LineParser:
         """A parser for one file. ``reference_time`` is the file's mtime: a format whose
         timestamps lack the year (vLLM) dates the file's lines against it."""
+        ...
+
+    @property
+    def scan_requests(self) -> Scanner | None:
+        """The batch commands' native chunk scanner (native/scan.c): it turns runs of
+        simple request records in a chunk of whole lines into rows in one step, and stops
+        at each line it does not fully understand (that line takes the per-line path).
+
+        Returns: Scanner | None, called as ``scanner(data, start, max_line_bytes)``
+            (formats.trace_native). None: this family has no such fast path, or the
+            scanner was not built; chunks are split into lines.
+        """
+        ...
+
+    @property
+    def decode_simple_block(self) -> BlockDecoder | None:
+        """The pure-Python block path: columns of a block of same-shaped simple request
+        records, decoded at once instead of one ``parse`` call a line.
+
+        Returns: BlockDecoder | None, called with the block's lines (see
+            ``BlockDecoder``). None: this family has no such fast path; every line goes
+            through ``LineParser.parse``.
+        """
         ...
 
 

@@ -49,3 +49,14 @@ def test_sglang_carries_nothing_but_its_tracebacks() -> None:
     assert parser.year_state() is None
     assert parser.recent_ids() is None
     assert parser.replay_year_probe(("wrap", b"2026-01-02T10:00:00Z"), (None, 0)) is None
+
+
+def test_every_family_declares_its_fast_paths() -> None:
+    # The Extractor reads these attributes directly: None means "no such fast path".
+    for family in registry.FAMILIES.values():
+        assert family.scan_requests is None or callable(family.scan_requests)
+    assert callable(registry.family_by_name("trace").decode_simple_block)
+    for name in ("kv", "vllm", "sglang"):
+        family = registry.family_by_name(name)
+        assert family.decode_simple_block is None
+        assert family.scan_requests is None

@@ -68,6 +68,8 @@ __all__ = [
 class SglangFamily:
     name = "sglang"
     description = "SGLang server log (~0.2 to current), incl. uvicorn, /metrics, meta_info"
+    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    decode_simple_block = None
 
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = strong = weak = 0

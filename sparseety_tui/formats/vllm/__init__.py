@@ -75,6 +75,8 @@ __all__ = [
 class VllmFamily:
     name = "vllm"
     description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
+    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    decode_simple_block = None
 
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = strong = weak = 0
