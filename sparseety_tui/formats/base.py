@@ -1,9 +1,9 @@
 """The interface every format family implements, and small helpers they share.
 
-A *format family* (one module: trace, kvline, vllm, sglang) knows how to say how likely a
-file is in its format (``sniff``) and how to make a per-file ``LineParser``. Parsers are
-stateful per file (tracebacks span lines, vLLM timestamps need a year carried forward), so
-the Extractor makes one per followed file.
+A *format family* (a module or package: trace, kvline, vllm, sglang) knows how to say how
+likely a file is in its format (``sniff``) and how to make a per-file ``LineParser``.
+Parsers are stateful per file (tracebacks span lines, vLLM timestamps need a year carried
+forward), so the Extractor makes one per followed file.
 
 A parser that can also read one byte range of a file cut at record starts, and then say
 what it carried across the range's edges, is ``RangeAware``: that is all a split reader
