@@ -7,7 +7,9 @@ the same names. Plain dicts keep the hot path free of object construction; the
 TypedDicts keep mypy honest about the names.
 
 A parsed line is ``(kind, event_or_None)``. ``kind`` is the line's one and only
-accounting kind (see ``LineKind``); the event, when present, is ``(EventType, payload)``.
+accounting kind (see ``LineKind``); the event, when present, is ``(EventType, payload)``,
+a tuple tagged by its type: ``event[0] == "request"`` tells mypy that ``event[1]`` is a
+``RequestPayload``, so a consumer dispatches on the tag without casts or new objects.
 """
 
 from __future__ import annotations
@@ -168,5 +170,11 @@ class MetaPayload(TypedDict, total=False):
 
 EventType = Literal["request", "token", "stats", "error", "meta"]
 Payload = RequestPayload | TokenPayload | StatsPayload | ErrorPayload | MetaPayload
-Event = tuple[EventType, Payload]
+Event = (
+    tuple[Literal["request"], RequestPayload]
+    | tuple[Literal["token"], TokenPayload]
+    | tuple[Literal["stats"], StatsPayload]
+    | tuple[Literal["error"], ErrorPayload]
+    | tuple[Literal["meta"], MetaPayload]
+)
 ParsedLine = tuple[str, Event | None]

@@ -201,7 +201,7 @@ class Extractor:
                 continue
             if state.parser is None:
                 self._sniff_chunk(state, item)
-            scanner: Scanner | None = getattr(state.family, "scan_requests", None)
+            scanner = None if state.family is None else state.family.scan_requests
             if scanner is not None:
                 self._run_chunk_scanned(state, file, item, scanner)
                 continue
@@ -294,7 +294,7 @@ class Extractor:
             self._run_block(state, file, block)
 
     def _run_block(self, state: FileState, file: int, block: Sequence[LineLike]) -> None:
-        decoder = getattr(state.family, "decode_simple_block", None)
+        decoder = None if state.family is None else state.family.decode_simple_block
         if decoder is None or not self._run_bulk(state, file, block, decoder):
             self._run_lines(state, file, block)
 
@@ -369,17 +369,17 @@ class Extractor:
     # -- events ----------------------------------------------------------------------
 
     def _on_event(self, event: Event, file: int, offset: int, length: int, line_no: int) -> None:
-        kind, payload = event
-        if kind == "request":
-            self._on_request(payload, file, offset, length, line_no)  # type: ignore[arg-type]
-        elif kind == "token":
-            self._on_token(payload, file, offset, length, line_no)  # type: ignore[arg-type]
-        elif kind == "stats":
-            self.engine.add(payload)  # type: ignore[arg-type]
-        elif kind == "error":
-            self._on_error(payload)  # type: ignore[arg-type]
-        elif kind == "meta":
-            self.files[file].meta.update(payload)
+        # Events are tagged tuples: testing event[0] narrows event[1] to its payload type.
+        if event[0] == "request":
+            self._on_request(event[1], file, offset, length, line_no)
+        elif event[0] == "token":
+            self._on_token(event[1], file, offset, length, line_no)
+        elif event[0] == "stats":
+            self.engine.add(event[1])
+        elif event[0] == "error":
+            self._on_error(event[1])
+        elif event[0] == "meta":
+            self.files[file].meta.update(event[1])
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store

@@ -114,6 +114,8 @@ class KvLineParser:
 class KvLineFamily:
     name = "kv"
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
+    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    decode_simple_block = None
 
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = hits = 0

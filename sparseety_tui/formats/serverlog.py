@@ -1,8 +1,8 @@
 """What the vLLM and SGLang parsers share: the line kinds of every server log, the state
 each per-file parser keeps, and the checks for lines without the server's own prefix.
 
-Each family keeps its own prefixes, fast paths and message parsing (``vllm.py``,
-``sglang.py``); this is only the common ground, written once.
+Each family keeps its own prefixes, fast paths and message parsing (the ``vllm`` and
+``sglang`` packages); this is only the common ground, written once.
 """
 
 from __future__ import annotations

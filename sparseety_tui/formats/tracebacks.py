@@ -120,7 +120,8 @@ class TracebackTracker:
         self._context: dict[str, str] = {}
         self._count = 0
         # What a split reader (sparseety_tui.ingest.parallel) needs to know to prove that this
-        # tracker, started fresh mid-file, said what one started at the top would have:
+        # tracker, started fresh mid-file, said what one started at the top would have
+        # (with ``active`` and ``context_items``: formats.base.TracebackEdges):
         #: a traceback stayed idle longer than its stale limit (closing it then depends
         #: on the absolute line count, which differs between the two);
         self.stale_risk = False
@@ -132,6 +133,7 @@ class TracebackTracker:
 
     @property
     def active(self) -> bool:
+        """A traceback is open now."""
         return bool(self.open_by_key)
 
     def note_context(self, key: str, message: str) -> None:

@@ -41,7 +41,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 from dataclasses import dataclass, field
-from typing import Any
 
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
 from sparseety_tui.core.idindex import IdIndex
@@ -50,6 +49,7 @@ from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, sglang, trace_native, vllm
+from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
 from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -107,7 +107,7 @@ class RangeNotes:
     context_cleared: bool = False
     deriving_ids: set[str] = field(default_factory=set)
     unresolved_errors: list[str] = field(default_factory=list)
-    vllm: vllm.BoundaryNotes | None = None
+    boundary: BoundaryNotes | None = None
     year_end: tuple[int | None, int] = (None, 0)
     recent_end: list[str] = field(default_factory=list)
     remembered: int = 0
@@ -146,13 +146,10 @@ def _run_server_range(
     path, family, tokenizer, start, end, record_engine, year_seed = args
     extractor = _RangeExtractor(TokenCounter(tokenizer), family, record_engine)
     file = extractor.add_file(path)
-    parser: Any = extractor.files[file].parser
+    parser = _range_aware(extractor.files[file].parser, family)
     notes = RangeNotes()
-    if isinstance(parser, vllm.VllmParser):
-        notes.vllm = parser.enable_boundary_notes()
-        if year_seed is not None:
-            parser.seed_year_state(year_seed)
-            notes.year_seeded = True
+    notes.boundary = parser.begin_range(year_seed)
+    notes.year_seeded = notes.boundary is not None and year_seed is not None
     extractor.feed_chunks(file, iter_chunks(path, start, end))
     tracker = parser.tracebacks
     notes.tb_open_at_end = tracker.active
@@ -164,11 +161,20 @@ def _run_server_range(
     notes.context_cleared = tracker.context_cleared
     notes.deriving_ids = extractor.deriving_ids
     notes.unresolved_errors = extractor.unresolved_errors
-    if isinstance(parser, vllm.VllmParser):
-        notes.year_end = parser.year_state()
-        notes.recent_end = parser.recent_ids()
-        notes.remembered = parser.remembered
+    year_end = parser.year_state()
+    if year_end is not None:
+        notes.year_end = year_end
+    recent = parser.recent_ids()
+    if recent is not None:
+        notes.recent_end, notes.remembered = recent
     return _range_result(extractor, file, notes)
+
+
+def _range_aware(parser: LineParser | None, family: str) -> RangeAware:
+    """A range's parser as the one interface a split reader uses (formats.base)."""
+    if not isinstance(parser, RangeAware):
+        raise TypeError(f"a {family} parser cannot read a range of a file")
+    return parser
 
 
 def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
@@ -338,7 +344,7 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
     year inference run over the file's first stamp and each range's first line only.
     It is right unless a range holds a whole Dec -> Jan turn that these samples miss;
     ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
-    guesser = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
+    guesser: RangeAware = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
     seeds: list[tuple[int | None, int] | None] = [None]
     with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
         for _ in range(200):  # the file's first stamped line, before range 1
@@ -350,7 +356,8 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
                 guesser.parse(data)
                 break
         for start in starts[1:]:
-            seeds.append(guesser.year_state() if guesser.year_state()[0] is not None else None)
+            year = guesser.year_state()
+            seeds.append(year if year is not None and year[0] is not None else None)
             f.seek(start)
             guesser.parse(f.readline().rstrip(b"\r\n"))
     return seeds
@@ -374,7 +381,9 @@ def _check_server_ranges(
     window: list[str] = []
     deriving_before: set[str] = set()
     minutes_before = set(extractor.engine.per_minute)
-    probe = vllm.FAMILY.new_parser(reference_time=reference_time) if family == "vllm" else None
+    probe = _range_aware(
+        registry.family_by_name(family).new_parser(reference_time=reference_time), family
+    )
     for k, result in enumerate(results):
         notes = result.notes
         if notes is None:
@@ -414,8 +423,8 @@ def _check_server_ranges(
         minutes_before.update(engine.per_minute)
         # vLLM: year inference and engine-side ids.
         renames: dict[str, str] = {}
-        v = notes.vllm
-        if v is not None and probe is not None:
+        v = notes.boundary
+        if v is not None:
             if v.year_probe is not None:
                 if notes.year_seeded and year_state[0] is None:
                     return _refuse("vLLM year seeded where one reader would infer it")
@@ -455,7 +464,7 @@ def _check_server_ranges(
 
 
 def _engine_side_renames(
-    notes: vllm.BoundaryNotes, window: list[str], ids: IdIndex
+    notes: BoundaryNotes, window: list[str], ids: IdIndex
 ) -> dict[str, str] | None:
     """Engine-side ids a range left unmapped that one process would have mapped to a
     front-end id received in an earlier range: its window of recent ids at that line is

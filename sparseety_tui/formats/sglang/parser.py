@@ -1,0 +1,258 @@
+"""``SglangParser``: the per-file parser of SGLang server logs, and its line dispatch.
+
+Most lines of a big log take one anchored match of the whole line (``_fast``); the rest go
+through ``_parse``, which finds the prefix (anchored, behind wrappers, or mid-line) and
+hands the message to the batch, request or traceback code. Timestamps are
+``DateClock``'s (clock.py), batch lines ``BatchLines``' (stats.py), request lines
+``RequestLines``' (requests.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from sparseety_tui.events import LineKind, ParsedLine, StatsPayload
+from sparseety_tui.formats.base import YearProbe, YearState
+from sparseety_tui.formats.clean import (
+    ACCESS_RE,
+    UVICORN_RE,
+    basic_clean,
+    strip_wrappers,
+    wrapper_time,
+)
+from sparseety_tui.formats.routing import read_response_body
+from sparseety_tui.formats.serverlog import (
+    ACCESS,
+    BLANK,
+    OTHER,
+    RESPONSE,
+    TRACEBACK,
+    ServerLogParser,
+    decode,
+)
+from sparseety_tui.formats.sglang.clock import DateClock
+from sparseety_tui.formats.sglang.kinds import _EXPERT, DECODE, PREFILL
+from sparseety_tui.formats.sglang.patterns import (
+    _CSV_HEADER,
+    _CSV_ROW_RE,
+    _VLLM_STYLE_RE,
+    BATCH_RE,
+    FAST_RE,
+    GPU_PREFIX_RE,
+    PREFIX_RE,
+    PREFIX_SEARCH_RE,
+)
+from sparseety_tui.formats.sglang.requests import RequestLines
+from sparseety_tui.formats.sglang.stats import BatchLines
+
+_EXC_HEADER = b"Exception in ASGI application"
+
+
+class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
+    """Stateful per-file parser (last date for time-only prefixes, open tracebacks).
+
+    It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
+    """
+
+    def __init__(
+        self,
+        *,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+        keep_token_ids: bool = False,
+    ) -> None:
+        super().__init__(num_layers=num_layers, top_k=top_k, keep_token_ids=keep_token_ids)
+        #: The last dated prefix's ``YYYY-MM-DD HH:MM:SS`` and its (ts, date, hour); valid
+        #: only while ``_date``/``_last_hour`` still hold that entry's values (a time-only
+        #: line resets it).
+        self._sec_key = b""
+        self._sec_entry: tuple[float | None, tuple[int, int, int], int] = (None, (0, 0, 0), 0)
+        self._date: tuple[int, int, int] | None = None
+        self._minutes: dict[bytes, tuple[float | None, tuple[int, int, int], int]] = {}
+        self._ranks: dict[bytes, str] = {}
+        self._last_hour = 0
+
+    def parse(self, line: bytes) -> ParsedLine:
+        try:
+            # Fast path (most lines of a big log): one anchored match of the whole line.
+            if line[:1] == b"[" and not self._tb_open:
+                fm = FAST_RE.match(line)
+                if fm is not None:
+                    parsed = self._fast(line, fm)
+                    if parsed is not None:
+                        return parsed
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            return self._failed(exc)
+
+    # -- reading a range of a file (formats.base.RangeAware) ----------------------------
+
+    def begin_range(self, year: YearState | None) -> None:
+        """No notes: across a record start (a dated prefix, see ingest.parallel) only the
+        tracebacks carry state; the date of time-only prefixes is set again by every
+        dated one. ``year`` is ignored: dated prefixes carry the year."""
+        return None
+
+    def year_state(self) -> None:
+        """None: no year is inferred."""
+        return None
+
+    def replay_year_probe(self, probe: YearProbe, state: YearState) -> None:
+        """None: no year is inferred."""
+        return None
+
+    def recent_ids(self) -> None:
+        """None: request ids are not mapped."""
+        return None
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        if b"\r" in line or b"\x1b" in line:
+            line = basic_clean(line)
+        if not line or line.isspace():
+            self._tb.blank()
+            return BLANK
+        m = PREFIX_RE.match(line) if line[:1] == b"[" else None
+        rest = line
+        if m is None:
+            if line[:5] == b"[gpu=" or line[:8] == b"[gpu_id=":
+                gm = GPU_PREFIX_RE.match(line)
+                if gm is not None:
+                    return self._message(line[gm.end() :], None)
+            unwrapped, wrap_ts = strip_wrappers(line, PREFIX_RE)
+            if unwrapped is not line:
+                rest = unwrapped
+                m = PREFIX_RE.match(rest)
+            if m is None and b"[" in rest:
+                m = PREFIX_SEARCH_RE.search(rest)
+                if m is not None and rest[: m.start()].strip() and not self._plausible(rest, m):
+                    m = None
+            if m is None:
+                return self._raw(rest, wrap_ts, line)
+        return self._message(rest[m.end() :], m)
+
+    def _fast(self, line: bytes, fm: re.Match[bytes]) -> ParsedLine | None:
+        """A line ``FAST_RE`` matched; None sends it down the general path (an access-like
+        line that is not one). The date state and the payloads are those ``_message``
+        would give: same fields, same order, same float arithmetic."""
+        (stamp, raw_ranks, seq, new, cached, usage, running, queued,
+         d_running, d_usage, d_gen, d_queued) = fm.groups()
+        if stamp != self._sec_key:
+            self._second(stamp)
+        ts = self._sec_entry[0]
+        self._in_warning = False
+        if seq is None and d_running is None:
+            msg = line[fm.end() :]
+            if ACCESS_RE.match(msg) is None or b" batch" in msg or b"Traceback" in msg:
+                return None
+            if b"\r" in msg or b"\x1b" in msg:
+                return None
+            return ACCESS
+        ranks = self._ranks.get(raw_ranks)
+        if ranks is None:
+            ranks = self._rank_name(raw_ranks)
+        payload: StatsPayload
+        if seq is not None:
+            kind = PREFILL
+            payload = {"phase": "prefill", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
+                       "batch_requests": int(seq), "new_tokens": int(new),
+                       "cached_tokens": int(cached), "kv_usage": float(usage),
+                       "running": int(running), "queued": int(queued)}
+        else:
+            kind = DECODE
+            payload = {"phase": "decode", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
+                       "running": int(d_running), "kv_usage": float(d_usage),
+                       "generation_throughput": float(d_gen), "queued": int(d_queued)}
+        # The common line has both; without them the fields are absent, never null.
+        if ts is None:
+            del payload["ts"]
+        if not ranks:
+            del payload["engine"]
+        return kind, ("stats", payload)
+
+    def _rank_name(self, raw: bytes) -> str:
+        ranks = decode(raw.strip())
+        if len(self._ranks) < 4096:
+            self._ranks[raw] = ranks
+        return ranks
+
+    @staticmethod
+    def _plausible(rest: bytes, m: re.Match[bytes]) -> bool:
+        """A prefix found mid-line must carry a date (a bare ``[12:00:00]`` inside text is
+        too weak)."""
+        return m.group("y") is not None
+
+    def _message(self, msg: bytes, m: re.Match[bytes] | None) -> ParsedLine:
+        """A line with the SGLang prefix (``m``; None for ``[gpu=0]``)."""
+        ts = self._stamp(m)
+        self._in_warning = False
+        if (self._tb.active or b"Traceback" in msg) and self._tb.feed(
+            "", decode(msg), b"sgl", ts, interleavable=True
+        ):
+            return TRACEBACK
+        if b" batch" in msg:
+            bm = BATCH_RE.match(msg)
+            if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
+                bm = BATCH_RE.search(msg)
+            if bm is not None:
+                raw = m.group("ranks") if m is not None else b""
+                ranks = self._ranks.get(raw)
+                if ranks is None:
+                    ranks = self._rank_name(raw)
+                return self._batch(bm, msg, ts, ranks)
+        if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
+            parsed = self._request_line(msg, ts)
+            if parsed is not None:
+                return parsed
+        if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
+            if ACCESS_RE.match(msg) is not None:
+                return ACCESS
+            if _EXC_HEADER in msg:
+                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+                return TRACEBACK
+        return OTHER
+
+    def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
+        """A line without the SGLang prefix."""
+        continued = self._continuation(rest, "")
+        if continued is not None:
+            return continued
+        ts: float | None = None
+        if wrap_ts is not None:
+            ts = wrapper_time(wrap_ts)[1]
+        if rest[:8] == b"Receive:" or rest[:7] == b"Finish:" or rest[:16] == b"Receive OpenAI: ":
+            parsed = self._request_line(rest, ts)
+            if parsed is not None:
+                return parsed
+        head = rest[:1]
+        if head == b"{" and b'"event"' in rest and b'"request.' in rest:
+            parsed = self._json_request(rest)
+            if parsed is not None:
+                return parsed
+        if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
+            recognised, payloads = read_response_body(decode(rest), self.routing)
+            if recognised:
+                return self._emit(payloads, RESPONSE, ts)
+        if head.isdigit() and _CSV_ROW_RE.match(rest):
+            return _EXPERT
+        if rest.startswith(_CSV_HEADER):
+            return _EXPERT
+        if b"HTTP/" in rest and b'"' in rest and ACCESS_RE.search(rest) is not None:
+            return ACCESS
+        if UVICORN_RE.match(rest):
+            if _EXC_HEADER in rest:
+                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+                return TRACEBACK
+            return OTHER
+        if b"Prefill batch" in rest or b"Decode batch" in rest:
+            bm = BATCH_RE.search(rest)
+            if bm is not None:
+                return self._batch(bm, rest, ts)
+        known = self._known_other(rest, orig)
+        if known is not None:
+            return known
+        if _VLLM_STYLE_RE.match(rest):
+            return OTHER
+        self.last_reason = "no SGLang prefix and no known message"
+        return LineKind.UNPARSED, None

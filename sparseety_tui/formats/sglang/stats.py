@@ -1,0 +1,94 @@
+"""SGLang ``Prefill batch`` / ``Decode batch`` lines -> ``("stats", StatsPayload)``: the
+leading fields every version since 0.3 prints by one anchored regex, the rest read
+generically (``key: value`` split on ``, ``)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sparseety_tui.events import ParsedLine, StatsPayload
+from sparseety_tui.formats.sglang.kinds import DECODE, PREFILL
+from sparseety_tui.formats.sglang.patterns import _DECODE_HEAD_RE, _PREFILL_HEAD_RE
+
+
+def _pct(v: bytes) -> float:
+    return round(float(v.rstrip(b"%")) / 100.0, 6)
+
+
+#: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
+_PREFILL_FIELDS: dict[bytes, tuple[str, Any]] = {
+    b"#new-seq": ("batch_requests", int),
+    b"#new-token": ("new_tokens", int),
+    b"#cached-token": ("cached_tokens", int),
+    b"cache hit rate": ("prefix_cache_hit_rate", _pct),
+    b"token usage": ("kv_usage", float),
+    b"full token usage": ("kv_usage", float),
+    b"#running-req": ("running", int),
+    b"#queue-req": ("queued", int),
+    b"input throughput (token/s)": ("prompt_throughput", float),
+}
+_DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
+    b"#running-req": ("running", int),
+    b"token usage": ("kv_usage", float),
+    b"full token usage": ("kv_usage", float),
+    b"gen throughput (token/s)": ("generation_throughput", float),
+    b"#queue-req": ("queued", int),
+    b"accept len": ("spec_accept_length", float),
+    b"accept rate": ("spec_accept_rate", float),
+}
+
+
+class BatchLines:
+    """The batch line methods of ``SglangParser`` (a mixin; they keep no state)."""
+
+    def _batch(
+        self, bm: re.Match[bytes], msg: bytes, ts: float | None, ranks: str = ""
+    ) -> ParsedLine:
+        prefill = bm.group("kind") == b"Prefill"
+        fields = _PREFILL_FIELDS if prefill else _DECODE_FIELDS
+        payload: StatsPayload = {"phase": "prefill" if prefill else "decode"}
+        if ts is not None:
+            payload["ts"] = ts
+        if ranks:
+            payload["engine"] = ranks
+        body = msg[bm.end() :]
+        # Fast path: the leading fields every version since 0.3 prints in this order are
+        # read by one anchored regex; whatever follows goes through the generic loop.
+        if prefill:
+            fm = _PREFILL_HEAD_RE.match(body)
+            if fm is not None:
+                seq, new, cached, hit, usage, running, queued = fm.groups()
+                payload["batch_requests"] = int(seq)
+                payload["new_tokens"] = int(new)
+                payload["cached_tokens"] = int(cached)
+                if hit is not None:
+                    payload["prefix_cache_hit_rate"] = round(float(hit) / 100.0, 6)
+                payload["kv_usage"] = float(usage)
+                payload["running"] = int(running)
+                payload["queued"] = int(queued)
+                body = body[fm.end() :]
+        else:
+            fm = _DECODE_HEAD_RE.match(body)
+            if fm is not None:
+                running, usage = fm.groups()
+                payload["running"] = int(running)
+                payload["kv_usage"] = float(usage)
+                body = body[fm.end() :]
+        body = body.strip(b", \t")
+        if not body:
+            return (PREFILL if prefill else DECODE), ("stats", payload)
+        get = fields.get
+        for part in body.split(b", "):
+            cut = part.rfind(b": ")
+            if cut < 0:
+                continue
+            spec = get(part[:cut])
+            if spec is None:
+                continue  # a field we do not use, or TTY garbage such as `#cached-tounning-req`
+            try:
+                payload[spec[0]] = spec[1](part[cut + 2 :])  # type: ignore[literal-required]
+            except ValueError:
+                continue  # garbled value (TTY overwrite): leave the field out
+        kind = PREFILL if prefill else DECODE
+        return kind, ("stats", payload)

@@ -1,0 +1,137 @@
+"""vLLM server logs, 0.2 to current V1 (log-formats.md §1-§4).
+
+A vLLM line is ``[(<Proc> pid=<N>) ]*LEVEL MM-DD HH:MM:SS [file.py:NNN] message``; before
+~0.8 the file info had no ``[``; with DEBUG logging it is a shortened path
+(``[v1/engine/async_llm.py:480]``); a real paste shows the glitch ``[async_llm.py:485[]``,
+which is accepted. Wrappers (docker, compose, k8s, collectors, ``> ``) and ANSI colours are
+removed by ``clean``; process prefixes nest (``(EngineCore pid=925) (RayWorkerProc
+pid=8272)``) and Ray Data names contain parentheses
+(``(MapWorker(MapBatches(vLLMEngineStageUDF)) pid=20874)``).
+
+Kinds this family returns (``ParsedLine[0]``):
+
+- ``vllm.stats``: ``Avg prompt throughput`` lines (V0, V1 with/without ``Engine NNN:``,
+  ``N Engines Aggregated:``), the V0 ``Prefix cache hit rate: GPU: X%, CPU: Y%`` line,
+  ``SpecDecoding metrics`` (both V1 formats) and V0 ``Speculative metrics``
+  -> ``("stats", StatsPayload)``;
+- ``vllm.request``: ``Received request`` (0.2 / 0.3 / 0.4-0.11 / >=0.11.2 wordings),
+  DEBUG ``Request X details``, ``Added request``, ``Aborted request``, ``Finished
+  request``, ``Generated response`` -> ``("request", RequestPayload)``;
+- ``api.response``: an OpenAI response / ``usage`` body or SGLang-style ``meta_info``
+  dict printed into the log (JSON or Python repr) -> a request when it has an id;
+- ``http.access``: uvicorn access lines; ``traceback``: any line of a Python traceback
+  (grouped into one ``("error", ErrorPayload)`` delivered through ``pending``);
+- ``prometheus``: ``/metrics`` exposition text; ``blank``; ``other``: a vLLM line (or a
+  known third-party shape: tqdm, NCCL, PyTorch ``[rank0]:``, uvicorn lifecycle) with
+  nothing to extract; ``unparsed`` (with ``last_reason``).
+
+Payload fields are only those read from the line (never a 0 for "unknown"). Stats:
+throughputs, running/waiting/swapped, ``kv_usage`` and ``prefix_cache_hit_rate`` as
+fractions (vLLM prints percent), ``engine`` ("0", "all" for aggregated), spec acceptance.
+Requests: ``request_id``, ``state``, ``prompt``, ``prompt_tokens`` (counted from
+``prompt_token_ids`` when printed), ``completion``/``completion_tokens``/``finish_reason``
+(``Generated response``), ``received_ts``/``finished_ts``, ``ts``; the id lists themselves
+only with ``keep_token_ids=True``. ``SamplingParams`` (``max_tokens``) has no payload field
+and is not read. V1 ≈0.15 engine-side ids ``<id>-<8hex>`` are mapped back to the id seen in
+``Received request``.
+
+Timestamps have no year and are local time. The year is inferred once per file: from a
+wrapper timestamp that has one (docker ``--timestamps``, a collector), else from the
+``reference_time`` given to ``new_parser`` (the file's mtime), else from the current time;
+if the first stamp's month/day lies after the reference's, the log started last year.
+Later stamps roll the year forward when the month drops by six or more (Dec -> Jan).
+Lines are never reordered and a small step backwards never changes the year. When a
+docker/CI RFC3339 wrapper with a zone is present, its instant is used as ``ts`` (it is
+exact); otherwise the vLLM stamp is read in the host's local zone.
+
+The package, by job: ``patterns`` (the regexes), ``clock`` (timestamps, year inference),
+``stats`` (engine stats lines), ``requests`` (request lines, engine-side ids), ``parser``
+(``VllmParser``: fast paths and per-line dispatch), ``kinds``; this module holds the family
+(``sniff``, ``new_parser``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sparseety_tui.events import ParsedLine
+from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
+from sparseety_tui.formats.vllm.kinds import KINDS
+from sparseety_tui.formats.vllm.parser import VllmParser
+from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
+
+__all__ = [
+    "FAMILY",
+    "FAST_RE",
+    "HEAD_RE",
+    "KINDS",
+    "VllmFamily",
+    "VllmParser",
+    "parse_all",
+]
+
+
+class VllmFamily:
+    name = "vllm"
+    description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
+    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    decode_simple_block = None
+
+    def sniff(self, lines: list[bytes]) -> float:
+        nonblank = strong = weak = 0
+        for raw in lines:
+            line = basic_clean(raw)
+            if not line.strip():
+                continue
+            nonblank += 1
+            if b"req_id=" in line and b" | " in line:
+                continue  # key=value request lines belong to the kvline family
+            if (
+                HEAD_SEARCH_RE.search(line) is not None
+                or (b" pid=" in line and PROC_RE.search(line))
+                or b"Received request " in line
+                or b"Avg prompt throughput" in line
+                or prometheus.family_of(line) == "vllm"
+                or b'"kv_transfer_params"' in line
+                or b"k05VTVBZ" in line
+            ):
+                strong += 1
+            elif line[:1] == b"{" and b"meta_info" in line:
+                continue  # SGLang /generate bodies
+            elif (
+                b"prompt_tokens" in line
+                or b"CompletionUsage(" in line
+                or ACCESS_RE.search(line) is not None
+            ):
+                weak += 1
+        if not nonblank:
+            return 0.0
+        evidence = (strong + 0.5 * weak) / nonblank
+        if strong == 0:
+            return min(0.45, evidence)
+        return min(0.95, 0.5 + evidence)
+
+    def new_parser(
+        self,
+        *,
+        reference_time: float | None = None,
+        num_layers: int | None = None,
+        top_k: int | None = None,
+        keep_token_ids: bool = False,
+    ) -> VllmParser:
+        return VllmParser(
+            reference_time=reference_time,
+            num_layers=num_layers,
+            top_k=top_k,
+            keep_token_ids=keep_token_ids,
+        )
+
+
+FAMILY = VllmFamily()
+
+
+def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
+    """Convenience for tests and tools: parse lines with a fresh parser."""
+    parser = FAMILY.new_parser(**options)
+    return [parser.parse(line) for line in lines]

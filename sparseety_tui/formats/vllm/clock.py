@@ -1,0 +1,118 @@
+"""vLLM timestamps: ``MM-DD HH:MM:SS`` without a year, in the host's local zone.
+
+The year is inferred once per file and carried from line to line (the package docstring
+says how); ``YearClock`` holds that inference for ``VllmParser``, and its year state is
+what a split reader seeds, reads and replays (formats.base.RangeAware).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from sparseety_tui.formats.base import BoundaryNotes, YearProbe, YearState
+from sparseety_tui.formats.clean import LocalClock, wrapper_time
+
+
+class YearClock:
+    """The timestamp methods of ``VllmParser`` (a mixin: the state below is set by its
+    ``__init__``, ``_clock`` by ``ServerLogParser``'s)."""
+
+    _clock: LocalClock
+    _reference: float | None
+    _year: int | None
+    _last_month: int
+    _last_stamp: bytes
+    _last_ts: float | None
+    boundary: BoundaryNotes | None
+
+    def _stamp_text(self, stamp: bytes) -> float | None:
+        """``_stamp`` for a line without a wrapper, from the stamp's text."""
+        ts = self._stamp_slow(stamp, None)
+        self._last_stamp, self._last_ts = stamp, ts
+        return ts
+
+    def _year_for(self, month: int, day: int) -> int:
+        if self._year is None:
+            ref = time.localtime(self._reference if self._reference is not None else time.time())
+            year = ref.tm_year
+            if (month, day) > (ref.tm_mon, ref.tm_mday + 1):
+                year -= 1
+            self._year = year
+        elif month <= self._last_month - 6:
+            self._year += 1  # Dec -> Jan wrap
+        self._last_month = month
+        return self._year
+
+    def _stamp(self, m: re.Match[bytes], wrap_ts: bytes | None) -> float | None:
+        stamp = m.group("stamp")
+        if wrap_ts is None and stamp == self._last_stamp:
+            return self._last_ts  # most lines share their second with the previous one
+        ts = self._stamp_slow(stamp, wrap_ts)
+        if wrap_ts is None:
+            self._last_stamp, self._last_ts = stamp, ts
+        return ts
+
+    def _stamp_slow(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
+        """``stamp`` is ``b"MM-DD HH:MM:SS"``."""
+        if self.boundary is not None and self.boundary.year_probe is None:
+            ts = self._stamp_year(stamp, wrap_ts)
+            self._note_year_probe(("stamp", stamp, wrap_ts))
+            return ts
+        return self._stamp_year(stamp, wrap_ts)
+
+    def _note_year_probe(self, probe: YearProbe) -> None:
+        notes = self.boundary
+        if notes is not None and notes.year_probe is None and self._year is not None:
+            notes.year_probe = probe
+            notes.year_after_probe = (self._year, self._last_month)
+
+    def year_state(self) -> YearState:
+        """(year, month of the last stamp): all the year inference carries across lines."""
+        return self._year, self._last_month
+
+    def replay_year_probe(self, probe: YearProbe, state: YearState) -> YearState:
+        """The year state after ``probe`` (see ``BoundaryNotes``) on a parser whose state
+        was ``state``. For checking a split read; changes this parser's year state."""
+        self._year, self._last_month = state
+        self._last_stamp = b""
+        if probe[0] == "stamp":
+            self._stamp_year(probe[1], probe[2])
+        else:
+            self._wrap_ts(probe[1])
+        return self.year_state()
+
+    def _stamp_year(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
+        month = int(stamp[0:2])
+        day = int(stamp[3:5])
+        if wrap_ts is not None:
+            year, instant = wrapper_time(wrap_ts)
+            if year and self._year is None:
+                self._year = year
+                self._last_month = month
+            if instant is not None:
+                self._year_for(month, day)
+                return instant
+        if not (1 <= month <= 12 and 1 <= day <= 31):
+            return None
+        year = self._year_for(month, day)
+        return self._clock.to_unix(
+            year, month, day, int(stamp[6:8]), int(stamp[9:11]), float(stamp[12:14])
+        )
+
+    def _wrap_ts(self, wrap_ts: bytes | None) -> float | None:
+        """ts of a line whose only timestamp is a wrapper's (KServe, collectors)."""
+        if wrap_ts is None:
+            return None
+        year, instant = wrapper_time(wrap_ts)
+        if instant is not None or not year:
+            return instant
+        digits = re.match(rb"\[?(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", wrap_ts)
+        if digits is None:
+            return None
+        y, mo, d, h, mi, s = (int(g) for g in digits.groups())
+        if self._year is None:
+            self._year = y
+            self._last_month = mo
+            self._note_year_probe(("wrap", wrap_ts))
+        return self._clock.to_unix(y, mo, d, h, mi, float(s))

@@ -1,0 +1,111 @@
+"""vLLM engine statistics lines -> ``("stats", StatsPayload)``: V1 ``Engine NNN:`` and
+aggregated lines, V0 lines, the V0 prefix-cache hit rate line, speculative decoding
+metrics, and any future order of ``Key: value unit`` fields."""
+
+from __future__ import annotations
+
+from sparseety_tui.events import ParsedLine, StatsPayload
+from sparseety_tui.formats.vllm.kinds import STATS
+from sparseety_tui.formats.vllm.patterns import V0_HIT_RE, V0_STATS_RE, V1_STATS_RE
+
+_ENGINE_NAMES = {b"000": "0", b"001": "1", b"002": "2", b"003": "3"}
+
+
+class StatsLines:
+    """The engine stats methods of ``VllmParser`` (a mixin; they keep no state)."""
+
+    def _stats(self, msg: bytes, ts: float | None) -> ParsedLine:
+        payload: StatsPayload = {"phase": "engine"}
+        if ts is not None:
+            payload["ts"] = ts
+        m = V1_STATS_RE.match(msg)
+        if m is not None:
+            engine, nagg, p, g, run, wait, kv, hit = m.groups()
+            if engine is not None:
+                payload["engine"] = _ENGINE_NAMES.get(engine) or str(int(engine))
+            elif nagg is not None:
+                payload["engine"] = "all"
+            payload["prompt_throughput"] = float(p)
+            payload["generation_throughput"] = float(g)
+            payload["running"] = int(run)
+            payload["waiting"] = int(wait)
+            payload["kv_usage"] = round(float(kv) / 100.0, 6)
+            payload["prefix_cache_hit_rate"] = round(float(hit) / 100.0, 6)
+            return STATS, ("stats", payload)
+        m = V0_STATS_RE.match(msg)
+        if m is not None:
+            payload["prompt_throughput"] = float(m.group("p"))
+            payload["generation_throughput"] = float(m.group("g"))
+            payload["running"] = int(m.group("run"))
+            payload["swapped"] = int(m.group("sw"))
+            payload["waiting"] = int(m.group("pend"))
+            payload["kv_usage"] = round(float(m.group("kv")) / 100.0, 6)
+            return STATS, ("stats", payload)
+        self._generic_stats(msg, payload)
+        return STATS, ("stats", payload)
+
+    @staticmethod
+    def _generic_stats(msg: bytes, payload: StatsPayload) -> None:
+        """Fields in any order / unknown extras (future versions): ``Key: value unit``."""
+        for part in msg.split(b", "):
+            name, sep, value = part.rpartition(b": ")
+            if not sep:
+                continue
+            if name.startswith(b"Engine ") and b": " in name:
+                eng, _, name = name.partition(b": ")
+                digits = eng[7:]
+                if digits.isdigit():
+                    payload["engine"] = str(int(digits))
+            number = value.split(b" ", 1)[0].rstrip(b"%.")
+            try:
+                num = float(number)
+            except ValueError:
+                continue
+            if name == b"Avg prompt throughput":
+                payload["prompt_throughput"] = num
+            elif name == b"Avg generation throughput":
+                payload["generation_throughput"] = num
+            elif name == b"Running":
+                payload["running"] = int(num)
+            elif name in (b"Waiting", b"Pending"):
+                payload["waiting"] = int(num)
+            elif name == b"Swapped":
+                payload["swapped"] = int(num)
+            elif name.endswith(b"KV cache usage") and not name.startswith(b"CPU"):
+                payload["kv_usage"] = round(num / 100.0, 6)
+            elif name == b"Prefix cache hit rate":
+                payload["prefix_cache_hit_rate"] = round(num / 100.0, 6)
+
+    def _spec_or_hit(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        payload: StatsPayload = {}
+        if ts is not None:
+            payload["ts"] = ts
+        hm = V0_HIT_RE.search(msg)
+        if hm is not None:
+            payload["phase"] = "engine"
+            payload["prefix_cache_hit_rate"] = round(float(hm.group("gpu")) / 100.0, 6)
+            return STATS, ("stats", payload)
+        start = msg.find(b"SpecDecoding metrics: ")
+        width = 22
+        if start < 0:
+            start = msg.find(b"Speculative metrics: ")
+            width = 21
+        if start < 0:
+            return None
+        payload["phase"] = "spec"
+        for part in msg[start + width :].split(b", "):
+            name, sep, value = part.partition(b": ")
+            if not sep:
+                continue
+            raw = value.split(b" ", 1)[0]
+            try:
+                num = float(raw.rstrip(b"%"))
+            except ValueError:
+                continue
+            if raw.endswith(b"%"):
+                num = round(num / 100.0, 6)
+            if name in (b"Draft acceptance rate", b"Avg Draft acceptance rate"):
+                payload["spec_accept_rate"] = num
+            elif name == b"Mean acceptance length":
+                payload["spec_accept_length"] = num
+        return STATS, ("stats", payload)
