@@ -114,37 +114,34 @@ class RangeNotes:
     year_seeded: bool = False
 
 
-class _RangeExtractor(Extractor):
-    """The Extractor of one range of a server log. Notes the rows whose merge by id might
-    not equal line-by-line merging, and errors naming a request it has not seen."""
+class _EdgeObserver:
+    """Notes, while one range of a server log is read, the requests whose merge by id
+    might not equal line-by-line merging, and errors naming a request it has not seen
+    (a ``core.merge.EventObserver``)."""
 
-    def __init__(self, tokens: TokenCounter, family: str, record_engine: bool) -> None:
-        super().__init__(tokens=tokens, forced_format=family)
-        self.engine = RecordingEngineSeries(record_engine)
+    def __init__(self) -> None:
         self.deriving_ids: set[str] = set()
         self.unresolved_errors: list[str] = []
 
-    def _on_request(
-        self, p: RequestPayload, file: int, offset: int, length: int, line_no: int
-    ) -> None:
+    def request(self, payload: RequestPayload) -> None:
         for key in _DERIVING_KEYS:
-            if key in p:
-                self.deriving_ids.add(p["request_id"])
+            if key in payload:
+                self.deriving_ids.add(payload["request_id"])
                 break
-        super()._on_request(p, file, offset, length, line_no)
 
-    def _on_error(self, p: ErrorPayload) -> None:
-        rid = p.get("request_id")
-        if rid is not None and self.store.ids.find(rid) is None:
+    def error(self, payload: ErrorPayload, row: int | None) -> None:
+        rid = payload.get("request_id")
+        if rid is not None and row is None:
             self.unresolved_errors.append(rid)
-        super()._on_error(p)
 
 
 def _run_server_range(
     args: tuple[str, str, str | None, int, int | None, bool, tuple[int | None, int] | None],
 ) -> RangeResult:
     path, family, tokenizer, start, end, record_engine, year_seed = args
-    extractor = _RangeExtractor(TokenCounter(tokenizer), family, record_engine)
+    edges = _EdgeObserver()
+    extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family,
+                          engine=RecordingEngineSeries(record_engine), observer=edges)
     file = extractor.add_file(path)
     parser = _range_aware(extractor.files[file].parser, family)
     notes = RangeNotes()
@@ -159,8 +156,8 @@ def _run_server_range(
     notes.context_touched = tracker.context_touched
     notes.context_end = tracker.context_items()
     notes.context_cleared = tracker.context_cleared
-    notes.deriving_ids = extractor.deriving_ids
-    notes.unresolved_errors = extractor.unresolved_errors
+    notes.deriving_ids = edges.deriving_ids
+    notes.unresolved_errors = edges.unresolved_errors
     year_end = parser.year_state()
     if year_end is not None:
         notes.year_end = year_end

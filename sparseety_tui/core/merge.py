@@ -1,0 +1,405 @@
+"""Merging parsed events into the RequestStore and the running aggregates.
+
+The Extractor (``core.extractor``) reads lines and counts their kinds; every event a
+parser gives goes through ``Merger.on_event``: request updates become store rows (merged by
+request id with ``RequestStore.merge_row``: a known value wins), per-token data becomes row
+extras and heat counts, stats lines the engine series, errors a count and a failed state.
+This is the one place that maps payload fields to columns.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from sparseety_tui.core.series import EngineSeries, HeatCounts
+from sparseety_tui.core.store import (
+    COUNT_FROM_IDS,
+    COUNT_REPORTED,
+    COUNT_TOKENIZER,
+    KV_SKIP_NAMES,
+    NAN,
+    STATE_CODE,
+    UNKNOWN,
+    RequestStore,
+    RowExtras,
+)
+from sparseety_tui.core.timing import derive_times
+from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
+
+#: Errors kept with their text (all are counted).
+ERROR_SAMPLES = 1000
+#: A `sparse` object with only these keys holds no per-token data (the common case).
+_SUMMARY_KEYS = frozenset({
+    "topk_experts", "total_experts", "skipped_attention_heads", "total_attention_heads",
+    "kv_kept", "kv_total", "kv_skip",
+})
+
+
+#: Meta header fields that default a request's columns: (meta key, column).
+_META_DEFAULTS = (
+    ("topk_experts", "topk_experts"),
+    ("total_experts", "total_experts"),
+    ("total_attention_heads", "total_heads"),
+)
+
+
+#: The largest count an int32 column holds; a line claiming more is taken as unknown.
+COUNT_MAX = 2**31 - 1
+
+
+def _is_count(value: Any) -> bool:
+    return type(value) is int and 0 <= value <= COUNT_MAX
+
+
+def _count_or_unknown(value: Any) -> int:
+    return value if _is_count(value) else UNKNOWN
+
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return -1
+
+
+
+
+class EventObserver(Protocol):
+    """Told of some events before they are merged: ``ingest.parallel`` notes, per byte
+    range of a file, what merging its rows with other ranges' will depend on."""
+
+    def request(self, payload: RequestPayload) -> None:
+        """A request update is about to be merged."""
+        ...
+
+    def error(self, payload: ErrorPayload, row: int | None) -> None:
+        """An error naming a request (``row``: its row, None when not seen yet)."""
+        ...
+
+
+class Merger:
+    """Merges events into a store and the aggregates beside it (one writer thread)."""
+
+    def __init__(
+        self,
+        store: RequestStore,
+        tokens: TokenCounter,
+        engine: EngineSeries,
+        observer: EventObserver | None = None,
+    ) -> None:
+        self.store = store
+        self.tokens = tokens
+        self.engine = engine
+        self.expert_load = HeatCounts()
+        self.dropped = HeatCounts()
+        self.head_skips = HeatCounts()
+        self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
+        self.error_count = 0
+        self._observer = observer
+
+    def on_event(
+        self, event: Event, file: int, meta: dict[str, Any], offset: int, length: int,
+        line_no: int,
+    ) -> None:
+        """Merge one event of file ``file`` (whose meta header is ``meta``), read from the
+        line at ``offset`` (-1: an event completed by a later line) numbered ``line_no``."""
+        # Events are tagged tuples: testing event[0] narrows event[1] to its payload type.
+        if event[0] == "request":
+            self._on_request(event[1], file, meta, offset, length, line_no)
+        elif event[0] == "token":
+            self._on_token(event[1], file, meta, offset, length, line_no)
+        elif event[0] == "stats":
+            self.engine.add(event[1])
+        elif event[0] == "error":
+            self._on_error(event[1])
+        elif event[0] == "meta":
+            meta.update(event[1])
+
+    def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
+        store = self.store
+        row = store.ids.find(request_id)
+        if row is None:
+            return store.new_row(request_id, file, offset, length, line_no)
+        if offset >= 0:
+            store.add_line(row, file, offset, length)
+        return row
+
+    def _on_request(
+        self,
+        p: RequestPayload,
+        file: int,
+        meta: dict[str, Any],
+        offset: int,
+        length: int,
+        line_no: int,
+    ) -> None:
+        if self._observer is not None:
+            self._observer.request(p)
+        store = self.store
+        rid = p["request_id"]
+        row = store.ids.find(rid)
+        values = self._request_values(p)
+        if row is None:
+            row = store.append_row(rid, values, file, offset, length, line_no)
+        else:
+            if offset >= 0:
+                store.add_line(row, file, offset, length)
+            store.merge_row(row, values)
+        cols = store.columns
+        if store.state[row] == 0 and (
+            "completion" in p
+            or "completion_tokens" in p
+            or "completion_token_ids" in p
+            or "latency_s" in p
+        ):
+            store.state[row] = STATE_CODE["finished"]
+        # Times that need what earlier lines said (start = finish - latency, TTFT from the
+        # first-token time): only when one of them is still unknown, the rare case.
+        received, ttft = cols["received_ts"][row], cols["ttft_s"][row]
+        first: Any = p.get("first_token_ts")
+        if received != received or (first is not None and ttft != ttft):
+            times = derive_times(
+                received=received,
+                first_token=NAN if first is None else first,
+                finished=cols["finished_ts"][row],
+                ttft=ttft,
+                latency=cols["latency_s"][row],
+            )
+            if times.received != received and times.received == times.received:
+                cols["received_ts"][row] = times.received
+            if times.ttft == times.ttft and ttft != ttft:
+                cols["ttft_s"][row] = times.ttft
+        sparse = p.get("sparse")
+        if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
+            self._on_sparse_detail(dict(sparse), row, meta)
+        if meta:
+            self.apply_meta_defaults(meta, row, row + 1)
+
+    def apply_meta_defaults(self, meta: Mapping[str, Any], first: int, last: int) -> None:
+        """A trace's meta header describes the model for every request of the file: its
+        expert and head counts fill in what a request line did not say (rows first..last,
+        new rows of that file)."""
+        cols = self.store.columns
+        for key, column in _META_DEFAULTS:
+            value = meta.get(key)
+            if not _is_count(value):
+                continue
+            cells = cols[column]
+            for row in range(first, last):
+                if cells[row] == UNKNOWN:
+                    cells[row] = value
+
+    def _request_values(self, p: RequestPayload) -> tuple[Any, ...]:
+        """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
+
+        Unknown is -1 (ints), NaN (floats) or 0 (codes). This is the one place that maps
+        payload fields to columns, for new rows and for updates alike.
+        """
+        get = p.get
+        prompt: Any = get("prompt_tokens")
+        prompt_source = COUNT_REPORTED
+        if not _is_count(prompt):
+            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids")
+        completion: Any = get("completion_tokens")
+        completion_source = COUNT_REPORTED
+        if not _is_count(completion):
+            completion, completion_source = self._count_from(
+                p, "completion", "completion_token_ids"
+            )
+        cached = _count_or_unknown(get("cached_tokens"))
+        topk = total_experts = skipped_heads = total_heads = kv_kept = kv_total = UNKNOWN
+        kv_skip = 0
+        sparse: Any = get("sparse")
+        if type(sparse) is dict:
+            sget = sparse.get
+            topk = _count_or_unknown(sget("topk_experts"))
+            total_experts = _count_or_unknown(sget("total_experts"))
+            skipped_heads = _count_or_unknown(sget("skipped_attention_heads"))
+            total_heads = _count_or_unknown(sget("total_attention_heads"))
+            kv_kept = _count_or_unknown(sget("kv_kept"))
+            kv_total = _count_or_unknown(sget("kv_total"))
+            kv_name = sget("kv_skip")
+            kv_skip = KV_SKIP_NAMES.get(kv_name, 0) if type(kv_name) is str else 0
+        latency: Any = get("latency_s")
+        if type(latency) is not float or latency < 0:
+            latency = float(latency) if type(latency) is int and latency >= 0 else NAN
+        ttft: Any = get("ttft_s")
+        if type(ttft) is not float or ttft < 0:
+            ttft = float(ttft) if type(ttft) is int and ttft >= 0 else NAN
+        state_name: Any = get("state")
+        state = STATE_CODE.get(state_name, 0) if type(state_name) is str else 0
+        if type(state_name) is not str:
+            state_name = None
+        received: Any = get("received_ts")
+        finished: Any = get("finished_ts")
+        ts: Any = get("ts")
+        if ts is not None:
+            if finished is None and state_name in (None, "finished", "aborted"):
+                finished = ts
+            elif received is None and state_name in ("received", "running"):
+                received = ts
+        cache_hit: Any = get("cache_hit")
+        model: Any = get("model")
+        return (
+            prompt,
+            completion,
+            cached,
+            topk,
+            total_experts,
+            skipped_heads,
+            total_heads,
+            kv_kept,
+            kv_total,
+            latency,
+            ttft,
+            NAN if received is None else received,
+            NAN if finished is None else finished,
+            state,
+            kv_skip,
+            0 if cache_hit is None else (2 if cache_hit else 1),
+            prompt_source if prompt >= 0 else 0,
+            completion_source if completion >= 0 else 0,
+            self.store.model_code(model) if type(model) is str else 0,
+        )
+
+    def _count_from(self, p: RequestPayload, text_key: str, ids_key: str) -> tuple[int, int]:
+        """A token count from token ids, else from text with the named tokenizer."""
+        ids = p.get(ids_key)
+        if type(ids) is list:
+            return len(ids), COUNT_FROM_IDS
+        text = p.get(text_key)
+        if type(text) is str and self.tokens.available:
+            return self.tokens.count(text), COUNT_TOKENIZER
+        return UNKNOWN, 0
+
+    def _on_sparse_detail(self, sparse: dict[str, Any], row: int, meta: Mapping[str, Any]) -> None:
+        """Per-token sparse data inside a request record: routing, drops, KV, head masks."""
+        layers = sparse.get("moe_layers") or meta.get("moe_layers")
+        routing = sparse.get("routing")
+        if type(routing) is list:
+            self._on_routing(routing, layers, self.store.extras_for(row))
+        dropped = sparse.get("dropped")
+        if type(dropped) is list:
+            extras = self.store.extras_for(row)
+            for item in dropped:
+                if type(item) is list and len(item) == 3:
+                    extras.dropped_slots += 1
+                    self.dropped.add(_as_int(item[1]), _as_int(item[2]))
+        kv = sparse.get("kv")
+        if type(kv) is list:
+            extras = self.store.extras_for(row)
+            for summary in kv:
+                if type(summary) is dict:
+                    self._on_kv(summary, extras)
+        masks = sparse.get("head_masks")
+        if type(masks) is dict:
+            self._on_head_masks(masks, row)
+
+    def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
+        load = self.expert_load
+        layer_ids = layers if type(layers) is list else None
+        for token in routing:
+            if type(token) is not list:
+                continue
+            extras.routed_tokens += 1
+            for j, experts in enumerate(token):
+                if type(experts) is not list:
+                    continue
+                layer = layer_ids[j] if layer_ids is not None and j < len(layer_ids) else j
+                real = [e for e in experts if type(e) is int and e >= 0]
+                if not real:
+                    continue  # a dense layer's placeholder row
+                extras.routing_rows += 1
+                extras.routed_slots += len(real)
+                for expert in real:
+                    load.add(layer, expert)
+            extras.moe_layers = len(token)
+
+    def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
+        visible, kept = summary.get("visible"), summary.get("kept")
+        if type(visible) is not int or type(kept) is not int or kept > visible:
+            return
+        extras.kv_tokens += 1
+        extras.kv_visible += visible
+        extras.kv_kept += kept
+        skip = summary.get("skip")
+        if skip == "masked":
+            extras.masked_positions += visible - kept
+        elif skip == "evicted":
+            extras.evicted_positions += visible - kept
+        # Without a skip kind the gap still lowers attended compute (kv_kept/kv_visible)
+        # but is neither evicted nor masked: unknown stays unknown.
+
+    def _on_head_masks(self, masks: dict[str, Any], row: int) -> None:
+        layers = masks.get("layers")
+        skipped = masks.get("skipped")
+        heads = masks.get("num_heads")
+        if type(skipped) is not list or type(heads) is not int or heads <= 0:
+            return
+        extras = self.store.extras_for(row)
+        prompt = max(self.store.prompt_tokens[row], 0)
+        completion = max(self.store.completion_tokens[row], 0)
+        tokens = prompt + completion or 1
+        for j, head_list in enumerate(skipped):
+            if type(head_list) is not list:
+                continue
+            layer = layers[j] if type(layers) is list and j < len(layers) else j
+            extras.head_rows += tokens
+            extras.head_slots += heads * tokens
+            extras.skipped_head_slots += len(head_list) * tokens
+            for head in head_list:
+                self.head_skips.add(_as_int(layer), _as_int(head), tokens)
+
+    def _on_token(
+        self,
+        p: TokenPayload,
+        file: int,
+        meta: Mapping[str, Any],
+        offset: int,
+        length: int,
+        line_no: int,
+    ) -> None:
+        row = self._row_for(p["request_id"], file, offset, length, line_no)
+        extras = self.store.extras_for(row)
+        experts = p.get("experts")
+        if type(experts) is list:
+            layers = p.get("moe_layers") or meta.get("moe_layers")
+            self._on_routing([experts], layers, extras)
+        kv = p.get("kv")
+        if type(kv) is dict:
+            self._on_kv(kv, extras)
+        heads = p.get("heads_skipped")
+        num_heads = p.get("num_heads") or meta.get("total_attention_heads")
+        if type(heads) is dict and type(num_heads) is int:
+            for layer_key, head_list in heads.items():
+                if type(head_list) is not list:
+                    continue
+                extras.head_rows += 1
+                extras.head_slots += num_heads
+                extras.skipped_head_slots += len(head_list)
+                for head in head_list:
+                    self.head_skips.add(_as_int(layer_key), _as_int(head))
+        dropped = p.get("dropped")
+        if type(dropped) is list:
+            for item in dropped:
+                if type(item) is list and len(item) == 2:
+                    extras.dropped_slots += 1
+                    self.dropped.add(_as_int(item[0]), _as_int(item[1]))
+        if self.store.state[row] == 0:
+            self.store.state[row] = STATE_CODE["running"]
+
+    def _on_error(self, p: ErrorPayload) -> None:
+        self.error_count += 1
+        self.errors.append(p)
+        rid = p.get("request_id")
+        if rid is not None:
+            row = self.store.ids.find(rid)
+            if self._observer is not None:
+                self._observer.error(p, row)
+            if row is not None:
+                self.store.set_state(row, STATE_CODE["failed"])
+
