@@ -77,6 +77,18 @@ class FormatFamily(Protocol):
         ...
 
     @property
+    def range_start(self) -> Callable[[bytes], bool] | None:
+        """For a reader that splits a big file into byte ranges parsed by separate
+        processes (``ingest.parallel``): whether a range may start at this line (its bytes,
+        without the line ending), because the family's parser state there is what
+        ``RangeAware`` notes and checks.
+
+        Returns: Callable[[bytes], bool] | None. None: the family's parser carries no
+            state from one line to the next, so a range may start at any line.
+        """
+        ...
+
+    @property
     def decode_simple_block(self) -> BlockDecoder | None:
         """The pure-Python block path: columns of a block of same-shaped simple request
         records, decoded at once instead of one ``parse`` call a line.

@@ -116,6 +116,7 @@ class KvLineFamily:
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     decode_simple_block = None
+    range_start = None  # no state across lines: a split read may start anywhere
 
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = hits = 0

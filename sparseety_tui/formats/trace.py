@@ -157,6 +157,10 @@ class TraceFamily:
             return 0.95 * hinted / nonblank
         return 0.3 * objects / nonblank
 
+    #: No state across lines (a meta header is merged by the Extractor, not carried by
+    #: the parser): a split read may start at any line.
+    range_start = None
+
     def new_parser(self, *, reference_time: float | None = None) -> TraceParser:
         return TraceParser()  # its timestamps carry the year
 

@@ -48,7 +48,7 @@ from sparseety_tui.core.series import RecordingEngineSeries
 from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
-from sparseety_tui.formats import registry, sglang, trace_native, vllm
+from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
 from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
 from sparseety_tui.sources.lines import (
@@ -64,16 +64,12 @@ from sparseety_tui.sources.lines import (
 PARALLEL_MIN_BYTES = 64 << 20
 #: Bytes of a trace's head the native scanner tries before choosing to split the file.
 SCANNER_PROBE_BYTES = 1 << 20
-#: Format families whose parsers are stateless across lines, so a file can be split.
-SPLITTABLE = frozenset({"trace", "kv"})
-#: Server-log families split at record starts, with the checks of ``_check_server_ranges``.
-SERVER_SPLITTABLE = frozenset({"sglang", "vllm"})
 #: How far past a split point to look for a safe range start before giving that range up.
 SAFE_START_SCAN_BYTES = 4 << 20
 #: Server-log ranges per worker process (see ``_ingest_server_split``).
 RANGES_PER_WORKER = 2
 #: The window of received ids a vLLM parser maps engine-side ids against.
-VLLM_RECENT_IDS = 4096
+VLLM_RECENT_IDS = vllm.RECENT_IDS
 #: Payload keys that make the Extractor fill a derived field from what the row already
 #: holds (start = finish - latency, TTFT, "finished" from a completion, sparse detail).
 _DERIVING_KEYS = ("completion", "completion_tokens", "latency_s", "first_token_ts", "sparse")
@@ -207,14 +203,11 @@ def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: i
         size = os.path.getsize(path)
         family = _detect_family(path, options.format) if workers > 1 else None
         big = workers > 1 and size >= PARALLEL_MIN_BYTES
-        if big and family == "trace" and _scanner_takes_most(path):
+        if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
             ingest_file(extractor, path)
-        elif big and family in SPLITTABLE:
-            _ingest_split(extractor, options, path, family, workers)
-        elif big and family is not None and family in SERVER_SPLITTABLE:
-            if not _ingest_server_split(extractor, options, path, family, workers):
-                ingest_file(extractor, path)
-        else:
+        elif registry.family_by_name(family).range_start is None:
+            _ingest_split(extractor, options, path, family, workers)  # stateless lines
+        elif not _ingest_server_split(extractor, options, path, family, workers):
             ingest_file(extractor, path)
 
 
@@ -256,22 +249,13 @@ def _ingest_split(
     release_free_memory()
 
 
-def _is_record_start(family: str, line: bytes) -> bool:
-    """A line a server-log range may start at: the server's own dated prefix, not at
-    ERROR level, no traceback text."""
-    if b"Traceback" in line or b'File "' in line:
-        return False
-    if family == "sglang":
-        m = sglang.PREFIX_RE.match(line)
-        return m is not None and m.group("y") is not None
-    m = vllm.HEAD_RE.match(line) or vllm.FAST_RE.match(line)
-    return m is not None and m.group("level") in (b"INFO", b"DEBUG", b"WARNING")
-
-
 def server_range_starts(path: str, family: str, n: int) -> list[int]:
     """Range starts for a server log: each split point of ``find_range_starts`` moved on
-    to the first line that, like the line before it, is a record start (a range is
-    dropped when there is none within ``SAFE_START_SCAN_BYTES``)."""
+    to the first line that, like the line before it, is a record start (the family's
+    ``range_start``; a range is dropped when there is none within
+    ``SAFE_START_SCAN_BYTES``)."""
+    range_start = registry.family_by_name(family).range_start
+    assert range_start is not None, family
     starts = [0]
     with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
         for candidate in find_range_starts(path, n)[1:]:
@@ -284,7 +268,7 @@ def server_range_starts(path: str, family: str, n: int) -> list[int]:
                 line = f.readline()
                 if not line:
                     break
-                ok = _is_record_start(family, line.rstrip(b"\r\n"))
+                ok = range_start(line.rstrip(b"\r\n"))
                 if ok and previous_ok:
                     starts.append(pos)
                     break
@@ -349,7 +333,7 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
             if not line or line.startswith(b"Traceback"):
                 break
             data = line.rstrip(b"\r\n")
-            if _is_record_start("vllm", data):
+            if vllm.FAMILY.range_start(data):
                 guesser.parse(data)
                 break
         for start in starts[1:]:

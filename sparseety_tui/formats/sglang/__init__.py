@@ -71,6 +71,16 @@ class SglangFamily:
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     decode_simple_block = None
 
+    @staticmethod
+    def range_start(line: bytes) -> bool:
+        """A byte range of a split read may start here: SGLang's own prefix with a full
+        date (which resets the date context of time-only prefixes), no traceback text
+        (formats.base.FormatFamily.range_start)."""
+        if b"Traceback" in line or b'File "' in line:
+            return False
+        m = PREFIX_RE.match(line)
+        return m is not None and m.group("y") is not None
+
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = strong = weak = 0
         for raw in lines:

@@ -60,12 +60,14 @@ from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats.vllm.kinds import KINDS
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
+from sparseety_tui.formats.vllm.requests import RECENT_IDS
 
 __all__ = [
     "FAMILY",
     "FAST_RE",
     "HEAD_RE",
     "KINDS",
+    "RECENT_IDS",
     "VllmFamily",
     "VllmParser",
     "parse_all",
@@ -77,6 +79,16 @@ class VllmFamily:
     description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     decode_simple_block = None
+
+    @staticmethod
+    def range_start(line: bytes) -> bool:
+        """A byte range of a split read may start here: vLLM's own logging head at INFO,
+        DEBUG or WARNING level (so no open traceback or ERROR context), no traceback text
+        (formats.base.FormatFamily.range_start)."""
+        if b"Traceback" in line or b'File "' in line:
+            return False
+        m = HEAD_RE.match(line) or FAST_RE.match(line)
+        return m is not None and m.group("level") in (b"INFO", b"DEBUG", b"WARNING")
 
     def sniff(self, lines: list[bytes]) -> float:
         nonblank = strong = weak = 0

@@ -27,7 +27,7 @@ _DIGITS_AND_COMMAS = b"0123456789, "
 
 #: Engine-side ids of V1 ≈0.15 add ``-<8hex>`` to the front-end id; remember this many
 #: received ids to map them back.
-_RECENT_IDS = 4096
+RECENT_IDS = 4096
 
 
 def _find_key(body: bytes, keys: tuple[bytes, ...], pos: int) -> int:
@@ -107,10 +107,10 @@ class RequestLines:
             return  # re-received: keeps its place in the window
         recent[rid] = None
         self.remembered += 1
-        if len(recent) > _RECENT_IDS:
+        if len(recent) > RECENT_IDS:
             recent.popitem(last=False)
         notes = self.boundary
-        if notes is not None and len(notes.first_inserted) < _RECENT_IDS:
+        if notes is not None and len(notes.first_inserted) < RECENT_IDS:
             notes.first_inserted.append(rid)
 
     def _canonical(self, rid: str) -> str:
