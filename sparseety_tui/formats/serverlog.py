@@ -7,7 +7,7 @@ Each family keeps its own prefixes, fast paths and message parsing (the ``vllm``
 
 from __future__ import annotations
 
-from sparseety_tui.events import Event, LineKind, ParsedLine
+from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
 from sparseety_tui.formats.routing import RoutingOptions
@@ -25,6 +25,26 @@ PROM: ParsedLine = (PROMETHEUS, None)
 
 def decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
+
+
+def emit_requests(
+    pending: list[Event], payloads: list[RequestPayload], kind: str, ts: float | None
+) -> ParsedLine:
+    """A line's result when it gave request updates: the first is returned, the others
+    queued on ``pending``; each gets the line's time ``ts`` unless it has its own."""
+    if not payloads:
+        return kind, None
+    for p in payloads:
+        if ts is not None:
+            p.setdefault("ts", ts)
+    for extra in payloads[1:]:
+        pending.append(("request", extra))
+    return kind, ("request", payloads[0])
+
+
+def quotes_traceback(line: bytes) -> bool:
+    """Whether a line holds traceback text (a split read never starts a range there)."""
+    return b"Traceback" in line or b'File "' in line
 
 
 class ServerLogParser:

@@ -45,6 +45,7 @@ from typing import Any
 from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import basic_clean
+from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.sglang.kinds import KINDS
 from sparseety_tui.formats.sglang.parser import SglangParser
 from sparseety_tui.formats.sglang.patterns import (
@@ -76,7 +77,7 @@ class SglangFamily:
         """A byte range of a split read may start here: SGLang's own prefix with a full
         date (which resets the date context of time-only prefixes), no traceback text
         (formats.base.FormatFamily.range_start)."""
-        if b"Traceback" in line or b'File "' in line:
+        if quotes_traceback(line):
             return False
         m = PREFIX_RE.match(line)
         return m is not None and m.group("y") is not None

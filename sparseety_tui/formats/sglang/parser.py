@@ -29,6 +29,7 @@ from sparseety_tui.formats.serverlog import (
     TRACEBACK,
     ServerLogParser,
     decode,
+    emit_requests,
 )
 from sparseety_tui.formats.sglang.clock import DateClock
 from sparseety_tui.formats.sglang.kinds import _EXPERT, DECODE, PREFILL
@@ -233,7 +234,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
             recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
-                return self._emit(payloads, RESPONSE, ts)
+                return emit_requests(self.pending, payloads, RESPONSE, ts)
         if head.isdigit() and _CSV_ROW_RE.match(rest):
             return _EXPERT
         if rest.startswith(_CSV_HEADER):

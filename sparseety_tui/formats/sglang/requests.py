@@ -10,7 +10,7 @@ import orjson
 from sparseety_tui.events import Event, ParsedLine, RequestPayload
 from sparseety_tui.formats.pylit import LiteralError, parse_value_at, read_string_at
 from sparseety_tui.formats.routing import RoutingOptions, request_from_meta_info
-from sparseety_tui.formats.serverlog import decode
+from sparseety_tui.formats.serverlog import decode, emit_requests
 from sparseety_tui.formats.sglang.kinds import REQUEST
 from sparseety_tui.formats.sglang.patterns import _RID_RE
 
@@ -25,16 +25,6 @@ class RequestLines:
     pending: list[Event]
     keep_token_ids: bool
     routing: RoutingOptions
-
-    def _emit(self, payloads: list[RequestPayload], kind: str, ts: float | None) -> ParsedLine:
-        if not payloads:
-            return kind, None
-        for p in payloads:
-            if ts is not None:
-                p.setdefault("ts", ts)
-        for extra in payloads[1:]:
-            self.pending.append(("request", extra))
-        return kind, ("request", payloads[0])
 
     def _request_line(self, msg: bytes, ts: float | None) -> ParsedLine | None:
         text = decode(msg)
@@ -69,7 +59,7 @@ class RequestLines:
                 pass
         if "request_id" not in payload:
             return REQUEST, None  # a batch (rid=[...]) or an abbreviated line: no single id
-        return self._emit([payload], REQUEST, ts)
+        return emit_requests(self.pending, [payload], REQUEST, ts)
 
     def _finish(self, text: str, ts: float | None) -> ParsedLine:
         payload: RequestPayload = {}
@@ -103,7 +93,7 @@ class RequestLines:
             payload.setdefault("finished_ts", ts)
         if "request_id" not in payload:
             return REQUEST, None
-        return self._emit([payload], REQUEST, ts)
+        return emit_requests(self.pending, [payload], REQUEST, ts)
 
     def _json_request(self, rest: bytes) -> ParsedLine | None:
         """``--log-requests-format json``: ``{"timestamp": ..., "event": "request.finished",

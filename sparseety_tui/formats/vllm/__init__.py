@@ -57,6 +57,7 @@ from typing import Any
 from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
+from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.vllm.kinds import KINDS
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
@@ -85,7 +86,7 @@ class VllmFamily:
         """A byte range of a split read may start here: vLLM's own logging head at INFO,
         DEBUG or WARNING level (so no open traceback or ERROR context), no traceback text
         (formats.base.FormatFamily.range_start)."""
-        if b"Traceback" in line or b'File "' in line:
+        if quotes_traceback(line):
             return False
         m = HEAD_RE.match(line) or FAST_RE.match(line)
         return m is not None and m.group("level") in (b"INFO", b"DEBUG", b"WARNING")

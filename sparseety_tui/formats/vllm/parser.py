@@ -24,6 +24,7 @@ from sparseety_tui.formats.serverlog import (
     TRACEBACK,
     ServerLogParser,
     decode,
+    emit_requests,
 )
 from sparseety_tui.formats.vllm.clock import YearClock
 from sparseety_tui.formats.vllm.kinds import REQUEST
@@ -263,7 +264,7 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
             recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
-                return self._emit_requests(payloads, RESPONSE, ts)
+                return emit_requests(self.pending, payloads, RESPONSE, ts)
         known = self._known_other(rest, orig)
         if known is not None:
             return known

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from sparseety_tui.events import Event, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import BoundaryNotes
 from sparseety_tui.formats.pylit import LiteralError, read_string_at
-from sparseety_tui.formats.serverlog import decode
+from sparseety_tui.formats.serverlog import decode, emit_requests
 from sparseety_tui.formats.vllm.kinds import REQUEST
 from sparseety_tui.formats.vllm.patterns import (
     _DETAILS_RE,
@@ -126,18 +126,6 @@ class RequestLines:
                 self.boundary.unmapped.append((rid, base, self.remembered))
         return rid
 
-    def _emit_requests(
-        self, payloads: list[RequestPayload], kind: str, ts: float | None
-    ) -> ParsedLine:
-        if not payloads:
-            return kind, None
-        for p in payloads:
-            if ts is not None:
-                p.setdefault("ts", ts)
-        for extra in payloads[1:]:
-            self.pending.append(("request", extra))
-        return kind, ("request", payloads[0])
-
     def _request(self, msg: bytes, ts: float | None) -> ParsedLine | None:
         # Substring checks pick the one regex to run (each would scan the whole line).
         if b"Received request " in msg:
@@ -176,7 +164,7 @@ class RequestLines:
                     payload["finished_ts"] = ts
                 payloads.append(payload)
             if payloads:
-                return self._emit_requests(payloads, REQUEST, ts)
+                return emit_requests(self.pending, payloads, REQUEST, ts)
         return None
 
     def _received(
@@ -200,7 +188,7 @@ class RequestLines:
                 payload["prompt_tokens"] = count
             if ids is not None:
                 payload["prompt_token_ids"] = ids
-        return self._emit_requests([payload], REQUEST, ts)
+        return emit_requests(self.pending, [payload], REQUEST, ts)
 
     def _generated(self, m: re.Match[bytes], body: bytes, ts: float | None) -> ParsedLine:
         rid = self._canonical(decode(m.group("id")))
@@ -229,4 +217,4 @@ class RequestLines:
                     payload["state"] = "aborted" if reason == "abort" else "finished"
                     if ts is not None:
                         payload["finished_ts"] = ts
-        return self._emit_requests([payload], REQUEST, ts)
+        return emit_requests(self.pending, [payload], REQUEST, ts)
