@@ -52,8 +52,10 @@ def main() -> None:
         for n in LENGTHS:
             prompt = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(n))
             path = Path(tmp) / f"zh{n}.jsonl"
-            path.write_bytes(orjson.dumps({"request_id": f"zh-{n}", "prompt": prompt,
-                                           "completion": "好的"}) + b"\n")
+            path.write_bytes(
+                orjson.dumps({"request_id": f"zh-{n}", "prompt": prompt, "completion": "好的"})
+                + b"\n"
+            )
             seconds = statistics.median(one_run(path, tokens) for _ in range(args.repeat))
             per_char.append(seconds / n * 1e6)
             print(f"{n:>7} {tokens.count(prompt):>7} {seconds:>9.4f} {per_char[-1]:>8.2f}")

@@ -43,8 +43,22 @@ def main() -> None:
         for path in args.files:
             kind = "sglang" if "sglang" in Path(path).name else "vllm"
             extra = ["--max-log-len", "64"] if kind == "vllm" else []
-            subprocess.run([py, str(GEN_LOGS), "--kind", kind, "--size", args.generate, "--out",
-                            path, "--seed", "1", *extra], check=True)
+            subprocess.run(
+                [
+                    py,
+                    str(GEN_LOGS),
+                    "--kind",
+                    kind,
+                    "--size",
+                    args.generate,
+                    "--out",
+                    path,
+                    "--seed",
+                    "1",
+                    *extra,
+                ],
+                check=True,
+            )
     home = tempfile.mkdtemp(prefix="lnav-home-")
     env = {**os.environ, "HOME": home}
     results = []
@@ -57,20 +71,26 @@ def main() -> None:
             a = timed(a_cmd, env)
             b = timed(b_cmd)
             pairs.append((a, b))
-            print(f"{path} run {run + 1}: lnav {a[0]:.2f} s (cpu {a[1]:.2f}), "
-                  f"summary {b[0]:.2f} s (cpu {b[1]:.2f}), ratio {b[0] / a[0]:.2f}", flush=True)
-        results.append({
-            "file": path,
-            "bytes": os.path.getsize(path),
-            "lnav_s_median": round(statistics.median(p[0][0] for p in pairs), 3),
-            "lnav_cpu_s_median": round(statistics.median(p[0][1] for p in pairs), 3),
-            "lnav_peak_rss_mib": round(statistics.median(p[0][2] for p in pairs), 1),
-            "summary_s_median": round(statistics.median(p[1][0] for p in pairs), 3),
-            "summary_cpu_s_median": round(statistics.median(p[1][1] for p in pairs), 3),
-            "summary_peak_rss_mib": round(statistics.median(p[1][2] for p in pairs), 1),
-            "ratio_summary_over_lnav_median_of_pairs": round(
-                statistics.median(p[1][0] / p[0][0] for p in pairs), 3),
-        })
+            print(
+                f"{path} run {run + 1}: lnav {a[0]:.2f} s (cpu {a[1]:.2f}), "
+                f"summary {b[0]:.2f} s (cpu {b[1]:.2f}), ratio {b[0] / a[0]:.2f}",
+                flush=True,
+            )
+        results.append(
+            {
+                "file": path,
+                "bytes": os.path.getsize(path),
+                "lnav_s_median": round(statistics.median(p[0][0] for p in pairs), 3),
+                "lnav_cpu_s_median": round(statistics.median(p[0][1] for p in pairs), 3),
+                "lnav_peak_rss_mib": round(statistics.median(p[0][2] for p in pairs), 1),
+                "summary_s_median": round(statistics.median(p[1][0] for p in pairs), 3),
+                "summary_cpu_s_median": round(statistics.median(p[1][1] for p in pairs), 3),
+                "summary_peak_rss_mib": round(statistics.median(p[1][2] for p in pairs), 1),
+                "ratio_summary_over_lnav_median_of_pairs": round(
+                    statistics.median(p[1][0] / p[0][0] for p in pairs), 3
+                ),
+            }
+        )
     shutil.rmtree(home, ignore_errors=True)
     print(json.dumps(results, indent=2))
 

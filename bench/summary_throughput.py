@@ -60,16 +60,32 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=0, help="summary --jobs (0 = all cores)")
     parser.add_argument("--generate", metavar="SIZE", help="first write FILE with gen_logs.py")
-    parser.add_argument("--pure-python", action="store_true",
-                        help="run summary without the native scanner (SPARSEETY_TUI_PURE_PYTHON=1)")
+    parser.add_argument(
+        "--pure-python",
+        action="store_true",
+        help="run summary without the native scanner (SPARSEETY_TUI_PURE_PYTHON=1)",
+    )
     args = parser.parse_args()
     env = dict(os.environ)
     if args.pure_python:
         env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
     py = sys.executable
     if args.generate:
-        subprocess.run([py, str(GEN_LOGS), "--kind", "jsonl", "--size", args.generate,
-                        "--out", args.file, "--seed", "1"], check=True)
+        subprocess.run(
+            [
+                py,
+                str(GEN_LOGS),
+                "--kind",
+                "jsonl",
+                "--size",
+                args.generate,
+                "--out",
+                args.file,
+                "--seed",
+                "1",
+            ],
+            check=True,
+        )
     size = os.path.getsize(args.file)
     a_cmd = [py, "-c", ORJSON_LOOP, args.file]
     b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", "--jobs", str(args.jobs), args.file]
@@ -79,10 +95,20 @@ def main() -> None:
         a_wall, _, _ = timed(a_cmd)
         b_wall, _, b_rss = timed(b_cmd, env)
         rows.append((a_wall, b_wall, b_rss))
-        print(f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
-              f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB", flush=True)
-    held = json.loads(subprocess.run([py, "-c", HELD, args.file, str(args.jobs)], env=env,
-                                     capture_output=True, text=True, check=True).stdout)
+        print(
+            f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
+            f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB",
+            flush=True,
+        )
+    held = json.loads(
+        subprocess.run(
+            [py, "-c", HELD, args.file, str(args.jobs)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    )
     result = {
         "file": args.file,
         "bytes": size,

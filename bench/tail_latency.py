@@ -33,8 +33,9 @@ WIDTH, HEIGHT = 160, 48
 
 
 def tmux(*args: str) -> str:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True,
-                          check=False).stdout
+    return subprocess.run(
+        ["tmux", "-L", SOCKET, *args], capture_output=True, text=True, check=False
+    ).stdout
 
 
 def writer(path: str, rate: float, marker: mp.Value, t0s: mp.Array, stop: mp.Event) -> None:
@@ -51,14 +52,26 @@ def writer(path: str, rate: float, marker: mp.Value, t0s: mp.Array, stop: mp.Eve
             lines = []
             for _ in range(per_batch):
                 n += 1
-                lines.append(json.dumps({
-                    "request_id": f"{prefix}{n:09d}", "model": "bench-moe",
-                    "prompt_tokens": 100 + n % 900, "completion_tokens": 20 + n % 300,
-                    "cached_tokens": n % 64, "latency_s": round(0.5 + (n % 50) / 10, 3),
-                    "ttft_s": 0.05, "ts": round(time.time(), 3),
-                    "sparse": {"topk_experts": 2, "total_experts": 8,
-                               "skipped_attention_heads": n % 4},
-                }).encode() + b"\n")
+                lines.append(
+                    json.dumps(
+                        {
+                            "request_id": f"{prefix}{n:09d}",
+                            "model": "bench-moe",
+                            "prompt_tokens": 100 + n % 900,
+                            "completion_tokens": 20 + n % 300,
+                            "cached_tokens": n % 64,
+                            "latency_s": round(0.5 + (n % 50) / 10, 3),
+                            "ttft_s": 0.05,
+                            "ts": round(time.time(), 3),
+                            "sparse": {
+                                "topk_experts": 2,
+                                "total_experts": 8,
+                                "skipped_attention_heads": n % 4,
+                            },
+                        }
+                    ).encode()
+                    + b"\n"
+                )
             f.write(b"".join(lines))
             if k > seen:
                 t0s[k] = time.monotonic()
@@ -83,8 +96,12 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=20000)
     parser.add_argument("--markers", type=int, default=20)
     parser.add_argument("--idle-s", type=float, default=20)
-    parser.add_argument("--settle-s", type=float, default=10,
-                        help="wait after the writer stops before measuring idle CPU")
+    parser.add_argument(
+        "--settle-s",
+        type=float,
+        default=10,
+        help="wait after the writer stops before measuring idle CPU",
+    )
     parser.add_argument("--prefill-lines", type=int, default=40000)
     args = parser.parse_args()
     if shutil.which("tmux") is None:
@@ -94,9 +111,19 @@ def main() -> int:
     log = work / "live.jsonl"
     with log.open("w") as f:  # ~10 MB of history first, like the anchors' measurement
         for i in range(args.prefill_lines):
-            f.write(json.dumps({"request_id": f"old-{i:08d}", "prompt_tokens": 10,
-                                "completion_tokens": 5, "latency_s": 0.3,
-                                "ts": 1_800_000_000 + i, "x_pad": "p" * 150}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "request_id": f"old-{i:08d}",
+                        "prompt_tokens": 10,
+                        "completion_tokens": 5,
+                        "latency_s": 0.3,
+                        "ts": 1_800_000_000 + i,
+                        "x_pad": "p" * 150,
+                    }
+                )
+                + "\n"
+            )
     if args.tool == "sparseety":
         command = [sys.executable, "-m", "sparseety_tui", "tail", str(log)]
     else:
@@ -148,8 +175,10 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
 
     delays.sort()
+
     def q(p: float) -> float:
         return delays[min(len(delays) - 1, max(0, round(p * len(delays)) - 1))]
+
     result = {
         "tool": args.tool,
         "rate_lines_s": args.rate,

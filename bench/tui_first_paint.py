@@ -45,18 +45,29 @@ def build(n: int) -> Extractor:
         "prompt_tokens": prompt,
         "completion_tokens": rng.integers(1, 800, n),
         "cached_tokens": (prompt * rng.random(n) * 0.5).astype(np.int64),
-        "topk_experts": np.full(n, 2), "total_experts": np.full(n, 8),
-        "latency_s": rng.random(n) * 10, "ttft_s": rng.random(n) * 0.4,
+        "topk_experts": np.full(n, 2),
+        "total_experts": np.full(n, 8),
+        "latency_s": rng.random(n) * 10,
+        "ttft_s": rng.random(n) * 0.4,
         "finished_ts": 1.8e9 + np.arange(n, dtype=np.float64) * 0.05,
         "received_ts": 1.8e9 + np.arange(n, dtype=np.float64) * 0.05 - 1,
         "state": np.full(n, 3),
     }
     for name, column in extractor.store.columns.items():  # every column, unknown by default
         if name not in columns and name not in ("line_no", "file"):
-            columns[name] = (np.full(n, np.nan) if column.typecode in "fd"
-                             else np.full(n, -1 if column.typecode == "i" else 0))
-    extractor.store.extend_rows([f"req-{i:08d}" for i in range(n)], columns, file,
-                                list(range(n)), [100] * n, np.arange(1, n + 1))
+            columns[name] = (
+                np.full(n, np.nan)
+                if column.typecode in "fd"
+                else np.full(n, -1 if column.typecode == "i" else 0)
+            )
+    extractor.store.extend_rows(
+        [f"req-{i:08d}" for i in range(n)],
+        columns,
+        file,
+        list(range(n)),
+        [100] * n,
+        np.arange(1, n + 1),
+    )
     return extractor
 
 
@@ -121,7 +132,9 @@ def main() -> None:
     t = time.perf_counter()
     compute_totals(extractor, DEFAULT_SHAPE)
     result["totals_s"] = round(time.perf_counter() - t, 3)
-    result["machine"] = f"{platform.machine()} {os.cpu_count()} cpu, Python {platform.python_version()}"
+    result["machine"] = (
+        f"{platform.machine()} {os.cpu_count()} cpu, Python {platform.python_version()}"
+    )
     result["date"] = time.strftime("%Y-%m-%d")
     print(json.dumps(result))
 

@@ -35,8 +35,9 @@ def load_seconds(path: str, pure_python: bool) -> tuple[float, int]:
     env = dict(os.environ)
     if pure_python:
         env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
-    out = subprocess.run([sys.executable, "-c", LOAD, path], env=env, capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", LOAD, path], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     return float(out[0]), int(out[1])
 
 
@@ -48,8 +49,11 @@ def main() -> None:
     for run in range(args.runs):
         native, rows = load_seconds(args.file, pure_python=False)
         pure, _ = load_seconds(args.file, pure_python=True)
-        print(f"run {run + 1}: {rows:,} rows; native scanner {native:.1f} s, "
-              f"pure Python {pure:.1f} s (x{pure / native:.1f})", flush=True)
+        print(
+            f"run {run + 1}: {rows:,} rows; native scanner {native:.1f} s, "
+            f"pure Python {pure:.1f} s (x{pure / native:.1f})",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

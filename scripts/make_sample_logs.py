@@ -60,8 +60,10 @@ def unix(seconds_after_base: float) -> float:
 def write(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
-          f"({len(lines)} lines, {path.stat().st_size:,} bytes)")
+    print(
+        f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path} "
+        f"({len(lines)} lines, {path.stat().st_size:,} bytes)"
+    )
 
 
 # -- torch-free files ----------------------------------------------------------------
@@ -162,8 +164,11 @@ def kv_lines(n: int = 60, seed: int = 11) -> list[str]:
             f"req_id={rng.getrandbits(24):06x}",
             f"prompt_tokens={prompt}",
             f"completion_tokens={completion}",
-            (f"latency={latency:.2f}s" if rng.random() < 0.8
-             else f"latency={round(latency * 1000)}ms"),
+            (
+                f"latency={latency:.2f}s"
+                if rng.random() < 0.8
+                else f"latency={round(latency * 1000)}ms"
+            ),
         ]
         if rng.random() < 0.3:
             parts.append(f"ttft={0.02 + 0.0002 * prompt:.3f}s")
@@ -191,8 +196,12 @@ def streaming_kv(pos: int) -> dict[str, Any]:
     """StreamingLLM-like: the query at `pos` attends sinks + a recent window; rest evicted."""
     visible = pos + 1
     kept = min(visible, STREAMING_SINK + STREAMING_WINDOW)
-    return {"policy": f"streaming_llm(sink={STREAMING_SINK},window={STREAMING_WINDOW})",
-            "visible": visible, "kept": kept, "skip": "evicted"}
+    return {
+        "policy": f"streaming_llm(sink={STREAMING_SINK},window={STREAMING_WINDOW})",
+        "visible": visible,
+        "kept": kept,
+        "skip": "evicted",
+    }
 
 
 def streaming_evicted_ranges(last_query_pos: int) -> list[list[int]]:
@@ -228,8 +237,12 @@ class QuestSim:
                 masked[-1][1] = end
             else:
                 masked.append([start, end])
-        summary = {"policy": f"quest(page={QUEST_PAGE},budget={QUEST_PAGE * QUEST_BUDGET_PAGES})",
-                   "visible": visible, "kept": kept, "skip": "masked"}
+        summary = {
+            "policy": f"quest(page={QUEST_PAGE},budget={QUEST_PAGE * QUEST_BUDGET_PAGES})",
+            "visible": visible,
+            "kept": kept,
+            "skip": "masked",
+        }
         return summary, masked
 
 
@@ -278,7 +291,7 @@ MOE_PROMPTS = [
     REVIEW + "def last(xs):\n    return xs[len(xs)]",
     "混合专家模型（MoE）如何路由每个 token？请举例说明 🤔",
     SYSTEM + "What is a mixture-of-experts router, in one sentence?",
-    "fn main() { let v: Vec<u32> = (1..=5).collect(); println!(\"{:?}\", v); }",
+    'fn main() { let v: Vec<u32> = (1..=5).collect(); println!("{:?}", v); }',
     "Once upon a time, in a data center far away, a GPU dreamed of",
 ]
 
@@ -395,8 +408,13 @@ def moe_trace_lines(tiny: Any) -> list[str]:
         if policy == 0 and len(decode_queries):
             kv = [{"pos": p, **streaming_kv(p)} for p in decode_queries]
             last = kv[-1]
-            sparse.update(kv_policy=last["policy"], kv_kept=last["kept"],
-                          kv_total=last["visible"], kv_skip="evicted", kv=kv)
+            sparse.update(
+                kv_policy=last["policy"],
+                kv_kept=last["kept"],
+                kv_total=last["visible"],
+                kv_skip="evicted",
+                kv=kv,
+            )
             ranges = streaming_evicted_ranges(decode_queries[-1])
             if ranges:
                 sparse["evicted_ranges"] = ranges
@@ -408,15 +426,22 @@ def moe_trace_lines(tiny: Any) -> list[str]:
                 summary, masked = quest.select(p)
                 kv.append({"pos": p, **summary})
             last = kv[-1]
-            sparse.update(kv_policy=last["policy"], kv_kept=last["kept"],
-                          kv_total=last["visible"], kv_skip="masked", kv=kv)
+            sparse.update(
+                kv_policy=last["policy"],
+                kv_kept=last["kept"],
+                kv_total=last["visible"],
+                kv_skip="masked",
+                kv=kv,
+            )
             if masked:
                 sparse["masked_ranges"] = masked
             simulated += ["sparse.kv", "sparse.kv_*", "sparse.masked_ranges"]
         elif policy == 2:
             heads = tiny.config.num_attention_heads
-            skipped = [sorted(rng.sample(range(heads), rng.randint(0, 2)))
-                       for _ in range(tiny.config.num_hidden_layers)]
+            skipped = [
+                sorted(rng.sample(range(heads), rng.randint(0, 2)))
+                for _ in range(tiny.config.num_hidden_layers)
+            ]
             sparse["head_masks"] = {
                 "layers": list(range(tiny.config.num_hidden_layers)),
                 "num_heads": heads,
@@ -444,8 +469,11 @@ def token_stream_lines(tiny: Any) -> list[str]:
     """Four concurrent requests under continuous batching, streamed token by token."""
     rng = random.Random(202)
     cache = RadixCacheSim()
-    meta = _meta(tiny, "streamed token events of 4 concurrent requests (continuous "
-                 "batching simulated), between a first and a final request record each")
+    meta = _meta(
+        tiny,
+        "streamed token events of 4 concurrent requests (continuous "
+        "batching simulated), between a first and a final request record each",
+    )
     out: list[tuple[float, int, dict[str, Any]]] = []  # (time, order, line)
     order = 0
 
@@ -462,10 +490,27 @@ def token_stream_lines(tiny: Any) -> list[str]:
         gen = tiny.generate(ids, rng.randint(10, 20))
         cached = cache.lookup_and_insert(ids)
         rid = f"str-{i + 1:04d}"
-        reqs.append({"rid": rid, "arrival": arrival, "gen": gen, "cached": cached,
-                     "prompt": prompt, "step": -1, "quest": QuestSim(2000 + i)})
-        emit(arrival, {"request_id": rid, "state": "received", "ts": iso(arrival),
-                       "model": tiny_moe_module().MODEL_NAME, "prompt": prompt})
+        reqs.append(
+            {
+                "rid": rid,
+                "arrival": arrival,
+                "gen": gen,
+                "cached": cached,
+                "prompt": prompt,
+                "step": -1,
+                "quest": QuestSim(2000 + i),
+            }
+        )
+        emit(
+            arrival,
+            {
+                "request_id": rid,
+                "state": "received",
+                "ts": iso(arrival),
+                "model": tiny_moe_module().MODEL_NAME,
+                "prompt": prompt,
+            },
+        )
 
     clock = 0.0
     active: list[dict[str, Any]] = []
@@ -481,9 +526,15 @@ def token_stream_lines(tiny: Any) -> list[str]:
             gen = r["gen"]
             texts = tiny.token_texts(gen.prompt_ids)
             for p, tid in enumerate(gen.prompt_ids):
-                ev: dict[str, Any] = {"type": "token", "request_id": r["rid"], "pos": p,
-                                      "phase": "prompt", "token_id": tid, "text": texts[p],
-                                      "ts": unix(clock)}
+                ev: dict[str, Any] = {
+                    "type": "token",
+                    "request_id": r["rid"],
+                    "pos": p,
+                    "phase": "prompt",
+                    "token_id": tid,
+                    "text": texts[p],
+                    "ts": unix(clock),
+                }
                 if p < r["cached"]:
                     ev["cached"] = True  # served from the prefix cache: not routed now
                 else:
@@ -502,9 +553,13 @@ def token_stream_lines(tiny: Any) -> list[str]:
             n = len(r["gen"].completion_ids)
             _token_event(r, n - 1, clock, rng, tiny, emit, routed=False)
             final: dict[str, Any] = {
-                "request_id": r["rid"], "state": "finished", "finish_reason": "length",
-                "ts": iso(clock), "prompt_tokens": len(r["gen"].prompt_ids),
-                "completion_tokens": n, "ttft_s": r["ttft"],
+                "request_id": r["rid"],
+                "state": "finished",
+                "finish_reason": "length",
+                "ts": iso(clock),
+                "prompt_tokens": len(r["gen"].prompt_ids),
+                "completion_tokens": n,
+                "ttft_s": r["ttft"],
                 "latency_s": round(clock - r["arrival"], 3),
                 "completion": tiny.decode(r["gen"].completion_ids),
             }
@@ -516,8 +571,13 @@ def token_stream_lines(tiny: Any) -> list[str]:
                 "total_experts": tiny.config.num_experts,
                 "total_attention_heads": tiny.config.num_attention_heads,
             }
-            final["x_simulated"] = ["ts", "ttft_s", "latency_s", "cached_tokens",
-                                    "token kv / heads_skipped / dropped"]
+            final["x_simulated"] = [
+                "ts",
+                "ttft_s",
+                "latency_s",
+                "cached_tokens",
+                "token kv / heads_skipped / dropped",
+            ]
             emit(clock, final)
         active = [r for r in active if r not in done] + [
             r for r in admitted if len(r["gen"].completion_ids) > 1
@@ -529,14 +589,21 @@ def token_stream_lines(tiny: Any) -> list[str]:
     return [dumps(meta)] + [dumps(obj) for _t, _o, obj in out]
 
 
-def _token_event(r: dict[str, Any], k: int, clock: float, rng: random.Random, tiny: Any,
-                 emit: Any, routed: bool) -> None:
+def _token_event(
+    r: dict[str, Any], k: int, clock: float, rng: random.Random, tiny: Any, emit: Any, routed: bool
+) -> None:
     """Event for completion token k; `routed` when the pass that consumed it has run."""
     gen = r["gen"]
     pos = len(gen.prompt_ids) + k
-    ev: dict[str, Any] = {"type": "token", "request_id": r["rid"], "pos": pos,
-                          "phase": "completion", "token_id": gen.completion_ids[k],
-                          "text": r["texts"][k], "ts": unix(clock)}
+    ev: dict[str, Any] = {
+        "type": "token",
+        "request_id": r["rid"],
+        "pos": pos,
+        "phase": "completion",
+        "token_id": gen.completion_ids[k],
+        "text": r["texts"][k],
+        "ts": unix(clock),
+    }
     if routed:
         ev["experts"] = gen.routing[pos]
         ev["weights"] = gen.weights[pos]
@@ -570,8 +637,11 @@ def write_model_files(out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "sample_logs")
-    parser.add_argument("--no-model", action="store_true",
-                        help="skip the files that need torch (moe_trace, token_stream)")
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="skip the files that need torch (moe_trace, token_stream)",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)

@@ -133,10 +133,14 @@ class TinyMoe:
         expected = len(prompt_ids) + len(completion) - 1
         if rows != expected:
             raise RuntimeError(f"captured {rows} routing rows, expected {expected}")
-        routing = [[[int(e) for e in per_layer_idx[j][i]] for j in range(len(self.moe_layers))]
-                   for i in range(rows)]
-        weights = [[[round(float(w), 4) for w in per_layer_w[j][i]]
-                    for j in range(len(self.moe_layers))] for i in range(rows)]
+        routing = [
+            [[int(e) for e in per_layer_idx[j][i]] for j in range(len(self.moe_layers))]
+            for i in range(rows)
+        ]
+        weights = [
+            [[round(float(w), 4) for w in per_layer_w[j][i]] for j in range(len(self.moe_layers))]
+            for i in range(rows)
+        ]
         return Generation(prompt_ids, completion, routing, weights)
 
     def encode(self, text: str) -> list[int]:

@@ -10,6 +10,19 @@ SPARSE_KEYS: tuple[str, ...]
 def scan_requests(
     data: bytes, start: int, max_records: int, max_line_bytes: int
 ) -> tuple[
-    int, int, int, int, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes,
+    int,
+    int,
+    int,
+    int,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
     list[list[str]],
 ]: ...

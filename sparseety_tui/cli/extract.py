@@ -61,8 +61,9 @@ def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
         return
     for path in inputs:
         if os.path.exists(path) and os.path.samefile(output, path):
-            raise InputError(f"-o {output!r} is one of the inputs: refusing to overwrite a log "
-                             "it reads")
+            raise InputError(
+                f"-o {output!r} is one of the inputs: refusing to overwrite a log it reads"
+            )
 
 
 def run(args: argparse.Namespace, options: Options) -> int:

@@ -31,8 +31,7 @@ def _add_core_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--model-config",
         metavar="F",
-        help="model config.json (or folder) for the FLOP cost model (default: a labelled "
-        "estimate)",
+        help="model config.json (or folder) for the FLOP cost model (default: a labelled estimate)",
     )
 
 
@@ -48,7 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     extract = sub.add_parser("extract", help="one JSON object per request (JSON Lines)")
     extract.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
     extract.add_argument(
-        "-o", "--output", default="-", metavar="OUT",
+        "-o",
+        "--output",
+        default="-",
+        metavar="OUT",
         help="output file ('-' for stdout, the default); a directory for directory inputs",
     )
     extract.add_argument("--limit", type=int, metavar="N", help="at most N requests")
@@ -56,7 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--text", action="store_true", help="include prompt and completion text (sensitive)"
     )
     extract.add_argument(
-        "--retries", type=int, default=1, metavar="N",
+        "--retries",
+        type=int,
+        default=1,
+        metavar="N",
         help="directory batches: tries per file before it goes to failed.log (default 1)",
     )
     _add_core_options(extract)
@@ -65,7 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
     summary.add_argument("--json", action="store_true", help="machine-readable JSON")
     summary.add_argument(
-        "--jobs", type=int, default=0, metavar="N",
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
         help="worker processes for big files (default: one per CPU core; 1 = no workers)",
     )
     _add_core_options(summary)

@@ -80,8 +80,12 @@ def _skips(doc: dict[str, Any]) -> Table:
     table = _table("Skips by kind (natural units)", "kind", "skipped", "of", "ratio")
     for key, (label, unit) in _SKIP_LABELS.items():
         item = doc["skipped"][key]
-        table.add_row(label, fmt_int(item["value"]), Text(f"{fmt_int(item['of'])} {unit}"),
-                      fmt_pct(item["ratio"]))
+        table.add_row(
+            label,
+            fmt_int(item["value"]),
+            Text(f"{fmt_int(item['of'])} {unit}"),
+            fmt_pct(item["ratio"]),
+        )
     return table
 
 
@@ -89,18 +93,29 @@ def _latency(doc: dict[str, Any]) -> Table:
     table = _table("Latency (exact, nearest rank)", "metric", "n", "p50", "p95", "p99", "max")
     for key in ("latency_s", "ttft_s"):
         q = doc[key]
-        table.add_row(key, fmt_int(q["count"]), *(fmt_float(q[p]) for p in ("p50", "p95", "p99", "max")))
+        table.add_row(
+            key, fmt_int(q["count"]), *(fmt_float(q[p]) for p in ("p50", "p95", "p99", "max"))
+        )
     return table
 
 
 def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
     minutes = doc["throughput_per_minute"]
-    table = _table(f"Throughput per minute (UTC, last {min(last, len(minutes))} of {len(minutes)})",
-                   "minute", "requests", "prompt tok", "completion tok")
+    table = _table(
+        f"Throughput per minute (UTC, last {min(last, len(minutes))} of {len(minutes)})",
+        "minute",
+        "requests",
+        "prompt tok",
+        "completion tok",
+    )
     for m in minutes[-last:]:
         stamp = datetime.fromtimestamp(m["minute"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
-        table.add_row(stamp, fmt_int(m["requests"]), fmt_int(m["prompt_tokens"]),
-                      fmt_int(m["completion_tokens"]))
+        table.add_row(
+            stamp,
+            fmt_int(m["requests"]),
+            fmt_int(m["prompt_tokens"]),
+            fmt_int(m["completion_tokens"]),
+        )
     return table
 
 
@@ -108,13 +123,19 @@ def _experts(doc: dict[str, Any]) -> Table | None:
     experts = doc.get("experts")
     if not experts:
         return None
-    table = _table("Expert load per layer", "layer", "routed slots", "busiest expert", "imbalance max/mean")
+    table = _table(
+        "Expert load per layer", "layer", "routed slots", "busiest expert", "imbalance max/mean"
+    )
     for layer, counts, imbalance in zip(
         experts["layers"], experts["counts"], experts["imbalance_max_over_mean"]
     ):
         busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
-        table.add_row(str(layer), fmt_int(sum(counts)), "—" if busiest is None else str(busiest),
-                      fmt_float(imbalance, 2))
+        table.add_row(
+            str(layer),
+            fmt_int(sum(counts)),
+            "—" if busiest is None else str(busiest),
+            fmt_float(imbalance, 2),
+        )
     return table
 
 

@@ -42,11 +42,16 @@ def run(command: str, args: argparse.Namespace) -> int:
         except ThemeError as exc:
             raise InputError(str(exc)) from exc
     if command == "tail":
-        options = Options(format=args.format, tokenizer=args.tokenizer,
-                          model_config=args.model_config)
+        options = Options(
+            format=args.format, tokenizer=args.tokenizer, model_config=args.model_config
+        )
         paths = tail_paths(args.paths)
-        config = AppConfig(live=live_options(args, paths), options=options, theme=args.theme,
-                           request_id=args.request)
+        config = AppConfig(
+            live=live_options(args, paths),
+            options=options,
+            theme=args.theme,
+            request_id=args.request,
+        )
         app = SparseetyApp(config, themes=themes)
         app.run()
         return app.return_code or 0

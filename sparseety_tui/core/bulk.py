@@ -105,14 +105,26 @@ def _iso_fixed(values: tuple[str, ...]) -> Any | None:
     year = d[:, 0] * 1000 + d[:, 1] * 100 + d[:, 2] * 10 + d[:, 3]
     month = d[:, 4] * 10 + d[:, 5]
     day = d[:, 6] * 10 + d[:, 7]
-    hour, minute, second = d[:, 8] * 10 + d[:, 9], d[:, 10] * 10 + d[:, 11], d[:, 12] * 10 + d[:, 13]
+    hour, minute, second = (
+        d[:, 8] * 10 + d[:, 9],
+        d[:, 10] * 10 + d[:, 11],
+        d[:, 12] * 10 + d[:, 13],
+    )
     micros = np.zeros(len(values), dtype=np.int64)
     for i in range(14, d.shape[1]):  # 3 or 6 fraction digits
         micros = micros * 10 + d[:, i]
     micros *= 10 ** (6 - (d.shape[1] - 14)) if d.shape[1] > 14 else 1
     leap = ((year % 4 == 0) & (year % 100 != 0)) | (year % 400 == 0)
     month_days = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
-    valid = (year >= 1) & (month >= 1) & (month <= 12) & (day >= 1) & (hour < 24) & (minute < 60) & (second < 60)
+    valid = (
+        (year >= 1)
+        & (month >= 1)
+        & (month <= 12)
+        & (day >= 1)
+        & (hour < 24)
+        & (minute < 60)
+        & (second < 60)
+    )
     if not valid.all():
         return None
     if not (day <= month_days[month] + ((month == 2) & leap)).all():
@@ -326,12 +338,17 @@ def append_scanned(
     import numpy as np
 
     n = scan.n
-    ids = EncodedIds(scan.id_blob, np.frombuffer(scan.id_ends, dtype=np.int64),
-                     np.frombuffer(scan.id_hashes, dtype=np.int64))
+    ids = EncodedIds(
+        scan.id_blob,
+        np.frombuffer(scan.id_ends, dtype=np.int64),
+        np.frombuffer(scan.id_hashes, dtype=np.int64),
+    )
     if not store.ids.all_new(ids):
         return False
     counts = np.frombuffer(scan.counts, dtype=np.int32).reshape(len(COUNT_FIELDS), n)
-    latency, ttft, ts, received, finished = np.frombuffer(scan.floats, dtype=np.float64).reshape(5, n)
+    latency, ttft, ts, received, finished = np.frombuffer(scan.floats, dtype=np.float64).reshape(
+        5, n
+    )
     models, states, kv_skips = np.frombuffer(scan.names, dtype=np.uint8).reshape(3, n)
     model_names, state_names, kv_names = scan.name_tables
     # Index 0 of every lookup is "absent or null".
@@ -356,6 +373,13 @@ def append_scanned(
         model=model_codes[models],
     )
     offsets = np.frombuffer(scan.offsets, dtype=np.int64) + base_offset
-    append_typed(store, ids, block, file, offsets, np.frombuffer(scan.lengths, dtype=np.uint32),
-                 first_line_no)
+    append_typed(
+        store,
+        ids,
+        block,
+        file,
+        offsets,
+        np.frombuffer(scan.lengths, dtype=np.uint32),
+        first_line_no,
+    )
     return True

@@ -147,9 +147,7 @@ def _moe_layer_count(config: dict[str, Any], layers: int) -> int:
     step = int(config.get("decoder_sparse_step") or 1)
     mlp_only = set(config.get("mlp_only_layers") or [])
     return sum(
-        1
-        for i in range(layers)
-        if i >= first_dense and (i + 1) % step == 0 and i not in mlp_only
+        1 for i in range(layers) if i >= first_dense and (i + 1) % step == 0 and i not in mlp_only
     )
 
 
@@ -243,7 +241,9 @@ def derived_tokens(shape: ModelShape, x: FlopInputs) -> dict[str, Any]:
         "flops_actual": actual,
         "flops_dense": dense,
         "flops_nominal": nominal,
-        "compute_vs_nominal": actual / nominal if _is_array(nominal) else _safe_div(actual, nominal),
+        "compute_vs_nominal": actual / nominal
+        if _is_array(nominal)
+        else _safe_div(actual, nominal),
     }
 
 

@@ -62,8 +62,14 @@ def _merge(fields: dict[str, Any], payload: dict[str, Any]) -> None:
             if isinstance(routing, list):  # each line's rows, at the positions it gives
                 start = value.get("routing_start", 0)
                 segments = sparse.setdefault("routing_segments", [])
-                segments.append((start if isinstance(start, int) else 0, routing,
-                                 value.get("routing_weights"), value.get("moe_layers")))
+                segments.append(
+                    (
+                        start if isinstance(start, int) else 0,
+                        routing,
+                        value.get("routing_weights"),
+                        value.get("moe_layers"),
+                    )
+                )
             for name, item in value.items():
                 if name in _ACCUMULATING and isinstance(item, list):
                     sparse.setdefault(name, []).extend(item)
@@ -83,8 +89,10 @@ def _read_payloads(
     for location in extractor.store.lines_of(row):
         state = extractor.files[location.file]
         if state.superseded is not None:
-            problems.append(f"{state.path} @ {location.offset}: not re-read, the file has "
-                            f"changed since ({state.superseded})")
+            problems.append(
+                f"{state.path} @ {location.offset}: not re-read, the file has "
+                f"changed since ({state.superseded})"
+            )
             continue
         try:
             data = read_line_at(state.path, location.offset, location.length)
@@ -110,9 +118,7 @@ def _read_payloads(
 def _ranges_contain(ranges: Any, pos: int) -> bool:
     if not isinstance(ranges, list):
         return False
-    return any(
-        isinstance(r, list) and len(r) == 2 and r[0] <= pos < r[1] for r in ranges
-    )
+    return any(isinstance(r, list) and len(r) == 2 and r[0] <= pos < r[1] for r in ranges)
 
 
 def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
@@ -143,8 +149,9 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
             return
         token = by_pos.get(pos)
         if token is None:
-            token = TokenView(pos=pos, phase="prompt" if pos < prompt_len else "completion",
-                              text="")
+            token = TokenView(
+                pos=pos, phase="prompt" if pos < prompt_len else "completion", text=""
+            )
             by_pos[pos] = token
             tokens.append(token)
         token.experts = experts

@@ -51,6 +51,8 @@ ERROR_SAMPLES = 1000
 #: Lines per block on the bulk path, and the fewest worth trying it on.
 BULK_BLOCK_LINES = 2048
 BULK_MIN_LINES = 32
+
+
 class LineLike(Protocol):
     @property
     def offset(self) -> int: ...
@@ -95,8 +97,9 @@ class Extractor:
         self.tokens = tokens if tokens is not None else TokenCounter()
         self.forced_format = forced_format
         self.files: list[FileState] = []
-        self._merger = Merger(self.store, self.tokens,
-                              engine if engine is not None else EngineSeries(), observer)
+        self._merger = Merger(
+            self.store, self.tokens, engine if engine is not None else EngineSeries(), observer
+        )
         self.version = 0
         self._frozen: FrozenExtractor | None = None
 
@@ -379,12 +382,14 @@ class Extractor:
                 state.freeze(prev.files[i] if prev is not None and i < len(prev.files) else None)
                 for i, state in enumerate(self.files)
             ),
-            engine=prev.engine if prev is not None and prev.engine.count == engine.count
+            engine=prev.engine
+            if prev is not None and prev.engine.count == engine.count
             else engine.copy(),
             expert_load=_heat_copy(self.expert_load, prev.expert_load if prev else None),
             dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
             head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
-            errors=prev.errors if prev is not None and prev.error_count == self.error_count
+            errors=prev.errors
+            if prev is not None and prev.error_count == self.error_count
             else tuple(self.errors),
             error_count=self.error_count,
             tokens=self.tokens,

@@ -215,8 +215,11 @@ def column_skips(
     out["masked_kv_positions"] = masked
     out["dropped_expert_slots"] = dropped
     computed = x.prompt - x.cached + x.completion  # NaN when unknown
-    out["inactive_expert_slots"] = np.round(computed * _moe_layers(shape, x.experts) * (
-        x.experts - x.routed_per_token_layer - x.dropped_per_token_layer))
+    out["inactive_expert_slots"] = np.round(
+        computed
+        * _moe_layers(shape, x.experts)
+        * (x.experts - x.routed_per_token_layer - x.dropped_per_token_layer)
+    )
     out["skipped_head_slots"] = np.round(computed * shape.layers * (x.heads - x.active_heads))
     return out
 

@@ -56,9 +56,7 @@ class FileState:
     parser: LineParser | None = None
     lines_total: int = 0
     by_kind: dict[str, int] = field(default_factory=dict)
-    diagnostics: deque[Diagnostic] = field(
-        default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES)
-    )
+    diagnostics: deque[Diagnostic] = field(default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES))
     sniff_buffer: list[bytes] = field(default_factory=list)
     #: The file's mtime when it was added (None if it did not exist yet): the date that
     #: year-less timestamps (vLLM) are read against, the same in every parser of the file.
@@ -99,7 +97,10 @@ class FileState:
         )
 
     def append_part(
-        self, lines_total: int, by_kind: Mapping[str, int], diagnostics: list[Diagnostic],
+        self,
+        lines_total: int,
+        by_kind: Mapping[str, int],
+        diagnostics: list[Diagnostic],
         meta: Mapping[str, Any],
     ) -> int:
         """Add the counts of a later part of this file (read as a byte range); returns the

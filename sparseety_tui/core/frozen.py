@@ -117,8 +117,9 @@ class FrozenStore:
     @property
     def columns(self) -> Mapping[str, FrozenColumn]:
         if not self._columns and self._segments:
-            self._columns = {name: FrozenColumn(self._segments, name)
-                             for name in self._segments[0].columns}
+            self._columns = {
+                name: FrozenColumn(self._segments, name) for name in self._segments[0].columns
+            }
         return self._columns
 
     @property
@@ -186,17 +187,28 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         stop = min(start + SEGMENT_ROWS, rows)
         columns = {}
         for name, column in arrays.items():
-            values = np.frombuffer(column, dtype=np.dtype(column.typecode), count=stop - start,
-                                   offset=start * column.itemsize).copy()
+            values = np.frombuffer(
+                column,
+                dtype=np.dtype(column.typecode),
+                count=stop - start,
+                offset=start * column.itemsize,
+            ).copy()
             values.flags.writeable = False
             columns[name] = values
-        extras = {row: e.copy() for row, e in store.extras.part(start >> SEGMENT_SHIFT).items()
-                  if row < stop}
-        segments.append(_Segment(start, stop - start, columns,
-                                 store.ids.encoded_range(start, stop), extras))
+        extras = {
+            row: e.copy()
+            for row, e in store.extras.part(start >> SEGMENT_SHIFT).items()
+            if row < stop
+        }
+        segments.append(
+            _Segment(start, stop - start, columns, store.ids.encoded_range(start, stop), extras)
+        )
     store.dirty_from = rows
-    models = previous.models if previous is not None and len(previous.models) == len(
-        store.models) else tuple(store.models)
+    models = (
+        previous.models
+        if previous is not None and len(previous.models) == len(store.models)
+        else tuple(store.models)
+    )
     return FrozenStore(tuple(segments), models)
 
 

@@ -66,8 +66,10 @@ class IdIndex(Sequence[str]):
             begin = self._ends[start - 1] if start else 0
             blob = bytes(self._blob[begin : ends[-1]])
             starts = [begin, *ends[:-1]]
-            return [blob[a - begin : b - begin].decode("utf-8", errors="surrogatepass")
-                    for a, b in zip(starts, ends)]
+            return [
+                blob[a - begin : b - begin].decode("utf-8", errors="surrogatepass")
+                for a, b in zip(starts, ends)
+            ]
         if row < 0:
             row += len(self._ends)
         end = self._ends[row]
@@ -118,8 +120,12 @@ class IdIndex(Sequence[str]):
     def __getstate__(self) -> dict[str, Any]:
         # The table is rebuilt on arrival; hashes travel only between forked processes,
         # which share the hash secret (checked with a probe hash).
-        return {"blob": bytes(self._blob), "ends": self._ends, "hashes": self._hashes,
-                "probe": hash(_PROBE)}
+        return {
+            "blob": bytes(self._blob),
+            "ends": self._ends,
+            "hashes": self._hashes,
+            "probe": hash(_PROBE),
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__()  # type: ignore[misc]
@@ -196,8 +202,12 @@ class IdIndex(Sequence[str]):
             self._grow()
         else:
             mask, table = self._slots
-            _place_many(table, mask, np.asarray(hashes, dtype=np.int64),
-                        np.arange(base_row, len(self._ends), dtype=np.int32))
+            _place_many(
+                table,
+                mask,
+                np.asarray(hashes, dtype=np.int64),
+                np.arange(base_row, len(self._ends), dtype=np.int32),
+            )
 
     def any_present(self, request_ids: Sequence[str], hashes: Any = None) -> bool:
         """Whether any of these ids is already here (vectorised first-probe test)."""

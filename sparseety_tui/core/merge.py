@@ -32,10 +32,17 @@ from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPaylo
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
 #: A `sparse` object with only these keys holds no per-token data (the common case).
-_SUMMARY_KEYS = frozenset({
-    "topk_experts", "total_experts", "skipped_attention_heads", "total_attention_heads",
-    "kv_kept", "kv_total", "kv_skip",
-})
+_SUMMARY_KEYS = frozenset(
+    {
+        "topk_experts",
+        "total_experts",
+        "skipped_attention_heads",
+        "total_attention_heads",
+        "kv_kept",
+        "kv_total",
+        "kv_skip",
+    }
+)
 
 
 #: Meta header fields that default a request's columns: (meta key, column).
@@ -58,14 +65,11 @@ def _count_or_unknown(value: Any) -> int:
     return value if _is_count(value) else UNKNOWN
 
 
-
 def _as_int(value: Any) -> int:
     try:
         return int(value)
     except (TypeError, ValueError):
         return -1
-
-
 
 
 class EventObserver(Protocol):
@@ -102,7 +106,12 @@ class Merger:
         self._observer = observer
 
     def on_event(
-        self, event: Event, file: int, meta: dict[str, Any], offset: int, length: int,
+        self,
+        event: Event,
+        file: int,
+        meta: dict[str, Any],
+        offset: int,
+        length: int,
         line_no: int,
     ) -> None:
         """Merge one event of file ``file`` (whose meta header is ``meta``), read from the
@@ -402,4 +411,3 @@ class Merger:
                 self._observer.error(p, row)
             if row is not None:
                 self.store.set_state(row, STATE_CODE["failed"])
-

@@ -151,7 +151,6 @@ def _compare(values: Any, op: str, target: float) -> Any:
     return values != target
 
 
-
 def compute_view(
     store: StoreView,
     shape: ModelShape,
@@ -191,21 +190,27 @@ def compute_view(
         elif name == "experts":
             value = cols["topk_experts"]
         elif name == "time":
-            value = np.where(np.isnan(cols["received_ts"]), cols["finished_ts"],
-                             cols["received_ts"])
+            value = np.where(
+                np.isnan(cols["received_ts"]), cols["finished_ts"], cols["received_ts"]
+            )
         elif name == "state":
             value = cols["state"].astype(np.int64)
         elif name == "model":
             names = store.models
-            order = {code: rank for rank, code in
-                     enumerate(sorted(range(len(names)), key=lambda c: names[c].lower()))}
+            order = {
+                code: rank
+                for rank, code in enumerate(
+                    sorted(range(len(names)), key=lambda c: names[c].lower())
+                )
+            }
             ranks = np.array([order[c] for c in range(len(names))], dtype=np.int64)
             value = ranks[cols["model"].astype(np.int64)]
         elif name == "id":
             ids = _ids(store, rows)
             value = np.empty(rows, dtype=np.int64)
-            value[np.array(sorted(range(rows), key=ids.__getitem__), dtype=np.int64)] = (
-                np.arange(rows, dtype=np.int64))
+            value[np.array(sorted(range(rows), key=ids.__getitem__), dtype=np.int64)] = np.arange(
+                rows, dtype=np.int64
+            )
         else:
             raise KeyError(name)
         derived[name] = value
@@ -284,8 +289,6 @@ def _clause_mask(
         with np.errstate(invalid="ignore"):
             mask = _compare(values, op, float(value)) & ~np.isnan(values)
     return ~mask if clause.negate else mask
-
-
 
 
 def _ids(store: StoreView, rows: int) -> list[str]:

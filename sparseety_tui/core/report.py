@@ -44,7 +44,9 @@ def request_records(
         last = min(stop, first + RECORD_CHUNK_ROWS)
         cols = store.numeric_view(first, last)
         inputs = column_inputs(store, shape, cols, first)
-        figures = {k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()}
+        figures = {
+            k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()
+        }
         skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
         ids = store.ids[first:last]
         for i, row in enumerate(range(first, last)):
@@ -90,16 +92,21 @@ def request_records(
 def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
     out = []
     for state in extractor.files:
-        out.append({
-            "path": state.path,
-            "format": state.format_name,
-            "lines": {"total": state.lines_total, "by_kind": dict(sorted(state.by_kind.items()))},
-            "unparsed_samples": [
-                {"line": d.line_no, "reason": d.reason, "text": d.preview}
-                for d in list(state.diagnostics)[:5]
-            ],
-            "events": list(state.events),
-        })
+        out.append(
+            {
+                "path": state.path,
+                "format": state.format_name,
+                "lines": {
+                    "total": state.lines_total,
+                    "by_kind": dict(sorted(state.by_kind.items())),
+                },
+                "unparsed_samples": [
+                    {"line": d.line_no, "reason": d.reason, "text": d.preview}
+                    for d in list(state.diagnostics)[:5]
+                ],
+                "events": list(state.events),
+            }
+        )
     return out
 
 

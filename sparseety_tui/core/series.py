@@ -25,8 +25,13 @@ STATS_POINTS = 4096
 _LABEL_FIELDS = frozenset({"ts", "engine", "phase"})
 #: Stats fields kept per minute (the engine's time series in `summary`).
 MINUTE_FIELDS = (
-    "prompt_throughput", "generation_throughput", "new_tokens", "cached_tokens",
-    "running", "waiting", "kv_usage",
+    "prompt_throughput",
+    "generation_throughput",
+    "new_tokens",
+    "cached_tokens",
+    "running",
+    "waiting",
+    "kv_usage",
 )
 
 #: field -> [sum, n]
@@ -210,8 +215,7 @@ class HeatCounts:
         return sum(sum(row.values()) for row in self.counts.values())
 
     def copy(self) -> HeatCounts:
-        return HeatCounts({layer: dict(row) for layer, row in self.counts.items()},
-                          self.revision)
+        return HeatCounts({layer: dict(row) for layer, row in self.counts.items()}, self.revision)
 
     def merge(self, other: HeatCounts) -> None:
         """Add another part's counts (counts add, whatever the order)."""

@@ -113,9 +113,18 @@ class RowExtras:
 
 
 _EXTRAS_COUNTS = (
-    "routed_tokens", "routed_slots", "routing_rows", "dropped_slots", "kv_tokens",
-    "kv_visible", "kv_kept", "evicted_positions", "masked_positions", "head_rows",
-    "head_slots", "skipped_head_slots",
+    "routed_tokens",
+    "routed_slots",
+    "routing_rows",
+    "dropped_slots",
+    "kv_tokens",
+    "kv_visible",
+    "kv_kept",
+    "evicted_positions",
+    "masked_positions",
+    "head_rows",
+    "head_slots",
+    "skipped_head_slots",
 )
 
 #: Rows per segment of the extras table and of a frozen store (a power of two).
@@ -351,7 +360,9 @@ class RequestStore:
             return None if value == UNKNOWN else value
         return value
 
-    def numeric_view(self, start: int = 0, stop: int | None = None) -> dict[str, np.ndarray[Any, Any]]:
+    def numeric_view(
+        self, start: int = 0, stop: int | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
         """Copies of rows [start, stop) of all columns as numpy arrays (unknown ints become
         NaN floats).
 

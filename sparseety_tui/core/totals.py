@@ -108,7 +108,9 @@ def _add_optional(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
 
-def _accumulate(sums: _Sums, extractor: ExtractorView, shape: ModelShape, first: int, last: int) -> None:
+def _accumulate(
+    sums: _Sums, extractor: ExtractorView, shape: ModelShape, first: int, last: int
+) -> None:
     import numpy as np
 
     store = extractor.store
@@ -176,7 +178,9 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         }
     nominal = sums.values.get("flops_nominal", 0.0)
     skipped["compute_vs_nominal"] = (
-        _round(sums.values["flops_actual"] / nominal, 6) if sums.counts.get("flops") and nominal else None
+        _round(sums.values["flops_actual"] / nominal, 6)
+        if sums.counts.get("flops") and nominal
+        else None
     )
     latency = np.concatenate(sums.latency) if sums.latency else np.zeros(0)
     ttft = np.concatenate(sums.ttft) if sums.ttft else np.zeros(0)
@@ -203,8 +207,12 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         "latency_s": quantiles(latency),
         "ttft_s": quantiles(ttft),
         "throughput_per_minute": [
-            {"minute": minute * 60, "requests": v[0], "prompt_tokens": v[1],
-             "completion_tokens": v[2]}
+            {
+                "minute": minute * 60,
+                "requests": v[0],
+                "prompt_tokens": v[1],
+                "completion_tokens": v[2],
+            }
             for minute, v in sorted(sums.per_minute.items())
         ],
         "experts": heat_summary(extractor.expert_load) if extractor.expert_load.counts else None,
@@ -249,14 +257,25 @@ def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:
     if not engine.count:
         return None
     means = {key: round(acc[0] / acc[1], 4) for key, acc in engine.sums.items() if acc[1]}
-    sums = {key: acc[0] for key, acc in engine.sums.items() if key in ("new_tokens", "cached_tokens")}
+    sums = {
+        key: acc[0] for key, acc in engine.sums.items() if key in ("new_tokens", "cached_tokens")
+    }
     cached, new = sums.get("cached_tokens"), sums.get("new_tokens")
     prefill_hit = cached / (cached + new) if cached is not None and new and cached + new else None
     per_minute = [
-        {"minute": minute, **{key: round(acc[0] / acc[1], 4) for key, acc in fields.items()
-                              if acc[1] and key not in ("new_tokens", "cached_tokens")},
-         **{f"{key}_sum": acc[0] for key, acc in fields.items()
-            if key in ("new_tokens", "cached_tokens")}}
+        {
+            "minute": minute,
+            **{
+                key: round(acc[0] / acc[1], 4)
+                for key, acc in fields.items()
+                if acc[1] and key not in ("new_tokens", "cached_tokens")
+            },
+            **{
+                f"{key}_sum": acc[0]
+                for key, acc in fields.items()
+                if key in ("new_tokens", "cached_tokens")
+            },
+        }
         for minute, fields in sorted(engine.per_minute.items())
     ]
     return {

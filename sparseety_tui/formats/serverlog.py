@@ -50,9 +50,7 @@ def quotes_traceback(line: bytes) -> bool:
 class ServerLogParser:
     """The state and the checks both server-log parsers have."""
 
-    def __init__(
-        self, *, num_layers: int | None, top_k: int | None, keep_token_ids: bool
-    ) -> None:
+    def __init__(self, *, num_layers: int | None, top_k: int | None, keep_token_ids: bool) -> None:
         self.pending: list[Event] = []
         #: Also return the id lists (``prompt_token_ids`` ...), not only their counts: for
         #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.

@@ -186,16 +186,37 @@ FAMILY = TraceFamily()
 # a bad line) returns None and the block takes the per-line path, unchanged.
 
 #: Request fields the bulk path handles (or the core ignores).
-BULK_REQUEST_KEYS = frozenset({
-    "request_id", "ts", "model", "prompt_tokens", "completion_tokens", "cached_tokens",
-    "latency_s", "ttft_s", "sparse", "state", "received_ts", "finished_ts", "cache_hit",
-    "finish_reason",
-})
+BULK_REQUEST_KEYS = frozenset(
+    {
+        "request_id",
+        "ts",
+        "model",
+        "prompt_tokens",
+        "completion_tokens",
+        "cached_tokens",
+        "latency_s",
+        "ttft_s",
+        "sparse",
+        "state",
+        "received_ts",
+        "finished_ts",
+        "cache_hit",
+        "finish_reason",
+    }
+)
 #: ``sparse`` fields the bulk path handles: request-level summaries only.
-BULK_SPARSE_KEYS = frozenset({
-    "topk_experts", "total_experts", "skipped_attention_heads", "total_attention_heads",
-    "kv_kept", "kv_total", "kv_skip", "kv_policy",
-})
+BULK_SPARSE_KEYS = frozenset(
+    {
+        "topk_experts",
+        "total_experts",
+        "skipped_attention_heads",
+        "total_attention_heads",
+        "kv_kept",
+        "kv_total",
+        "kv_skip",
+        "kv_policy",
+    }
+)
 
 
 def _same_keys_columns(

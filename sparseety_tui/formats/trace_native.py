@@ -54,6 +54,6 @@ def _scan_requests(data: bytes, start: int, max_line_bytes: int) -> ScanResult:
 SCANNER: Scanner | None = _scan_requests if _scan is not None else None
 #: Bits of ``present`` for "completion_tokens" and "latency_s": either says the request
 #: reports an outcome, so a line without a state is a finished request.
-OUTCOME_BITS = 0 if _scan is None else (
-    (1 << _scan.FIELD_COMPLETION_TOKENS) | (1 << _scan.FIELD_LATENCY_S)
+OUTCOME_BITS = (
+    0 if _scan is None else ((1 << _scan.FIELD_COMPLETION_TOKENS) | (1 << _scan.FIELD_LATENCY_S))
 )

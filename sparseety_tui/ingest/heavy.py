@@ -57,8 +57,7 @@ class HeavyWorker:
         self._result: HeavyResult | None = None
         self._busy = False
         self._stopped = False
-        self._thread = threading.Thread(target=self._run, name="sparseety-totals",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="sparseety-totals", daemon=True)
 
     @property
     def busy(self) -> bool:
@@ -113,8 +112,9 @@ def run_job(job: HeavyJob) -> HeavyResult:
             result.totals_cost = time.perf_counter() - t0
         if job.query is not None:
             t0 = time.perf_counter()
-            result.view = compute_view(job.state.store, job.shape, job.query, job.rows,
-                                       job.older_files)
+            result.view = compute_view(
+                job.state.store, job.shape, job.query, job.rows, job.older_files
+            )
             result.view_cost = time.perf_counter() - t0
     except Exception as exc:  # reported, never swallowed: see the docstring
         result.error = f"{type(exc).__name__}: {exc}"

@@ -136,8 +136,12 @@ def _run_server_range(
 ) -> RangeResult:
     path, family, tokenizer, start, end, record_engine, year_seed = args
     edges = _EdgeObserver()
-    extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family,
-                          engine=RecordingEngineSeries(record_engine), observer=edges)
+    extractor = Extractor(
+        tokens=TokenCounter(tokenizer),
+        forced_format=family,
+        engine=RecordingEngineSeries(record_engine),
+        observer=edges,
+    )
     file = extractor.add_file(path)
     parser = _range_aware(extractor.files[file].parser, family)
     notes = RangeNotes()
@@ -382,7 +386,9 @@ def _check_server_ranges(
             return _refuse("a traceback is open where a range ends")
         if k > 0 or continues:
             if notes.stale_risk or notes.context_cleared:
-                return _refuse("a traceback stayed idle past its stale limit, or the ERROR context was cleared")
+                return _refuse(
+                    "a traceback stayed idle past its stale limit, or the ERROR context was cleared"
+                )
             if any(context.get(key) for key in notes.context_first_pops):
                 return _refuse("a traceback picks up ERROR context from an earlier range")
             if len(context.keys() | notes.context_touched) > 256:
@@ -400,7 +406,9 @@ def _check_server_ranges(
             if not engine.first_minute_complete():
                 return _refuse("a range's first minute of stats comes back later in it")
             if (set(engine.per_minute) - {engine.first_minute}) & minutes_before:
-                return _refuse("a minute of stats other than a range's first continues an earlier one")
+                return _refuse(
+                    "a minute of stats other than a range's first continues an earlier one"
+                )
         minutes_before.update(engine.per_minute)
         # vLLM: year inference and engine-side ids.
         renames: dict[str, str] = {}

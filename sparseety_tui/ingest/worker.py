@@ -244,8 +244,10 @@ class IngestWorker:
             self._backfills.append(backfill)
             self._backfill_of[path] = backfill
             self._line_base[path] = None
-            self._events.append(f"{_short(path)}: {_size(size)}, showing the last "
-                                f"{_size(size - cut)} first, reading the rest in the background")
+            self._events.append(
+                f"{_short(path)}: {_size(size)}, showing the last "
+                f"{_size(size - cut)} first, reading the rest in the background"
+            )
 
     def _poll_live(self) -> bool:
         assert self._watcher is not None
@@ -338,22 +340,31 @@ class IngestWorker:
             heavy_changed = True
         if not self._heavy.busy:
             totals_due = (self._totals_rows != rows or extractor.version != self._fed_version) and (
-                force or now - self._totals_at
-                >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost))
+                force
+                or now - self._totals_at
+                >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost)
+            )
             view_due = query is not self._view_query or (
-                self._needs_view(query) and self._view_rows != rows and (
-                    force or now - self._view_at
-                    >= max(self.options.totals_interval_s, HEAVY_DUTY * self._view_cost)))
+                self._needs_view(query)
+                and self._view_rows != rows
+                and (
+                    force
+                    or now - self._view_at
+                    >= max(self.options.totals_interval_s, HEAVY_DUTY * self._view_cost)
+                )
+            )
             if totals_due or view_due:
                 # The computation reads a frozen copy on its own thread: ingest never
                 # waits for an O(n) pass over the store.
-                self._heavy.submit(HeavyJob(
-                    self._freeze(),
-                    self.shape,
-                    totals=totals_due or self._totals is None,
-                    query=query if view_due else None,
-                    older_files=frozenset(b.file for b in self._backfills),
-                ))
+                self._heavy.submit(
+                    HeavyJob(
+                        self._freeze(),
+                        self.shape,
+                        totals=totals_due or self._totals is None,
+                        query=query if view_due else None,
+                        older_files=frozenset(b.file for b in self._backfills),
+                    )
+                )
                 if totals_due:
                     self._totals_at = now
                 if view_due:
@@ -379,8 +390,9 @@ class IngestWorker:
             totals=self._totals,
             totals_rows=self._totals_rows,
             rate=tuple(self._rate),
-            engine_points=tuple(itertools.islice(
-                reversed(engine.points), ENGINE_POINTS))[::-1] if engine.count else (),
+            engine_points=tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
+            if engine.count
+            else (),
             query=self._view_query,
             view=self._view,
             view_rows=self._view_rows,
@@ -419,8 +431,9 @@ class IngestWorker:
         if not self.options.track_rate or self._totals is None:
             return
         requests = self._totals.get("requests", {})
-        tokens = float((requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens")
-                                                                or 0))
+        tokens = float(
+            (requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens") or 0)
+        )
         last = self._rate_last
         self._rate_last = (now, tokens)
         if last is None or not all(b.finished for b in self._backfills):
@@ -456,19 +469,19 @@ class IngestWorker:
             fmt = tail.format_name
             if fmt == "unknown" and backfill is not None:
                 fmt = files[backfill.file].format_name
-            out.append(FileStatus(
-                path=path,
-                format=fmt,
-                lines=lines,
-                by_kind=by_kind,
-                backfill_done=done,
-                backfill_total=total,
-                parts=parts,
-                line_base=self._line_base.get(path, 0),
-            ))
+            out.append(
+                FileStatus(
+                    path=path,
+                    format=fmt,
+                    lines=lines,
+                    by_kind=by_kind,
+                    backfill_done=done,
+                    backfill_total=total,
+                    parts=parts,
+                    line_base=self._line_base.get(path, 0),
+                )
+            )
         return tuple(out)
-
-
 
 
 def _line_start_at_or_after(path: str, pos: int) -> int:
@@ -494,4 +507,3 @@ def _size(n: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
-

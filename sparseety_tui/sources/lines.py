@@ -407,9 +407,7 @@ def split_chunk(chunk: Chunk, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> l
     return list(map(_new_tuple, repeat(RawLine), zip(starts, lengths, bodies, repeat(False))))
 
 
-def _split_capped(
-    offset: int, bodies: list[bytes], lengths: list[int], cap: int
-) -> list[RawLine]:
+def _split_capped(offset: int, bodies: list[bytes], lengths: list[int], cap: int) -> list[RawLine]:
     out: list[RawLine] = []
     for body, n in zip(bodies, lengths):
         out.append(_new_tuple(RawLine, (offset, n, body[:cap], len(body) > cap)))

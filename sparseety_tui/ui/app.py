@@ -55,9 +55,7 @@ class AppConfig:
 
 class SparseetyApp(App[int]):
     CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.GLOBAL)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.GLOBAL))
 
     def __init__(
         self,
@@ -75,7 +73,9 @@ class SparseetyApp(App[int]):
         # The worker owns the Extractor: only its thread writes or reads it.
         self.worker = IngestWorker(
             extractor if extractor is not None else make_extractor(config.options),
-            self.shape, config.live, on_wake=self._wake_from_worker,
+            self.shape,
+            config.live,
+            on_wake=self._wake_from_worker,
         )
         self.details = DetailCache()
         self.themes = themes if themes is not None else load_themes()
@@ -103,8 +103,7 @@ class SparseetyApp(App[int]):
         if self.tick():
             self._last_change = now
         active = now - self._last_change < ACTIVE_S
-        self._timer = self.set_timer(self.config.tick_s if active else IDLE_TICK_S,
-                                     self._tick_loop)
+        self._timer = self.set_timer(self.config.tick_s if active else IDLE_TICK_S, self._tick_loop)
 
     def _wake_from_worker(self) -> None:
         # Worker thread: post_message is thread-safe and does not block.
@@ -146,8 +145,7 @@ class SparseetyApp(App[int]):
             self.open_detail(row, snap)
         elif snap.settled and not self._request_reported:
             self._request_reported = True
-            self.main_screen.say(f"request {rid} not in the logs (yet): waiting for it",
-                                 error=True)
+            self.main_screen.say(f"request {rid} not in the logs (yet): waiting for it", error=True)
 
     # -- navigation --------------------------------------------------------------------------
 
@@ -182,7 +180,8 @@ class SparseetyApp(App[int]):
         for alias, name in (("dark", None), ("light", None), ("ansi", None)):
             target = name or self.themes.resolve(alias)
             yield SystemCommand(
-                f"Theme: {alias}", f"Switch to the {alias} theme ({target})",
+                f"Theme: {alias}",
+                f"Switch to the {alias} theme ({target})",
                 lambda t=target: setattr(self, "theme", t),
             )
         main = self.main_screen
@@ -191,11 +190,15 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
-        yield SystemCommand("Sort: arrival order", "Sort the table as read",
-                            lambda: main.set_sort(None))
+        yield SystemCommand(
+            "Sort: arrival order", "Sort the table as read", lambda: main.set_sort(None)
+        )
         for column in SORT_COLUMNS:
-            yield SystemCommand(f"Sort by {column}", f"Sort the table by {column}, descending",
-                                lambda c=column: main.set_sort(c, reverse=True))
+            yield SystemCommand(
+                f"Sort by {column}",
+                f"Sort the table by {column}, descending",
+                lambda c=column: main.set_sort(c, reverse=True),
+            )
         yield from super().get_system_commands(screen)
 
     # -- test hook ---------------------------------------------------------------------------

@@ -24,13 +24,19 @@ _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
 #: Code points shown as ⟨U+XXXX⟩: bidi controls, zero-width and other invisible formatting.
 _INVISIBLE = (
-    0x061C, 0x180E, 0x2028, 0x2029,
+    0x061C,
+    0x180E,
+    0x2028,
+    0x2029,
     *range(0x200B, 0x2010),  # ZWSP, ZWNJ, ZWJ, LRM, RLM
     *range(0x202A, 0x202F),  # LRE RLE PDF LRO RLO
     *range(0x2060, 0x2065),  # word joiner, invisible operators
     *range(0x2066, 0x206A),  # LRI RLI FSI PDI
     *range(0xFE00, 0xFE10),  # variation selectors (change emoji width in some terminals)
-    0xFEFF, 0xFFF9, 0xFFFA, 0xFFFB,
+    0xFEFF,
+    0xFFF9,
+    0xFFFA,
+    0xFFFB,
 )
 
 
@@ -58,9 +64,7 @@ def escape(text: str, *, keep_newlines: bool = False) -> str:
     return text.translate(_MULTI_LINE if keep_newlines else _ONE_LINE)
 
 
-def safe_text(
-    text: str, style: str | Style = "", *, keep_newlines: bool = False
-) -> Text:
+def safe_text(text: str, style: str | Style = "", *, keep_newlines: bool = False) -> Text:
     """A ``Text`` showing ``text`` literally (escaped, never parsed as markup)."""
     return Text(escape(text, keep_newlines=keep_newlines), style=style, end="")
 

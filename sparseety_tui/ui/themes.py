@@ -16,8 +16,17 @@ from typing import Any
 from textual.theme import BUILTIN_THEMES, Theme
 
 _THEME_FIELDS = (
-    "primary", "secondary", "accent", "warning", "error", "success",
-    "foreground", "background", "surface", "panel", "boost",
+    "primary",
+    "secondary",
+    "accent",
+    "warning",
+    "error",
+    "success",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
 )
 
 #: --theme names when no theme files are found: the nearest built-in Textual theme.

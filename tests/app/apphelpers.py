@@ -14,8 +14,7 @@ from sparseety_tui.ui.app import AppConfig, SparseetyApp
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path("tests/app/data")  # relative: paths on screen are the same on every machine
 
-MAIN_FILES = ("trace.jsonl", "stream.jsonl", "counts.jsonl", "kv.log", "vllm.log",
-              "broken.jsonl")
+MAIN_FILES = ("trace.jsonl", "stream.jsonl", "counts.jsonl", "kv.log", "vllm.log", "broken.jsonl")
 
 
 def make_app(
@@ -47,8 +46,6 @@ async def settle(pilot: Any) -> None:
         await pilot.pause()
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
-
-
 
 
 def async_test(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -20,5 +20,3 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     yield
-
-

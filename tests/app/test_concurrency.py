@@ -44,11 +44,13 @@ class ThreadRecordingStore(RequestStore):
 def write_log(path: Path) -> None:
     with path.open("wb") as out:
         for start in range(0, ROWS, 100_000):
-            out.write(b"".join(
-                b'{"request_id":"r%07d","prompt_tokens":%d,"completion_tokens":%d}\n'
-                % (i, i % 900 + 10, i % 70 + 1)
-                for i in range(start, start + 100_000)
-            ))
+            out.write(
+                b"".join(
+                    b'{"request_id":"r%07d","prompt_tokens":%d,"completion_tokens":%d}\n'
+                    % (i, i % 900 + 10, i % 70 + 1)
+                    for i in range(start, start + 100_000)
+                )
+            )
 
 
 @async_test
@@ -56,10 +58,14 @@ async def test_ui_works_while_the_worker_appends_a_million_rows(tmp_path: Path) 
     log = tmp_path / "big.jsonl"
     write_log(log)
     store = ThreadRecordingStore()
-    config = AppConfig(live=LiveOptions(
-        paths=(str(log),), big_file_bytes=1 << 20, tail_window_bytes=256 << 10,
-        track_rate=False,
-    ))
+    config = AppConfig(
+        live=LiveOptions(
+            paths=(str(log),),
+            big_file_bytes=1 << 20,
+            tail_window_bytes=256 << 10,
+            track_rate=False,
+        )
+    )
     app = SparseetyApp(config, extractor=Extractor(store=store))
     object.__setattr__(store, "recording", True)
     seen_rows: list[int] = []

@@ -38,8 +38,11 @@ def test_demo_replays_into_temp_logs_only(tmp_path: Path) -> None:
     assert replayer.written >= 120
     trace = plan.outputs["trace"].read_text().splitlines()
     records = [json.loads(line) for line in trace if '"request_id"' in line]
-    assert records and all(abs(r.get("ts", time.time()) - time.time()) < 3600 for r in records
-                           if isinstance(r.get("ts"), float))
+    assert records and all(
+        abs(r.get("ts", time.time()) - time.time()) < 3600
+        for r in records
+        if isinstance(r.get("ts"), float)
+    )
     assert digest(samples) == before  # the samples are never written to
 
 

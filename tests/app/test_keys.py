@@ -148,10 +148,12 @@ async def test_goto_and_next_previous_match() -> None:
 @async_test
 async def test_pause_freezes_the_view(tmp_path: Path) -> None:
     log = tmp_path / "live.jsonl"
-    log.write_text("".join(
-        json.dumps({"request_id": f"r{i}", "prompt_tokens": 5, "completion_tokens": 2}) + "\n"
-        for i in range(5)
-    ))
+    log.write_text(
+        "".join(
+            json.dumps({"request_id": f"r{i}", "prompt_tokens": 5, "completion_tokens": 2}) + "\n"
+            for i in range(5)
+        )
+    )
     app = make_app(paths=(str(log),))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

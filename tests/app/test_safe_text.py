@@ -9,7 +9,9 @@ from sparseety_tui.ui.safe_text import escape, safe_text
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.widgets.request_table import RequestTable, fit
 
-HOSTILE = "[bold red]x[/] \x1b[2J\x1b]0;title\x07 \u202eabc\u202c a\u200bb \u2066i\u2069 \x7f\x9b 中文 😀"
+HOSTILE = (
+    "[bold red]x[/] \x1b[2J\x1b]0;title\x07 \u202eabc\u202c a\u200bb \u2066i\u2069 \x7f\x9b 中文 😀"
+)
 
 
 def test_escape_makes_controls_visible() -> None:

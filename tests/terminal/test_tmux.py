@@ -28,8 +28,9 @@ class Tmux:
         self.socket = socket
 
     def run(self, *args: str) -> str:
-        out = subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
-                             text=True, check=False)
+        out = subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+        )
         return out.stdout
 
     def screen(self) -> str:
@@ -42,8 +43,9 @@ class Tmux:
     def type(self, text: str) -> None:
         self.run("send-keys", "-t", "app", "-l", text)
 
-    def wait_for(self, predicate: Callable[[str], bool], what: str,
-                 deadline: float = DEADLINE_S) -> str:
+    def wait_for(
+        self, predicate: Callable[[str], bool], what: str, deadline: float = DEADLINE_S
+    ) -> str:
         end = time.monotonic() + deadline
         screen = ""
         while time.monotonic() < end:
@@ -70,25 +72,51 @@ def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
         f"echo $? > {status}; sleep 60"
     )
     env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
-    tmux.run("new-session", "-d", "-s", "app", "-x", str(WIDTH), "-y", str(HEIGHT),
-             *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")], command)
+    tmux.run(
+        "new-session",
+        "-d",
+        "-s",
+        "app",
+        "-x",
+        str(WIDTH),
+        "-y",
+        str(HEIGHT),
+        *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")],
+        command,
+    )
     return status
 
 
 def request(rid: str, **extra: object) -> str:
-    data = {"request_id": rid, "model": "demo-moe", "prompt": "Why is the sky blue?",
-            "completion": "Rayleigh scattering makes short wavelengths dominate.",
-            "prompt_tokens": 6, "completion_tokens": 8, "cached_tokens": 3,
-            "latency_s": 0.8, "ttft_s": 0.05, "ts": "2026-11-30T12:00:00Z",
-            "sparse": {"topk_experts": 2, "total_experts": 8}, **extra}
+    data = {
+        "request_id": rid,
+        "model": "demo-moe",
+        "prompt": "Why is the sky blue?",
+        "completion": "Rayleigh scattering makes short wavelengths dominate.",
+        "prompt_tokens": 6,
+        "completion_tokens": 8,
+        "cached_tokens": 3,
+        "latency_s": 0.8,
+        "ttft_s": 0.05,
+        "ts": "2026-11-30T12:00:00Z",
+        "sparse": {"topk_experts": 2, "total_experts": 8},
+        **extra,
+    }
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 
 def append(path: Path, text: str) -> None:
     # Another process appends, as a serving system would.
-    subprocess.run([sys.executable, "-c",
-                    "import sys; open(sys.argv[1], 'a').write(sys.argv[2])", str(path), text],
-                   check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; open(sys.argv[1], 'a').write(sys.argv[2])",
+            str(path),
+            text,
+        ],
+        check=True,
+    )
 
 
 def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> None:
@@ -128,8 +156,10 @@ def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> No
 
 def test_hostile_text_is_shown_literally(tmux: Tmux, tmp_path: Path) -> None:
     log = tmp_path / "evil.jsonl"
-    prompt = ("[bold red]boom[/] \x1b[2J\x1b]0;pwned\x07 rtl:\u202eabc\u202c "
-              "zw:a\u200bb 中文 😀 tail-marker")
+    prompt = (
+        "[bold red]boom[/] \x1b[2J\x1b]0;pwned\x07 rtl:\u202eabc\u202c "
+        "zw:a\u200bb 中文 😀 tail-marker"
+    )
     log.write_text(request("evil-1", prompt=prompt, completion="[link=http://x]y[/link] ok"))
     start_tail(tmux, tmp_path, log, "--request", "evil-1")
     screen = tmux.wait_for(lambda s: "tail-marker" in s, "the hostile prompt")
@@ -167,8 +197,11 @@ def sglang_finish(rid: str, prompt: int, completion: int, cached: int) -> str:
 
 def engine_rows(screen: str) -> str:
     """The engine panel's sparkline rows (label, bars, value) as one string."""
-    return "\n".join(line.split("▏", 1)[-1] for line in screen.splitlines()
-                     if "gen tok/s" in line or "running" in line)
+    return "\n".join(
+        line.split("▏", 1)[-1]
+        for line in screen.splitlines()
+        if "gen tok/s" in line or "running" in line
+    )
 
 
 def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> None:
@@ -188,8 +221,10 @@ def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> Non
     for second in range(2, 12):
         append(log, sglang_stats(second, 50 * second, second % 4 + 1, 20.0 * second))
     append(log, sglang_finish("sg-req-02", prompt=64, completion=8, cached=0))
-    tmux.wait_for(lambda s: "sg-req-02" in s and engine_rows(s) != before,
-                  "the engine panel to move and the second request")
+    tmux.wait_for(
+        lambda s: "sg-req-02" in s and engine_rows(s) != before,
+        "the engine panel to move and the second request",
+    )
     tmux.keys("q")
     end = time.monotonic() + DEADLINE_S
     while time.monotonic() < end and not status.exists():

@@ -35,8 +35,11 @@ def count_only(n: int, seed: int = 7) -> bytes:
             "request_id": f"req-{i:04d}",
             "prompt_tokens": rng.randint(1, 4000),
             "completion_tokens": rng.randint(1, 800),
-            "sparse": {"topk_experts": rng.choice([1, 2, 4]), "total_experts": 8,
-                       "skipped_attention_heads": rng.randint(0, 8)},
+            "sparse": {
+                "topk_experts": rng.choice([1, 2, 4]),
+                "total_experts": 8,
+                "skipped_attention_heads": rng.randint(0, 8),
+            },
         }
         if i % 3 == 0:
             record["cached_tokens"] = rng.randint(0, record["prompt_tokens"])
@@ -48,7 +51,9 @@ def count_only(n: int, seed: int = 7) -> bytes:
     return b"\n".join(lines) + b"\n"
 
 
-def test_two_records_with_tokenizer_counts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_two_records_with_tokenizer_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from tokenizers import Tokenizer
 
     from sparseety_tui.core.tokens import default_tokenizer_file
@@ -60,9 +65,12 @@ def test_two_records_with_tokenizer_counts(tmp_path: Path, capsys: pytest.Captur
     assert [r["request_id"] for r in rows] == ["req-001", "req-002"]
     texts = [orjson.loads(line) for line in TWO_RECORDS.splitlines()]
     for row, text in zip(rows, texts):
-        assert row["prompt_tokens"] == len(tokenizer.encode(text["prompt"], add_special_tokens=False).ids)
+        assert row["prompt_tokens"] == len(
+            tokenizer.encode(text["prompt"], add_special_tokens=False).ids
+        )
         assert row["completion_tokens"] == len(
-            tokenizer.encode(text["completion"], add_special_tokens=False).ids)
+            tokenizer.encode(text["completion"], add_special_tokens=False).ids
+        )
         assert row["token_counts_from"] == {"prompt": "tokenizer", "completion": "tokenizer"}
         assert "deepseek" in row["tokenizer"]
         assert row["sparse_skipped_tokens"] is not None
@@ -82,7 +90,9 @@ def test_count_only_500_in_order(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert [r["request_id"] for r in rows] == [i["request_id"] for i in inputs]
     assert [r["prompt_tokens"] for r in rows] == [i["prompt_tokens"] for i in inputs]
     assert [r["source"]["line"] for r in rows] == list(range(1, 501))
-    assert run_json_lines(capsys, "extract", "--limit", "3", str(path))[-1]["request_id"] == "req-0003"
+    assert (
+        run_json_lines(capsys, "extract", "--limit", "3", str(path))[-1]["request_id"] == "req-0003"
+    )
 
 
 def test_summary_and_extract_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,8 +111,12 @@ def test_summary_and_extract_agree(tmp_path: Path, capsys: pytest.CaptureFixture
     assert requests["completion_tokens"] == total("completion_tokens")
     assert requests["cached_tokens"] == total("cached_tokens")
     assert requests["logical_tokens"] == total("logical_tokens")
-    assert requests["effective_compute_tokens"] == pytest.approx(total("effective_compute_tokens"), abs=0.01 * len(rows))
-    assert requests["sparse_skipped_tokens"] == pytest.approx(total("sparse_skipped_tokens"), abs=0.01 * len(rows))
+    assert requests["effective_compute_tokens"] == pytest.approx(
+        total("effective_compute_tokens"), abs=0.01 * len(rows)
+    )
+    assert requests["sparse_skipped_tokens"] == pytest.approx(
+        total("sparse_skipped_tokens"), abs=0.01 * len(rows)
+    )
     for key, item in doc["skipped"].items():
         if key == "compute_vs_nominal":
             continue
@@ -111,7 +125,9 @@ def test_summary_and_extract_agree(tmp_path: Path, capsys: pytest.CaptureFixture
     latencies = sorted(r["latency_s"] for r in rows if r["latency_s"] is not None)
     assert doc["latency_s"]["count"] == len(latencies)
     assert doc["latency_s"]["max"] == pytest.approx(latencies[-1], rel=1e-6)
-    assert doc["latency_s"]["p50"] == pytest.approx(latencies[(len(latencies) + 1) // 2 - 1], rel=1e-6)
+    assert doc["latency_s"]["p50"] == pytest.approx(
+        latencies[(len(latencies) + 1) // 2 - 1], rel=1e-6
+    )
     file = doc["files"][0]
     assert sum(file["lines"]["by_kind"].values()) == file["lines"]["total"] == 302
     assert doc["tokenizer"] and doc["cost_model"]
@@ -153,7 +169,11 @@ def test_directory_batch_with_markers_and_failures(
     out = tmp_path / "out"
     assert run(["extract", str(inputs), "-o", str(out)]) == 0
     assert sorted(os.listdir(out)) == [
-        "a.jsonl.done", "a.jsonl.requests.jsonl", "b.jsonl.done", "b.jsonl.requests.jsonl"]
+        "a.jsonl.done",
+        "a.jsonl.requests.jsonl",
+        "b.jsonl.done",
+        "b.jsonl.requests.jsonl",
+    ]
     assert len((out / "b.jsonl.requests.jsonl").read_bytes().splitlines()) == 5
     first = (out / "a.jsonl.requests.jsonl").stat().st_mtime_ns
     assert run(["extract", str(inputs), "-o", str(out)]) == 0  # rerun: skipped, untouched
@@ -170,14 +190,18 @@ def test_directory_batch_with_markers_and_failures(
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "sparseety_tui", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "sparseety_tui", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_errors_are_one_clear_line(tmp_path: Path) -> None:
     missing = _cli("summary", str(tmp_path / "nope.log"))
     assert missing.returncode == 2
-    assert missing.stderr.strip() == f"sparseety-tui: error: cannot read '{tmp_path / 'nope.log'}': no such file or directory"
+    assert (
+        missing.stderr.strip()
+        == f"sparseety-tui: error: cannot read '{tmp_path / 'nope.log'}': no such file or directory"
+    )
     bad_option = _cli("summary", "--bogus", str(tmp_path))
     assert bad_option.returncode == 2 and "unrecognized arguments" in bad_option.stderr
     bad_format = _cli("summary", "--format", "xml", __file__)
@@ -200,28 +224,38 @@ def test_extract_never_overwrites_an_input(tmp_path: Path) -> None:
 
 
 def test_help_does_not_import_heavy_modules() -> None:
-    code = ("import sys; from sparseety_tui.cli.main import build_parser; build_parser(); "
-            "import sparseety_tui; bad = [m for m in ('transformers', 'torch', 'textual', "
-            "'tokenizers', 'numpy') if m in sys.modules]; print(bad)")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys; from sparseety_tui.cli.main import build_parser; build_parser(); "
+        "import sparseety_tui; bad = [m for m in ('transformers', 'torch', 'textual', "
+        "'tokenizers', 'numpy') if m in sys.modules]; print(bad)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.stdout.strip() == "[]"
     assert _cli("--help").returncode == 0
 
 
-def test_chinese_prompt_counted_and_kept_whole(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_chinese_prompt_counted_and_kept_whole(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from sparseety_tui.core.tokens import TokenCounter
 
     rng = random.Random(3)
     prompt = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(3000))
     path = tmp_path / "zh.jsonl"
-    path.write_bytes(orjson.dumps({"request_id": "zh", "prompt": prompt, "completion": "好的"}) + b"\n")
+    path.write_bytes(
+        orjson.dumps({"request_id": "zh", "prompt": prompt, "completion": "好的"}) + b"\n"
+    )
     rows = run_json_lines(capsys, "extract", "--text", str(path))
     assert rows[0]["prompt"] == prompt
     assert rows[0]["prompt_tokens"] == TokenCounter().count(prompt)
     assert rows[0]["prompt_tokens"] > 1000
 
 
-def test_the_tool_never_writes_to_its_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_tool_never_writes_to_its_inputs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "ro.jsonl"
     path.write_bytes(TWO_RECORDS)
     path.chmod(0o444)

@@ -30,8 +30,12 @@ def record(rng: random.Random, rid: int) -> dict[str, Any]:
         rec["completion_tokens"] = rng.randint(1, 99)
         rec["latency_s"] = rng.random() * 3
     if rng.random() < 0.2:
-        rec["sparse"] = {"routing": [[[rng.randint(0, 7), rng.randint(0, 7)]]],
-                         "moe_layers": [0], "topk_experts": 2, "total_experts": 8}
+        rec["sparse"] = {
+            "routing": [[[rng.randint(0, 7), rng.randint(0, 7)]]],
+            "moe_layers": [0],
+            "topk_experts": 2,
+            "total_experts": 8,
+        }
     return rec
 
 
@@ -88,20 +92,23 @@ def test_totals_of_a_frozen_copy_equal_the_extractors() -> None:
     lines = [Line(orjson.dumps(record(rng, i % 3000)), i * 100) for i in range(9000)]
     extractor.feed(file, lines)
     assert compute_totals(extractor.freeze(), DEFAULT_SHAPE) == compute_totals(
-        extractor, DEFAULT_SHAPE)
+        extractor, DEFAULT_SHAPE
+    )
 
 
 def test_unchanged_segments_are_shared_not_copied() -> None:
     extractor = Extractor()
     file = extractor.add_file("/dev/null")
     n = 3 * SEGMENT_ROWS + 10
-    extractor.feed(file, [Line(b'{"request_id":"r%d","prompt_tokens":1}' % i, i * 40)
-                          for i in range(n)])
+    extractor.feed(
+        file, [Line(b'{"request_id":"r%d","prompt_tokens":1}' % i, i * 40) for i in range(n)]
+    )
     first = extractor.freeze().store
     # A late line for a request of the second segment: that segment and later ones are
     # copied again, the first is shared.
-    extractor.feed(file, [Line(b'{"request_id":"r%d","completion_tokens":5}'
-                               % (SEGMENT_ROWS + 3), n * 40)])
+    extractor.feed(
+        file, [Line(b'{"request_id":"r%d","completion_tokens":5}' % (SEGMENT_ROWS + 3), n * 40)]
+    )
     second = extractor.freeze().store
     assert second._segments[0] is first._segments[0]
     assert second._segments[1] is not first._segments[1]

@@ -12,8 +12,10 @@ from sparseety_tui.core.idindex import IdIndex
 
 
 @settings(max_examples=60, deadline=None)
-@given(ids=st.lists(st.text(min_size=1, max_size=20), unique=True, max_size=3000),
-       probes=st.lists(st.text(max_size=20), max_size=50))
+@given(
+    ids=st.lists(st.text(min_size=1, max_size=20), unique=True, max_size=3000),
+    probes=st.lists(st.text(max_size=20), max_size=50),
+)
 def test_behaves_like_list_and_dict(ids: list[str], probes: list[str]) -> None:
     index = IdIndex()
     for i, request_id in enumerate(ids):
@@ -68,10 +70,13 @@ def test_reader_never_sees_a_half_grown_table() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(batches=st.lists(st.lists(st.text(min_size=1, max_size=8), max_size=400), max_size=8),
-       native=st.booleans())
-def test_encoded_batches_native_and_numpy_loops_agree(batches: list[list[str]],
-                                                      native: bool) -> None:
+@given(
+    batches=st.lists(st.lists(st.text(min_size=1, max_size=8), max_size=400), max_size=8),
+    native=st.booleans(),
+)
+def test_encoded_batches_native_and_numpy_loops_agree(
+    batches: list[list[str]], native: bool
+) -> None:
     """Batches as the native scanner hands them over: ``all_new`` says whether a batch can
     be added whole (no id known, none repeated), with the C loops or the numpy ones."""
     import numpy as np
@@ -86,9 +91,11 @@ def test_encoded_batches_native_and_numpy_loops_agree(batches: list[list[str]],
         index, lookup = IdIndex(), {}
         for batch in batches:
             encoded = [i.encode("utf-8", errors="surrogatepass") for i in batch]
-            ids = idindex.EncodedIds(b"".join(encoded),
-                                     np.cumsum([len(e) for e in encoded], dtype=np.int64),
-                                     np.array([hash(i) for i in batch], dtype=np.int64))
+            ids = idindex.EncodedIds(
+                b"".join(encoded),
+                np.cumsum([len(e) for e in encoded], dtype=np.int64),
+                np.array([hash(i) for i in batch], dtype=np.int64),
+            )
             expected = len(set(batch)) == len(batch) and not any(i in lookup for i in batch)
             assert index.all_new(ids) == expected
             if expected:

@@ -81,8 +81,9 @@ def test_core_and_formats_never_import_textual_ui_ingest_or_cli() -> None:
         if relative[0] not in ("core", "formats"):
             continue
         for name in imports_of(module_name(path), path.read_text()):
-            assert not name.startswith(("textual", "sparseety_tui.ui", "sparseety_tui.ingest",
-                                        "sparseety_tui.cli")), f"{path}: imports {name}"
+            assert not name.startswith(
+                ("textual", "sparseety_tui.ui", "sparseety_tui.ingest", "sparseety_tui.cli")
+            ), f"{path}: imports {name}"
 
 
 def test_the_check_sees_upward_imports() -> None:
@@ -90,10 +91,15 @@ def test_the_check_sees_upward_imports() -> None:
     # a source module importing a sibling of its bottom layer is caught; downward is fine.
     local = "def f():\n    from sparseety_tui.ui.app import SparseetyApp\n"
     assert upward_imports("sparseety_tui.core.probe", local) == [
-        "sparseety_tui.ui.app", "sparseety_tui.ui.app.SparseetyApp"]
+        "sparseety_tui.ui.app",
+        "sparseety_tui.ui.app.SparseetyApp",
+    ]
     relative = "from ..ingest import worker\n"
     assert upward_imports("sparseety_tui.formats.probe", relative) == [
-        "sparseety_tui.ingest", "sparseety_tui.ingest.worker"]
+        "sparseety_tui.ingest",
+        "sparseety_tui.ingest.worker",
+    ]
     assert upward_imports("sparseety_tui.sources.probe", "import sparseety_tui.events\n") == [
-        "sparseety_tui.events"]
+        "sparseety_tui.events"
+    ]
     assert upward_imports("sparseety_tui.ui.probe", "from sparseety_tui.core import store\n") == []

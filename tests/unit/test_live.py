@@ -19,8 +19,14 @@ from sparseety_tui.ingest.worker import IngestWorker
 
 
 def record(i: int, **extra: object) -> str:
-    data = {"request_id": f"r{i:04d}", "prompt_tokens": 10 + i, "completion_tokens": i % 7,
-            "latency_s": i / 10, "ts": 1_800_000_000 + i, **extra}
+    data = {
+        "request_id": f"r{i:04d}",
+        "prompt_tokens": 10 + i,
+        "completion_tokens": i % 7,
+        "latency_s": i / 10,
+        "ts": 1_800_000_000 + i,
+        **extra,
+    }
     return json.dumps(data) + "\n"
 
 
@@ -31,9 +37,9 @@ def write(path: Path, lines: list[str], mode: str = "w") -> None:
 
 def start(paths: list[Path], **options: object) -> IngestWorker:
     worker = IngestWorker(
-        Extractor(), DEFAULT_SHAPE,
-        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False,
-                    **options),  # type: ignore[arg-type]
+        Extractor(),
+        DEFAULT_SHAPE,
+        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False, **options),  # type: ignore[arg-type]
     )
     worker.start()
     return worker
@@ -41,13 +47,22 @@ def start(paths: list[Path], **options: object) -> IngestWorker:
 
 def test_parse_filter() -> None:
     assert parse_filter("skip>0.5 latency > 2 state=finished") == (
-        Clause("skip", ">", 0.5), Clause("latency", ">", 2.0), Clause("state", "=", "finished"))
+        Clause("skip", ">", 0.5),
+        Clause("latency", ">", 2.0),
+        Clause("state", "=", "finished"),
+    )
     assert parse_filter("ttft<300ms skip>=50%") == (
-        Clause("ttft", "<", 0.3), Clause("skip", ">=", 0.5))
-    assert parse_filter("Llama !moe") == (Clause("", "~", "llama"),
-                                          Clause("", "~", "moe", negate=True))
-    assert parse_filter("model~qwen id!=abc") == (Clause("model", "~", "qwen"),
-                                                 Clause("id", "!=", "abc"))
+        Clause("ttft", "<", 0.3),
+        Clause("skip", ">=", 0.5),
+    )
+    assert parse_filter("Llama !moe") == (
+        Clause("", "~", "llama"),
+        Clause("", "~", "moe", negate=True),
+    )
+    assert parse_filter("model~qwen id!=abc") == (
+        Clause("model", "~", "qwen"),
+        Clause("id", "!=", "abc"),
+    )
     for bad in ("nope>1", "latency>fast", "state=sleeping", "state>1", "skip~1"):
         with pytest.raises(FilterError):
             parse_filter(bad)
@@ -59,15 +74,21 @@ def test_compute_view_filters_and_sorts(tmp_path: Path) -> None:
     extractor = Extractor()
     extractor.feed(extractor.add_file(str(log)), _lines(log))
     rows = len(extractor.store)
-    view = compute_view(extractor.store, DEFAULT_SHAPE,
-                        ViewQuery(clauses=parse_filter("latency>2"), sort="latency",
-                                  reverse=True), rows)
+    view = compute_view(
+        extractor.store,
+        DEFAULT_SHAPE,
+        ViewQuery(clauses=parse_filter("latency>2"), sort="latency", reverse=True),
+        rows,
+    )
     latencies = [extractor.store.columns["latency_s"][r] for r in view]
     assert latencies == sorted(latencies, reverse=True) and min(latencies) > 2
-    failed = compute_view(extractor.store, DEFAULT_SHAPE,
-                          ViewQuery(clauses=parse_filter("state=failed")), rows)
+    failed = compute_view(
+        extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("state=failed")), rows
+    )
     assert [extractor.store.ids[r] for r in failed] == ["r0099"]
-    text = compute_view(extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows)
+    text = compute_view(
+        extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows
+    )
     assert len(text) == 10
     by_id = compute_view(extractor.store, DEFAULT_SHAPE, ViewQuery(sort="id", reverse=True), rows)
     assert extractor.store.ids[int(by_id[0])] == "r0099"

@@ -60,11 +60,14 @@ def test_the_environment_can_turn_the_native_helpers_off() -> None:
     import subprocess
     import sys
 
-    code = ("from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
-            "print(trace.FAMILY.scan_requests is None, idindex._idtable is None)")
+    code = (
+        "from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
+        "print(trace.FAMILY.scan_requests is None, idindex._idtable is None)"
+    )
     env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out.split() == ["True", "True"]
 
 
@@ -86,8 +89,10 @@ def test_scan_reads_values_offsets_and_stops_at_the_first_odd_line() -> None:
     assert result.end == first_two
     assert result.next_end == first_two + len(lines[2]) + 1
     assert np.frombuffer(result.offsets, dtype=np.int64).tolist() == [0, len(lines[0]) + 1]
-    assert np.frombuffer(result.lengths, dtype=np.uint32).tolist() == [len(lines[0]) + 1,
-                                                                      len(lines[1]) + 1]
+    assert np.frombuffer(result.lengths, dtype=np.uint32).tolist() == [
+        len(lines[0]) + 1,
+        len(lines[1]) + 1,
+    ]
     counts = counts_of(result)
     assert counts[0].tolist() == [12, -1]  # prompt_tokens
     assert counts[1].tolist() == [-1, -1]  # a negative count is unknown
@@ -100,13 +105,14 @@ def test_scan_reads_values_offsets_and_stops_at_the_first_odd_line() -> None:
     assert result.id_blob == b"ab"
     assert np.frombuffer(result.id_hashes, dtype=np.int64).tolist() == [hash("a"), hash("b")]
     # From the next line on, the scan goes on to the end (no newline on the last line).
-    tail = scan(data[: -1], result.next_end)
+    tail = scan(data[:-1], result.next_end)
     assert (tail.n, tail.reason, tail.end) == (1, _scan.STOP_END, len(data) - 1)
 
 
 def test_names_of_a_rejected_line_are_forgotten() -> None:
-    data = (b'{"request_id":"a","model":"kept"}\n'
-            b'{"request_id":"b","model":"dropped","unknown_key":1}\n')
+    data = (
+        b'{"request_id":"a","model":"kept"}\n{"request_id":"b","model":"dropped","unknown_key":1}\n'
+    )
     result = scan(data)
     assert result.n == 1
     assert result.name_tables[0] == ["kept"]
@@ -114,18 +120,38 @@ def test_names_of_a_rejected_line_are_forgotten() -> None:
 
 def test_limits_stop_the_scan_without_rejecting_the_line() -> None:
     data = b"".join(b'{"request_id":"r%d","model":"m%d"}\n' % (i, i) for i in range(300))
-    assert scan(data, max_records=10)[:3] == (10, data.index(b'{"request_id":"r10"'),
-                                              _scan.STOP_FULL)
+    assert scan(data, max_records=10)[:3] == (
+        10,
+        data.index(b'{"request_id":"r10"'),
+        _scan.STOP_FULL,
+    )
     full = scan(data)  # 255 model names fit one scan's table
     assert (full.n, full.reason) == (255, _scan.STOP_FULL)
     assert scan(data, full.end).n == 45
 
 
-@pytest.mark.parametrize("text", [
-    "0", "-0", "0.0", "-0.0", "1.355", "0.058", "1e-3", "2.5E+2", "123456789.123456789",
-    "0.1000000000000000055511151231257827", "9007199254740993", "1.7976931348623157e308",
-    "4.9e-324", "2.2250738585072011e-308", "12345678901234567890.5", "-1.5", "-7",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0",
+        "-0",
+        "0.0",
+        "-0.0",
+        "1.355",
+        "0.058",
+        "1e-3",
+        "2.5E+2",
+        "123456789.123456789",
+        "0.1000000000000000055511151231257827",
+        "9007199254740993",
+        "1.7976931348623157e308",
+        "4.9e-324",
+        "2.2250738585072011e-308",
+        "12345678901234567890.5",
+        "-1.5",
+        "-7",
+    ],
+)
 def test_seconds_are_parsed_like_python(text: str) -> None:
     result = scan(b'{"request_id":"x","latency_s":%s,"ts":%s}\n' % (text.encode(), text.encode()))
     expected = json.loads(text)
@@ -150,12 +176,19 @@ def test_any_float_round_trips(value: float) -> None:
     assert floats_of(result)[1, 0] == orjson.loads(text)
 
 
-@given(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)),
-       st.sampled_from(["T", " "]), st.sampled_from([0, 3, 6]), st.booleans())
-def test_iso_timestamps_match_fromisoformat(moment: datetime, sep: str, digits: int,
-                                           zulu: bool) -> None:
-    text = (f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}{sep}"
-            f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}")
+@given(
+    st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59)),
+    st.sampled_from(["T", " "]),
+    st.sampled_from([0, 3, 6]),
+    st.booleans(),
+)
+def test_iso_timestamps_match_fromisoformat(
+    moment: datetime, sep: str, digits: int, zulu: bool
+) -> None:
+    text = (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}{sep}"
+        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}"
+    )
     if digits:
         text += "." + f"{moment.microsecond:06d}"[:digits]
     text += "Z" if zulu else ""
@@ -169,35 +202,47 @@ def test_iso_timestamps_match_fromisoformat(moment: datetime, sep: str, digits: 
     assert floats_of(result)[2, 0] == parse_timestamp(text)
 
 
-@pytest.mark.parametrize("text", [
-    "2026-02-29T00:00:00", "2026-13-01T00:00:00", "2026-11-30T24:00:00", "0000-01-01T00:00:00",
-    "2026-11-30T12:00:00+00:00", "2026-11-30T12:00:00.1234", "2026-11-30", "yesterday",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-02-29T00:00:00",
+        "2026-13-01T00:00:00",
+        "2026-11-30T24:00:00",
+        "0000-01-01T00:00:00",
+        "2026-11-30T12:00:00+00:00",
+        "2026-11-30T12:00:00.1234",
+        "2026-11-30",
+        "yesterday",
+    ],
+)
 def test_other_timestamp_strings_are_left_to_the_per_line_path(text: str) -> None:
     assert scan(b'{"request_id":"x","ts":"%s"}\n' % text.encode()).n == 0
 
 
-@pytest.mark.parametrize("line", [
-    b'{"request_id":"a","request_id":"b"}',  # a repeated key
-    b'{"request_id":"a\\u0041"}',  # an escape
-    '{"request_id":"é"}'.encode(),  # non-ASCII
-    b'{"request_id":"a","prompt_tokens":01}',  # not JSON
-    b'{"request_id":"a","prompt_tokens":1.0}',  # a float count
-    b'{"request_id":"a","prompt_tokens":2147483648}',  # beyond int32
-    b'{"request_id":"a","prompt_tokens":true}',
-    b'{"request_id":"a","latency_s":1e400}',
-    b'{"request_id":"a","sparse":null}',
-    b'{"request_id":"a","sparse":{"routing":[[[1,2]]]}}',
-    b'{"request_id":"a"} x',
-    b'{"request_id":"a"',
-    b'{"request_id":""}',
-    b'{"request_id":7}',
-    b'{"prompt_tokens":1}',
-    b'{"type":"request","request_id":"a"}',
-    b"",
-    b"   ",
-    b"[1]",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"request_id":"a","request_id":"b"}',  # a repeated key
+        b'{"request_id":"a\\u0041"}',  # an escape
+        '{"request_id":"é"}'.encode(),  # non-ASCII
+        b'{"request_id":"a","prompt_tokens":01}',  # not JSON
+        b'{"request_id":"a","prompt_tokens":1.0}',  # a float count
+        b'{"request_id":"a","prompt_tokens":2147483648}',  # beyond int32
+        b'{"request_id":"a","prompt_tokens":true}',
+        b'{"request_id":"a","latency_s":1e400}',
+        b'{"request_id":"a","sparse":null}',
+        b'{"request_id":"a","sparse":{"routing":[[[1,2]]]}}',
+        b'{"request_id":"a"} x',
+        b'{"request_id":"a"',
+        b'{"request_id":""}',
+        b'{"request_id":7}',
+        b'{"prompt_tokens":1}',
+        b'{"type":"request","request_id":"a"}',
+        b"",
+        b"   ",
+        b"[1]",
+    ],
+)
 def test_lines_the_scanner_does_not_take(line: bytes) -> None:
     result = scan(line + b"\n" + b'{"request_id":"z"}\n')
     assert (result.n, result.end, result.next_end) == (0, 0, len(line) + 1)
@@ -205,56 +250,128 @@ def test_lines_the_scanner_does_not_take(line: bytes) -> None:
 
 # -- the whole store: native == per line ------------------------------------------------
 
-_names = st.one_of(st.none(), st.integers(-1, 3), st.text(max_size=4), st.sampled_from(
-    ["m1", "m2", "", "finished", "received", "running", "aborted", "evicted", "masked"]))
-_counts = st.one_of(st.none(), st.booleans(), st.integers(-3, 3000), st.integers(2**31 - 2, 2**31 + 1),
-                    st.floats(-2, 50, allow_nan=False), st.text(max_size=2))
-_seconds = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6),
-                     st.floats(-1, 1e7, allow_nan=False), st.text(max_size=2))
+_names = st.one_of(
+    st.none(),
+    st.integers(-1, 3),
+    st.text(max_size=4),
+    st.sampled_from(
+        ["m1", "m2", "", "finished", "received", "running", "aborted", "evicted", "masked"]
+    ),
+)
+_counts = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3000),
+    st.integers(2**31 - 2, 2**31 + 1),
+    st.floats(-2, 50, allow_nan=False),
+    st.text(max_size=2),
+)
+_seconds = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 10**6),
+    st.floats(-1, 1e7, allow_nan=False),
+    st.text(max_size=2),
+)
 _stamp = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
 _times = st.one_of(
-    st.none(), st.booleans(), st.integers(1_700_000_000, 1_800_000_000),
-    st.floats(1.7e9, 1.8e9), st.text(max_size=3),
-    st.builds(lambda ms, fmt: (_stamp + timedelta(milliseconds=ms)).strftime(fmt)[:-3] + "Z",
-              st.integers(0, 10**8), st.sampled_from(["%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%d %H:%M:%S.%f"])),
+    st.none(),
+    st.booleans(),
+    st.integers(1_700_000_000, 1_800_000_000),
+    st.floats(1.7e9, 1.8e9),
+    st.text(max_size=3),
+    st.builds(
+        lambda ms, fmt: (_stamp + timedelta(milliseconds=ms)).strftime(fmt)[:-3] + "Z",
+        st.integers(0, 10**8),
+        st.sampled_from(["%Y-%m-%dT%H:%M:%S.%f", "%Y-%m-%d %H:%M:%S.%f"]),
+    ),
     st.sampled_from(["2026-11-30T12:00:00", "2026-11-30T12:00:01+02:00", "2026-02-30T00:00:00"]),
 )
-_sparse = st.one_of(st.none(), st.integers(-9, 9), st.fixed_dictionaries({}, optional={
-    "topk_experts": _counts, "total_experts": _counts, "skipped_attention_heads": _counts,
-    "total_attention_heads": _counts, "kv_kept": _counts, "kv_total": _counts,
-    "kv_skip": _names, "kv_policy": _names, "routing": st.just([[[1, 2]]]),
-}))
+_sparse = st.one_of(
+    st.none(),
+    st.integers(-9, 9),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "topk_experts": _counts,
+            "total_experts": _counts,
+            "skipped_attention_heads": _counts,
+            "total_attention_heads": _counts,
+            "kv_kept": _counts,
+            "kv_total": _counts,
+            "kv_skip": _names,
+            "kv_policy": _names,
+            "routing": st.just([[[1, 2]]]),
+        },
+    ),
+)
 _record = st.fixed_dictionaries(
-    {"request_id": st.one_of(st.sampled_from([f"r{i}" for i in range(60)]), st.text(max_size=3),
-                             st.integers(0, 9))},
+    {
+        "request_id": st.one_of(
+            st.sampled_from([f"r{i}" for i in range(60)]), st.text(max_size=3), st.integers(0, 9)
+        )
+    },
     optional={
-        "ts": _times, "model": _names, "prompt_tokens": _counts, "completion_tokens": _counts,
-        "cached_tokens": _counts, "latency_s": _seconds, "ttft_s": _seconds, "sparse": _sparse,
-        "state": _names, "received_ts": _times, "finished_ts": _times, "cache_hit": _seconds,
-        "finish_reason": _names, "type": st.sampled_from(["request", "token", "meta"]),
-        "prompt": st.text(max_size=5), "other": st.integers(-(2**63), 2**63 - 1),
+        "ts": _times,
+        "model": _names,
+        "prompt_tokens": _counts,
+        "completion_tokens": _counts,
+        "cached_tokens": _counts,
+        "latency_s": _seconds,
+        "ttft_s": _seconds,
+        "sparse": _sparse,
+        "state": _names,
+        "received_ts": _times,
+        "finished_ts": _times,
+        "cache_hit": _seconds,
+        "finish_reason": _names,
+        "type": st.sampled_from(["request", "token", "meta"]),
+        "prompt": st.text(max_size=5),
+        "other": st.integers(-(2**63), 2**63 - 1),
     },
 )
 
 # Records of the right types (what real request logs hold): mostly taken by the scanner.
 _good_count = st.one_of(st.none(), st.integers(-2, 5000))
 _good_seconds = st.one_of(st.none(), st.integers(0, 100), st.floats(-1, 1e4, allow_nan=False))
-_good_times = st.one_of(st.none(), st.integers(1_700_000_000, 1_800_000_000), _times.filter(
-    lambda t: isinstance(t, str) and t.endswith("Z")))
-_good_names = st.one_of(st.none(), st.sampled_from(["m1", "m2", "", "finished", "received",
-                                                    "running", "aborted", "evicted", "zz"]))
+_good_times = st.one_of(
+    st.none(),
+    st.integers(1_700_000_000, 1_800_000_000),
+    _times.filter(lambda t: isinstance(t, str) and t.endswith("Z")),
+)
+_good_names = st.one_of(
+    st.none(),
+    st.sampled_from(
+        ["m1", "m2", "", "finished", "received", "running", "aborted", "evicted", "zz"]
+    ),
+)
 _tame_record = st.fixed_dictionaries(
     {"request_id": st.sampled_from([f"t{i}" for i in range(400)])},
     optional={
-        "ts": _good_times, "model": _good_names, "prompt_tokens": _good_count,
-        "completion_tokens": _good_count, "cached_tokens": _good_count,
-        "latency_s": _good_seconds, "ttft_s": _good_seconds, "state": _good_names,
-        "received_ts": _good_times, "finished_ts": _good_times,
-        "cache_hit": st.one_of(st.none(), st.booleans()), "finish_reason": _good_names,
-        "sparse": st.fixed_dictionaries({}, optional={
-            "topk_experts": _good_count, "total_experts": _good_count,
-            "skipped_attention_heads": _good_count, "kv_kept": _good_count,
-            "kv_total": _good_count, "kv_skip": _good_names, "kv_policy": _good_names}),
+        "ts": _good_times,
+        "model": _good_names,
+        "prompt_tokens": _good_count,
+        "completion_tokens": _good_count,
+        "cached_tokens": _good_count,
+        "latency_s": _good_seconds,
+        "ttft_s": _good_seconds,
+        "state": _good_names,
+        "received_ts": _good_times,
+        "finished_ts": _good_times,
+        "cache_hit": st.one_of(st.none(), st.booleans()),
+        "finish_reason": _good_names,
+        "sparse": st.fixed_dictionaries(
+            {},
+            optional={
+                "topk_experts": _good_count,
+                "total_experts": _good_count,
+                "skipped_attention_heads": _good_count,
+                "kv_kept": _good_count,
+                "kv_total": _good_count,
+                "kv_skip": _good_names,
+                "kv_policy": _good_names,
+            },
+        ),
     },
 )
 
@@ -265,28 +382,47 @@ def _line(record: dict[str, Any], style: int) -> bytes:
     if style == 1:  # spaces, and \\u escapes for anything non-ASCII
         return json.dumps(record).encode()
     if style == 2:
-        return b"  " + json.dumps(record, ensure_ascii=False, separators=(" ,", ": ")).encode() + b" "
+        return (
+            b"  " + json.dumps(record, ensure_ascii=False, separators=(" ,", ": ")).encode() + b" "
+        )
     return orjson.dumps(record) + b"\r"  # a CRLF ending
 
 
-_lines = st.lists(st.one_of(
-    st.tuples(_record, st.integers(0, 3)).map(lambda rs: _line(*rs)),
-    st.tuples(_tame_record, st.sampled_from([0, 0, 0, 2, 3])).map(lambda rs: _line(*rs)),
-    st.tuples(_tame_record, st.sampled_from([0, 0, 0, 2, 3])).map(lambda rs: _line(*rs)),
-    st.sampled_from([b"", b"   ", b"{not json", b"[1, 2]", b'{"request_id": "x"} trailing',
-                     b'{"request_id":"dup","request_id":"dup2"}', b"\xff\xfe{", b"\x1b[31m[bold]"]),
-), min_size=1, max_size=90)
+_lines = st.lists(
+    st.one_of(
+        st.tuples(_record, st.integers(0, 3)).map(lambda rs: _line(*rs)),
+        st.tuples(_tame_record, st.sampled_from([0, 0, 0, 2, 3])).map(lambda rs: _line(*rs)),
+        st.tuples(_tame_record, st.sampled_from([0, 0, 0, 2, 3])).map(lambda rs: _line(*rs)),
+        st.sampled_from(
+            [
+                b"",
+                b"   ",
+                b"{not json",
+                b"[1, 2]",
+                b'{"request_id": "x"} trailing',
+                b'{"request_id":"dup","request_id":"dup2"}',
+                b"\xff\xfe{",
+                b"\x1b[31m[bold]",
+            ]
+        ),
+    ),
+    min_size=1,
+    max_size=90,
+)
 
 
 def _snapshot(extractor: Extractor) -> tuple[Any, ...]:
     store = extractor.store
     state = extractor.files[0]
     return (
-        list(store.ids), store.models,
+        list(store.ids),
+        store.models,
         {name: column.tobytes() for name, column in store.columns.items()},
-        store.offset.tobytes(), store.length.tobytes(),
+        store.offset.tobytes(),
+        store.length.tobytes(),
         {row: extras.more_lines for row, extras in store.extras.items()},
-        state.lines_total, state.by_kind,
+        state.lines_total,
+        state.by_kind,
         [(d.line_no, d.offset, d.reason) for d in state.diagnostics],
     )
 
@@ -305,11 +441,15 @@ def _ingest(path: Path, **patches: Any) -> Extractor:
     return extractor
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(lines=_lines, trailing_newline=st.booleans(), meta_first=st.booleans())
-def test_native_path_equals_per_line_path(tmp_path: Path, lines: list[bytes],
-                                          trailing_newline: bool, meta_first: bool) -> None:
+def test_native_path_equals_per_line_path(
+    tmp_path: Path, lines: list[bytes], trailing_newline: bool, meta_first: bool
+) -> None:
     if meta_first:  # a meta header fills in expert counts on every row, both ways
         lines = [b'{"type": "meta", "total_experts": 64, "topk_experts": 4}', *lines]
     content = b"\n".join(lines) + (b"\n" if trailing_newline else b"")
@@ -325,7 +465,9 @@ def test_native_path_equals_per_line_path(tmp_path: Path, lines: list[bytes],
     assert _snapshot(python_blocks) == expected
 
 
-def test_native_path_is_taken_for_request_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_native_path_is_taken_for_request_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     taken: list[int] = []
     real = extractor_module.append_scanned
 
@@ -336,10 +478,12 @@ def test_native_path_is_taken_for_request_records(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr(extractor_module, "append_scanned", spy)
     path = tmp_path / "requests.jsonl"
-    path.write_bytes(b"".join(
-        orjson.dumps({"request_id": f"q{i}", "prompt_tokens": i, "model": "m"}) + b"\n"
-        for i in range(500)
-    ))
+    path.write_bytes(
+        b"".join(
+            orjson.dumps({"request_id": f"q{i}", "prompt_tokens": i, "model": "m"}) + b"\n"
+            for i in range(500)
+        )
+    )
     extractor = Extractor()
     ingest_file(extractor, str(path))
     assert sum(taken) == 500

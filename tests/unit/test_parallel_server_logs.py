@@ -54,18 +54,24 @@ def sglang_lines(seed: int, minutes: int = 40) -> Iterator[str]:
             stamp = f"2026-03-{1 + minute // 1440:02d} 23:{minute % 60:02d}:{second:02d}"
             for _ in range(rng.randint(1, 3)):
                 if rng.random() < 0.5:
-                    yield (f"[{stamp} TP0] Prefill batch. #new-seq: {rng.randint(1, 4)}, "
-                           f"#new-token: {rng.randint(1, 9000)}, #cached-token: "
-                           f"{rng.randint(0, 4000)}, token usage: {rng.random():.2f}, "
-                           f"#running-req: {rng.randint(0, 64)}, #queue-req: {rng.randint(0, 9)}")
+                    yield (
+                        f"[{stamp} TP0] Prefill batch. #new-seq: {rng.randint(1, 4)}, "
+                        f"#new-token: {rng.randint(1, 9000)}, #cached-token: "
+                        f"{rng.randint(0, 4000)}, token usage: {rng.random():.2f}, "
+                        f"#running-req: {rng.randint(0, 64)}, #queue-req: {rng.randint(0, 9)}"
+                    )
                 else:
-                    yield (f"[{stamp} TP0] Decode batch. #running-req: {rng.randint(1, 64)}, "
-                           f"#token: {rng.randint(1, 90000)}, token usage: {rng.random():.2f}, "
-                           f"gen throughput (token/s): {rng.uniform(10, 3000):.2f}, "
-                           f"#queue-req: {rng.randint(0, 9)}")
+                    yield (
+                        f"[{stamp} TP0] Decode batch. #running-req: {rng.randint(1, 64)}, "
+                        f"#token: {rng.randint(1, 90000)}, token usage: {rng.random():.2f}, "
+                        f"gen throughput (token/s): {rng.uniform(10, 3000):.2f}, "
+                        f"#queue-req: {rng.randint(0, 9)}"
+                    )
             if rng.random() < 0.3:
-                yield (f'[{stamp}] INFO:     127.0.0.1:{rng.randint(1000, 65000)} - '
-                       f'"POST /v1/chat/completions HTTP/1.1" 200 OK')
+                yield (
+                    f"[{stamp}] INFO:     127.0.0.1:{rng.randint(1000, 65000)} - "
+                    f'"POST /v1/chat/completions HTTP/1.1" 200 OK'
+                )
             if rng.random() < 0.02:  # a raw traceback, then the server goes on
                 yield f"[{stamp} TP0] Scheduler hit an exception: Traceback (most recent call last):"
                 yield '  File "/sglang/srt/managers/scheduler.py", line 77, in event_loop'
@@ -86,24 +92,32 @@ def vllm_lines(seed: int, start_month: int = 12, requests: int = 1500) -> Iterat
         if second >= 86400:
             second -= 86400
             month, day = 1, 1
-        stamp = f"{month:02d}-{day:02d} {second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        stamp = (
+            f"{month:02d}-{day:02d} {second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        )
         rid = f"chatcmpl-{rng.getrandbits(64):016x}"
         ids = ", ".join(str(rng.randint(1, 150000)) for _ in range(rng.randint(1, 40)))
-        yield (f"(APIServer pid=7) INFO {stamp} [logger.py:49] Received request {rid}: "
-               f"prompt: 'q{i}', params: SamplingParams(n=1, max_tokens=256), "
-               f"prompt_token_ids: [{ids}], lora_request: None.")
+        yield (
+            f"(APIServer pid=7) INFO {stamp} [logger.py:49] Received request {rid}: "
+            f"prompt: 'q{i}', params: SamplingParams(n=1, max_tokens=256), "
+            f"prompt_token_ids: [{ids}], lora_request: None."
+        )
         open_ids.append(rid)
         if rng.random() < 0.5 or len(open_ids) > 6:
             old = open_ids.pop(0)
-            yield (f"(APIServer pid=7) INFO {stamp} [async_llm.py:382] Added request "
-                   f"{old}-{rng.getrandbits(32):08x}.")
+            yield (
+                f"(APIServer pid=7) INFO {stamp} [async_llm.py:382] Added request "
+                f"{old}-{rng.getrandbits(32):08x}."
+            )
         yield f'(APIServer pid=7) INFO:     10.0.0.1:{40000 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK'
         if i % 40 == 0:
-            yield (f"(APIServer pid=7) INFO {stamp} [loggers.py:123] Engine 000: Avg prompt "
-                   f"throughput: {rng.uniform(0, 9000):.1f} tokens/s, Avg generation throughput: "
-                   f"{rng.uniform(0, 3000):.1f} tokens/s, Running: {rng.randint(0, 99)} reqs, "
-                   f"Waiting: 0 reqs, GPU KV cache usage: {rng.uniform(0, 99):.1f}%, Prefix cache "
-                   f"hit rate: {rng.uniform(0, 99):.1f}%")
+            yield (
+                f"(APIServer pid=7) INFO {stamp} [loggers.py:123] Engine 000: Avg prompt "
+                f"throughput: {rng.uniform(0, 9000):.1f} tokens/s, Avg generation throughput: "
+                f"{rng.uniform(0, 3000):.1f} tokens/s, Running: {rng.randint(0, 99)} reqs, "
+                f"Waiting: 0 reqs, GPU KV cache usage: {rng.uniform(0, 99):.1f}%, Prefix cache "
+                f"hit rate: {rng.uniform(0, 99):.1f}%"
+            )
         if rng.random() < 0.003:
             yield f"(APIServer pid=7) ERROR {stamp} [async_llm.py:420] Engine failed."
             yield "(APIServer pid=7) Traceback (most recent call last):"
@@ -148,8 +162,10 @@ def june_to_december(tmp_path: Path) -> Path:
     # reference date), so each range is seeded with the year state guessed from range
     # starts, and the seed is checked.
     lines = list(vllm_lines(seed=1, start_month=6, requests=300))
-    late = [line.replace(" 06-31 ", " 12-20 ").replace(" 01-01 ", " 12-21 ") for line in
-            vllm_lines(seed=2, start_month=6, requests=300)]
+    late = [
+        line.replace(" 06-31 ", " 12-20 ").replace(" 01-01 ", " 12-21 ")
+        for line in vllm_lines(seed=2, start_month=6, requests=300)
+    ]
     return write(tmp_path / "vllm.log", iter(lines + late))
 
 
@@ -174,7 +190,9 @@ def test_vllm_wrong_year_seed_is_refused(
     guess = parallel._vllm_year_seeds
 
     def off_by_one(path: str, starts: list[int]) -> list[Any]:
-        return [None if s is None or s[0] is None else (s[0] + 1, s[1]) for s in guess(path, starts)]
+        return [
+            None if s is None or s[0] is None else (s[0] + 1, s[1]) for s in guess(path, starts)
+        ]
 
     monkeypatch.setattr(parallel, "_vllm_year_seeds", off_by_one)
     path = june_to_december(tmp_path)
@@ -196,7 +214,9 @@ def test_real_logs_concatenated(
     # Every real excerpt of the family, back to back, between generated lines: tracebacks,
     # wrappers, process prefixes, time-only prefixes, request logging at the boundaries.
     parts = [p.read_bytes().rstrip(b"\n") for p in sorted(DATA.glob(f"{family}_*.log"))]
-    gen = sglang_lines(seed=9, minutes=6) if family == "sglang" else vllm_lines(seed=9, requests=200)
+    gen = (
+        sglang_lines(seed=9, minutes=6) if family == "sglang" else vllm_lines(seed=9, requests=200)
+    )
     body = b"\n".join(line.encode() for line in gen)
     path = tmp_path / f"{family}.log"
     path.write_bytes(b"\n".join([*parts, body, *parts[::-1]]) + b"\n")

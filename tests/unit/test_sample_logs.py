@@ -194,9 +194,13 @@ def test_count_only_500_rows_match_their_input_lines(capsys: pytest.CaptureFixtu
 def test_count_only_500_has_the_variety_it_promises() -> None:
     inputs = read_jsonl(SAMPLES / "count_only_500.jsonl")
     ts_kinds = Counter(
-        "none" if "ts" not in r else
-        "unix" if isinstance(r["ts"], (int, float)) else
-        "iso-z" if r["ts"].endswith("Z") else "iso-naive"
+        "none"
+        if "ts" not in r
+        else "unix"
+        if isinstance(r["ts"], (int, float))
+        else "iso-z"
+        if r["ts"].endswith("Z")
+        else "iso-naive"
         for r in inputs
     )
     assert set(ts_kinds) == {"none", "unix", "iso-z", "iso-naive"}
@@ -238,7 +242,9 @@ def test_kv_lines_are_requests_with_units_converted(capsys: pytest.CaptureFixtur
 # -- moe_trace.jsonl -----------------------------------------------------------------
 
 
-def recount_routing(records: list[dict[str, Any]], default_layers: list[int]) -> Counter[tuple[int, int]]:
+def recount_routing(
+    records: list[dict[str, Any]], default_layers: list[int]
+) -> Counter[tuple[int, int]]:
     counts: Counter[tuple[int, int]] = Counter()
     for rec in records:
         sparse = rec.get("sparse", {})
@@ -370,8 +376,11 @@ def test_token_stream_merges_events_into_four_requests(
 
     for record in records:
         if "prompt" in record:  # the display texts of the prompt events spell the prompt
-            texts = [t["text"] for t in tokens
-                     if t["request_id"] == record["request_id"] and t["phase"] == "prompt"]
+            texts = [
+                t["text"]
+                for t in tokens
+                if t["request_id"] == record["request_id"] and t["phase"] == "prompt"
+            ]
             assert "".join(texts) == record["prompt"]
 
     expected: Counter[tuple[int, int]] = Counter()

@@ -235,16 +235,28 @@ from hypothesis import strategies as _st  # noqa: E402
 
 from sparseety_tui.sources.lines import Chunk, iter_chunks, split_chunk  # noqa: E402
 
-_LINE_BYTES = _st.lists(_st.sampled_from([b"a", b"\xff", b"\r", b"{}", b"x" * 40]), max_size=12).map(b"".join)
+_LINE_BYTES = _st.lists(
+    _st.sampled_from([b"a", b"\xff", b"\r", b"{}", b"x" * 40]), max_size=12
+).map(b"".join)
 
 
 @_settings(max_examples=150, deadline=None)
-@_given(lines=_st.lists(_LINE_BYTES, max_size=40), endings=_st.lists(_st.sampled_from([b"\n", b"\r\n"]), min_size=40, max_size=40),
-        tail=_st.booleans(), chunk_bytes=_st.integers(8, 200), cap=_st.integers(4, 100),
-        cuts=_st.lists(_st.integers(0, 3000), max_size=3))
+@_given(
+    lines=_st.lists(_LINE_BYTES, max_size=40),
+    endings=_st.lists(_st.sampled_from([b"\n", b"\r\n"]), min_size=40, max_size=40),
+    tail=_st.booleans(),
+    chunk_bytes=_st.integers(8, 200),
+    cap=_st.integers(4, 100),
+    cuts=_st.lists(_st.integers(0, 3000), max_size=3),
+)
 def test_chunks_cover_exactly_what_iter_lines_yields(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[bytes], endings: list[bytes],
-    tail: bool, chunk_bytes: int, cap: int, cuts: list[int],
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[bytes],
+    endings: list[bytes],
+    tail: bool,
+    chunk_bytes: int,
+    cap: int,
+    cuts: list[int],
 ) -> None:
     content = b"".join(line + end for line, end in zip(lines, endings))
     if tail:

@@ -91,9 +91,7 @@ def test_sample_logs_exist() -> None:
 
 
 @pytest.mark.parametrize("path", SAMPLE_JSONL, ids=lambda p: p.name)
-def test_every_sample_line_is_valid(
-    validator: jsonschema.Draft202012Validator, path: Path
-) -> None:
+def test_every_sample_line_is_valid(validator: jsonschema.Draft202012Validator, path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     assert lines
     for number, line in enumerate(lines, 1):
@@ -155,9 +153,7 @@ INVALID = {
 
 
 @pytest.mark.parametrize("line", INVALID.values(), ids=INVALID.keys())
-def test_invalid_lines_are_rejected(
-    validator: jsonschema.Draft202012Validator, line: str
-) -> None:
+def test_invalid_lines_are_rejected(validator: jsonschema.Draft202012Validator, line: str) -> None:
     assert _errors(validator, json.loads(line)) != []
 
 

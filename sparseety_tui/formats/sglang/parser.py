@@ -137,8 +137,20 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         """A line ``FAST_RE`` matched; None sends it down the general path (an access-like
         line that is not one). The date state and the payloads are those ``_message``
         would give: same fields, same order, same float arithmetic."""
-        (stamp, raw_ranks, seq, new, cached, usage, running, queued,
-         d_running, d_usage, d_gen, d_queued) = fm.groups()
+        (
+            stamp,
+            raw_ranks,
+            seq,
+            new,
+            cached,
+            usage,
+            running,
+            queued,
+            d_running,
+            d_usage,
+            d_gen,
+            d_queued,
+        ) = fm.groups()
         if stamp != self._sec_key:
             self._second(stamp)
         ts = self._sec_entry[0]
@@ -156,15 +168,28 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         payload: StatsPayload
         if seq is not None:
             kind = PREFILL
-            payload = {"phase": "prefill", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
-                       "batch_requests": int(seq), "new_tokens": int(new),
-                       "cached_tokens": int(cached), "kv_usage": float(usage),
-                       "running": int(running), "queued": int(queued)}
+            payload = {
+                "phase": "prefill",
+                "ts": ts,  # type: ignore[typeddict-item]  # None: no date known yet
+                "engine": ranks,
+                "batch_requests": int(seq),
+                "new_tokens": int(new),
+                "cached_tokens": int(cached),
+                "kv_usage": float(usage),
+                "running": int(running),
+                "queued": int(queued),
+            }
         else:
             kind = DECODE
-            payload = {"phase": "decode", "ts": ts, "engine": ranks,  # type: ignore[typeddict-item]
-                       "running": int(d_running), "kv_usage": float(d_usage),
-                       "generation_throughput": float(d_gen), "queued": int(d_queued)}
+            payload = {
+                "phase": "decode",
+                "ts": ts,  # type: ignore[typeddict-item]  # None: no date known yet
+                "engine": ranks,
+                "running": int(d_running),
+                "kv_usage": float(d_usage),
+                "generation_throughput": float(d_gen),
+                "queued": int(d_queued),
+            }
         # The common line has both; without them the fields are absent, never null.
         if ts is None:
             del payload["ts"]

@@ -160,8 +160,10 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
         rid = fm.group(3)
         if rid is not None:
             return self._received(decode(rid), line[fm.end() :], ts)
-        payload: RequestPayload = {"request_id": self._canonical(decode(fm.group(4))),
-                                   "state": "running"}
+        payload: RequestPayload = {
+            "request_id": self._canonical(decode(fm.group(4))),
+            "state": "running",
+        }
         if ts is not None:
             payload["ts"] = ts
         return REQUEST, ("request", payload)

@@ -73,9 +73,7 @@ def pretty_line(text: str) -> str:
 
 
 class DetailScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.DETAIL)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.DETAIL))
 
     DEFAULT_CSS = """
     DetailScreen #detail-head { height: auto; padding: 0 1; background: $panel; }
@@ -113,12 +111,20 @@ class DetailScreen(Screen[None]):
                     yield TokenTrace(id="token-trace")
                     yield VerticalScroll(Static(id="token-info-text"), id="token-info")
             with TabPane("2 Experts", id="experts"), VerticalScroll(classes="pane-scroll"):
-                yield Heatmap("Experts of this request (layer × expert)", "expert",
-                              "no routing", id="req-experts")
+                yield Heatmap(
+                    "Experts of this request (layer × expert)",
+                    "expert",
+                    "no routing",
+                    id="req-experts",
+                )
                 yield Static(id="experts-note")
             with TabPane("3 Heads & KV", id="heads"), VerticalScroll(classes="pane-scroll"):
-                yield Heatmap("Head skips of this request (layer × head)", "head",
-                              "no head masks", id="req-heads")
+                yield Heatmap(
+                    "Head skips of this request (layer × head)",
+                    "head",
+                    "no head masks",
+                    id="req-heads",
+                )
                 yield Static(id="kv-text")
             with TabPane("4 Raw lines", id="raw"), VerticalScroll(classes="pane-scroll"):
                 yield Static(id="raw-text")
@@ -138,8 +144,10 @@ class DetailScreen(Screen[None]):
 
     def _styles(self) -> dict[str, Any]:
         trace = self.query_one(TokenTrace)
-        out = {name: trace.get_component_rich_style(f"token-trace--{name}")
-               for name in ("prompt", "completion", "label", *SKIP_ORDER)}
+        out = {
+            name: trace.get_component_rich_style(f"token-trace--{name}")
+            for name in ("prompt", "completion", "label", *SKIP_ORDER)
+        }
         out["dim"] = trace.get_component_rich_style("token-trace--prompt")
         return out
 
@@ -237,9 +245,11 @@ class DetailScreen(Screen[None]):
             note = ""
         else:
             experts.set_data(None)
-            note = ("No per-token routing for this request. A trace with `sparse.routing` "
-                    "([tokens][moe_layers][top_k] expert ids) or per-token `experts` "
-                    "events would fill this heatmap.")
+            note = (
+                "No per-token routing for this request. A trace with `sparse.routing` "
+                "([tokens][moe_layers][top_k] expert ids) or per-token `experts` "
+                "events would fill this heatmap."
+            )
         self.query_one("#experts-note", Static).update(Text(note, style="dim"))
         heads = self.query_one("#req-heads", Heatmap)
         heads.set_data(heat_rows(detail.head_skips) if detail.head_skips else None)
@@ -301,17 +311,24 @@ class DetailScreen(Screen[None]):
             total_v = sum(v for v in visible if isinstance(v, int))
             total_k = sum(k for k in kept if isinstance(k, int))
             skip = {p.get("skip") for p in detail.kv_points} - {None}
-            out.append(f"\n{len(detail.kv_points):,} steps: kept {total_k:,} of {total_v:,} "
-                       f"position-slots; skip kind: {', '.join(map(str, skip)) or '—'}")
+            out.append(
+                f"\n{len(detail.kv_points):,} steps: kept {total_k:,} of {total_v:,} "
+                f"position-slots; skip kind: {', '.join(map(str, skip)) or '—'}"
+            )
         elif isinstance(sparse.get("kv_total"), int):
             last_kept, total = sparse.get("kv_kept"), sparse["kv_total"]
             if isinstance(last_kept, int) and total > 0:
                 out.append(bar(last_kept / total, 30), "green")
-                out.append(f" kept {last_kept:,} of {total:,} positions at the last step "
-                           f"({sparse.get('kv_skip', 'evicted')} the rest)")
+                out.append(
+                    f" kept {last_kept:,} of {total:,} positions at the last step "
+                    f"({sparse.get('kv_skip', 'evicted')} the rest)"
+                )
         else:
-            out.append("no KV selection data: `sparse.kv` per-token summaries or "
-                       "`kv_kept`/`kv_total` would show it here", "dim")
+            out.append(
+                "no KV selection data: `sparse.kv` per-token summaries or "
+                "`kv_kept`/`kv_total` would show it here",
+                "dim",
+            )
         policy = sparse.get("kv_policy")
         if policy:
             out.append(f"\npolicy: {escape(str(policy))}", "dim")
@@ -356,8 +373,11 @@ class DetailScreen(Screen[None]):
                 out.append(f"L{layer:<3}", "dim")
                 out.append(("  ".join(parts) or "—") + "\n")
         elif self.detail.expert_counts:
-            why = ("prefill skipped: served from the prefix cache" if "cached" in token.skips
-                   else "e.g. the last sampled token is never fed back")
+            why = (
+                "prefill skipped: served from the prefix cache"
+                if "cached" in token.skips
+                else "e.g. the last sampled token is never fed back"
+            )
             out.append(f"no routing recorded for this token ({why})\n", "dim")
         if token.heads_skipped:
             out.append("heads skipped\n", "bold")
@@ -366,8 +386,10 @@ class DetailScreen(Screen[None]):
                 out.append(" ".join(str(h) for h in heads) + "\n")
         if token.kv:
             kv = token.kv
-            out.append(f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
-                       f"({kv.get('skip', '—')})\n")
+            out.append(
+                f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
+                f"({kv.get('skip', '—')})\n"
+            )
         if self.detail.token_source:
             out.append(f"\ntokens from {self.detail.token_source}", "dim")
         self.query_one("#token-info-text", Static).update(out)
@@ -413,8 +435,11 @@ class DetailScreen(Screen[None]):
     def action_show_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
         # Focus moves with the tab: TabbedContent switches to whichever pane holds focus.
-        target = (self.query_one(TokenTrace) if name == "trace"
-                  else self.query_one(f"#{name} .pane-scroll"))
+        target = (
+            self.query_one(TokenTrace)
+            if name == "trace"
+            else self.query_one(f"#{name} .pane-scroll")
+        )
         target.focus()
 
     def action_cycle_tab(self) -> None:

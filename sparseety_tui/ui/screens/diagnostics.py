@@ -25,9 +25,7 @@ SHOWN_PER_FILE = 500
 
 
 class DiagnosticsScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.DIAGNOSTICS)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.DIAGNOSTICS))
 
     DEFAULT_CSS = """
     DiagnosticsScreen #diag-scroll { height: 1fr; padding: 0 1; }
@@ -89,11 +87,17 @@ class DiagnosticsScreen(Screen[None]):
                 base = status.line_base if part_no == 0 and len(status.parts) > 1 else 0
                 if part < len(state_files):
                     samples.extend((diag, base) for diag in state_files[part].diagnostics)
-            samples.sort(key=lambda s: (s[0].line_no + (s[1] or 0)) if s[1] is not None
-                         else 10**12 + s[0].line_no)
+            samples.sort(
+                key=lambda s: (
+                    (s[0].line_no + (s[1] or 0)) if s[1] is not None else 10**12 + s[0].line_no
+                )
+            )
             kept = len(samples)
-            out.append(f"\n  unparsed lines ({kept:,} kept of {status.unparsed:,}; "
-                       f"at most {DIAGNOSTIC_SAMPLES:,} per file part)\n", "bold")
+            out.append(
+                f"\n  unparsed lines ({kept:,} kept of {status.unparsed:,}; "
+                f"at most {DIAGNOSTIC_SAMPLES:,} per file part)\n",
+                "bold",
+            )
             for diag, base in samples[:SHOWN_PER_FILE]:
                 where = f"{diag.line_no + base:>8,}" if base is not None else f"tail+{diag.line_no}"
                 out.append(f"  line {where}  ", "dim")

@@ -30,17 +30,17 @@ def help_text() -> Text:
     out.append("\nFilter (/)\n", "bold underline")
     out.append("  " + keys.FILTER_HELP + "\n")
     out.append("\nSkipped tokens\n", "bold underline")
-    out.append("  cached: prefix-cache hit (prefill skipped, still attended)\n"
-               "  evicted: KV dropped for good    masked: KV kept but not attended\n"
-               "  dropped: MoE capacity overflow (an expert the token was routed to "
-               "skipped it)\n")
+    out.append(
+        "  cached: prefix-cache hit (prefill skipped, still attended)\n"
+        "  evicted: KV dropped for good    masked: KV kept but not attended\n"
+        "  dropped: MoE capacity overflow (an expert the token was routed to "
+        "skipped it)\n"
+    )
     return out
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.HELP)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.HELP))
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }

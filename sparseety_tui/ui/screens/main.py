@@ -30,9 +30,7 @@ SIDE_PANEL_MIN_WIDTH = 110
 
 
 class MainScreen(Screen[None]):
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.MAIN)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.MAIN))
 
     def __init__(self, shape: ModelShape, *, show_rate: bool = True) -> None:
         super().__init__(id="main")
@@ -61,7 +59,10 @@ class MainScreen(Screen[None]):
                     id="experts-heatmap",
                 )
                 yield Heatmap(
-                    "Head skips (layer × head)", "head", "", id="heads-heatmap",
+                    "Head skips (layer × head)",
+                    "head",
+                    "",
+                    id="heads-heatmap",
                     classes="hidden",
                 )
                 yield EnginePanel(id="engine", classes="hidden")
@@ -191,8 +192,7 @@ class MainScreen(Screen[None]):
             mode = self._prompt_mode
             self._close_prompt()
             if mode == "filter" and self._query.text != self._before_prompt.text:
-                self._set_query(text=self._before_prompt.text,
-                                clauses=self._before_prompt.clauses)
+                self._set_query(text=self._before_prompt.text, clauses=self._before_prompt.clauses)
                 self.say("filter unchanged")
             return
         if self._query.text:
@@ -200,8 +200,11 @@ class MainScreen(Screen[None]):
             self.say("filter cleared")
 
     def action_filter(self) -> None:
-        self._open_prompt("filter", self._query.text,
-                          "filter: words, or skip>0.5 latency>2 state=finished (esc: close)")
+        self._open_prompt(
+            "filter",
+            self._query.text,
+            "filter: words, or skip>0.5 latency>2 state=finished (esc: close)",
+        )
 
     def action_goto(self) -> None:
         self._open_prompt("goto", "", "go to request id (or part of it)")

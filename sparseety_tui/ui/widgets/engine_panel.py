@@ -23,7 +23,11 @@ SERIES: tuple[tuple[str, str, float, str], ...] = (
 
 
 class EnginePanel(Widget):
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"engine-panel--title", "engine-panel--spark", "engine-panel--dim"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "engine-panel--title",
+        "engine-panel--spark",
+        "engine-panel--dim",
+    }
 
     DEFAULT_CSS = """
     EnginePanel { height: auto; }

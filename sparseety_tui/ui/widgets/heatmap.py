@@ -29,7 +29,12 @@ def heat_rows(
 class Heatmap(Widget):
     """Set ``data`` to ``(layers, width, rows)``; None shows ``empty_text``."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"heatmap--title", "heatmap--cell", "heatmap--zero", "heatmap--dim"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "heatmap--title",
+        "heatmap--cell",
+        "heatmap--zero",
+        "heatmap--dim",
+    }
 
     DEFAULT_CSS = """
     Heatmap { height: auto; min-height: 3; }

@@ -126,9 +126,7 @@ class RequestTable(ScrollView, can_focus=True):
     RequestTable > .request-table--skip { color: $accent; }
     """
 
-    BINDINGS: ClassVar[list[BindingType]] = list(
-        keys.bindings(keys.TABLE)
-    )
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.TABLE))
 
     cursor: reactive[int] = reactive(0, init=False)
     follow: reactive[bool] = reactive(True, init=False)

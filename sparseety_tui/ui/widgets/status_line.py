@@ -15,8 +15,12 @@ from sparseety_tui.ui.widgets.sparkline import bar
 
 class StatusLine(Widget):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "status-line--follow", "status-line--paused", "status-line--dim",
-        "status-line--event", "status-line--error", "status-line--bar",
+        "status-line--follow",
+        "status-line--paused",
+        "status-line--dim",
+        "status-line--event",
+        "status-line--error",
+        "status-line--bar",
     }
 
     DEFAULT_CSS = """
@@ -79,14 +83,17 @@ class StatusLine(Widget):
             out.append(f" · sort {query.sort} {'↓' if query.reverse else '↑'}", dim)
         if snap.error or snap.problem:
             # Escaped: an exception message can quote log text.
-            out.append(f" · {escape(snap.error or snap.problem or '')}",
-                       self.get_component_rich_style("status-line--error"))
+            out.append(
+                f" · {escape(snap.error or snap.problem or '')}",
+                self.get_component_rich_style("status-line--error"),
+            )
         elif message:
             style = "status-line--error" if message_is_error else "status-line--event"
             out.append(f" · {escape(message)}", self.get_component_rich_style(style))
         elif snap.events:
-            out.append(f" · {escape(snap.events[-1])}",
-                       self.get_component_rich_style("status-line--event"))
+            out.append(
+                f" · {escape(snap.events[-1])}", self.get_component_rich_style("status-line--event")
+            )
         self._text = out
         self.refresh()
 

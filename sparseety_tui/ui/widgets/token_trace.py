@@ -57,9 +57,14 @@ def skip_style_class(skips: frozenset[str]) -> str | None:
 
 class TokenTrace(ScrollView, can_focus=True):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "token-trace--prompt", "token-trace--completion", "token-trace--label",
-        "token-trace--cursor", "token-trace--cached", "token-trace--evicted",
-        "token-trace--masked", "token-trace--dropped",
+        "token-trace--prompt",
+        "token-trace--completion",
+        "token-trace--label",
+        "token-trace--cursor",
+        "token-trace--cached",
+        "token-trace--evicted",
+        "token-trace--masked",
+        "token-trace--dropped",
     }
 
     DEFAULT_CSS = """
@@ -144,7 +149,7 @@ class TokenTrace(ScrollView, can_focus=True):
                         newline()  # a wide character at the end of a line
                         continue
                     current.append(_Piece(index, head))
-                    part = part[len(head):]
+                    part = part[len(head) :]
                     newline()
         if current:
             lines.append(current)

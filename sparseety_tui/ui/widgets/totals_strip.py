@@ -55,15 +55,22 @@ def totals_items(
         for name in ("running", "finished", "failed", "aborted")
         if states.get(name)
     )
-    items.append([("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
-                 + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else []))
+    items.append(
+        [("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
+        + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else [])
+    )
     items.append([("prompt ", "label"), (count(req.get("prompt_tokens")), "value")])
     items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
     items.append([("cached ", "label"), (count(req.get("cached_tokens")), "value")])
     if show_rate:
         if rate:
-            items.append([("tok/s ", "label"), (sparkline(rate, 12), "spark"),
-                          (f" {rate[-1]:,.0f}", "value")])
+            items.append(
+                [
+                    ("tok/s ", "label"),
+                    (sparkline(rate, 12), "spark"),
+                    (f" {rate[-1]:,.0f}", "value"),
+                ]
+            )
         else:
             items.append([("tok/s ", "label"), ("—", "value")])
     items.append([("skip ", "label"), (pct(req.get("skip_ratio")), "skip")])
@@ -72,10 +79,12 @@ def totals_items(
         ratio = (skipped.get(key) or {}).get("ratio")
         items.append([(f"{label} ", "label"), (pct(ratio), label)])
     lat, ttft = totals.get("latency_s", {}), totals.get("ttft_s", {})
-    items.append([("lat p50/95 ", "label"),
-                  (f"{secs(lat.get('p50'))}/{secs(lat.get('p95'))}", "value")])
-    items.append([("ttft p50/95 ", "label"),
-                  (f"{secs(ttft.get('p50'))}/{secs(ttft.get('p95'))}", "value")])
+    items.append(
+        [("lat p50/95 ", "label"), (f"{secs(lat.get('p50'))}/{secs(lat.get('p95'))}", "value")]
+    )
+    items.append(
+        [("ttft p50/95 ", "label"), (f"{secs(ttft.get('p50'))}/{secs(ttft.get('p95'))}", "value")]
+    )
     experts = totals.get("experts")
     if experts:
         imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
@@ -89,10 +98,17 @@ def totals_items(
 
 class TotalsStrip(Widget):
     COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "totals-strip--label", "totals-strip--value", "totals-strip--dim",
-        "totals-strip--spark", "totals-strip--skip", "totals-strip--warn",
-        "totals-strip--error", "totals-strip--cached", "totals-strip--evicted",
-        "totals-strip--masked", "totals-strip--dropped",
+        "totals-strip--label",
+        "totals-strip--value",
+        "totals-strip--dim",
+        "totals-strip--spark",
+        "totals-strip--skip",
+        "totals-strip--warn",
+        "totals-strip--error",
+        "totals-strip--cached",
+        "totals-strip--evicted",
+        "totals-strip--masked",
+        "totals-strip--dropped",
     }
 
     DEFAULT_CSS = """
