@@ -17,7 +17,7 @@ from pathlib import Path
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
-from sparseety_tui.live import LiveOptions
+from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 
 HERE = Path(__file__).resolve().parent

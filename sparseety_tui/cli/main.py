@@ -78,9 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_core_options(summary)
 
-    from sparseety_tui.cli import tui_args as cli_tui
+    from sparseety_tui.cli import tui_args
 
-    cli_tui.add_subcommands(sub, _add_core_options)
+    tui_args.add_subcommands(sub, _add_core_options)
     return parser
 
 
@@ -100,9 +100,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         "summary": _run_summary,
     }.get(args.command)
     if handler is None:
-        from sparseety_tui.cli import tui_args as cli_tui
+        from sparseety_tui.cli import tui_args
 
-        handler = cli_tui.handler(args.command)
+        handler = tui_args.handler(args.command)
     result: int = handler(args)
     return result
 
@@ -114,18 +114,18 @@ def _options(args: argparse.Namespace) -> Any:
 
 
 def _run_extract(args: argparse.Namespace) -> int:
-    from sparseety_tui.cli import extract as extract_cmd
+    from sparseety_tui.cli import extract
 
     _positive(args.limit, "--limit")
     _positive(args.retries, "--retries")
-    return extract_cmd.run(args, _options(args))
+    return extract.run(args, _options(args))
 
 
 def _run_summary(args: argparse.Namespace) -> int:
-    from sparseety_tui.cli import summary as summary_cmd
+    from sparseety_tui.cli import summary
 
     _positive(args.jobs, "--jobs")
-    return summary_cmd.run(args, _options(args))
+    return summary.run(args, _options(args))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,4 +1,4 @@
-"""Start the UI for ``tail`` and ``demo`` (called by cli_tui once arguments are parsed)."""
+"""Start the UI for ``tail`` and ``demo`` (called by cli.tui_args once arguments are parsed)."""
 
 from __future__ import annotations
 
@@ -61,16 +61,16 @@ def run(command: str, args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace, themes: object) -> int:
-    from sparseety_tui.ingest import replay as demo
+    from sparseety_tui.ingest import replay
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeSet
 
     assert isinstance(themes, ThemeSet)
     try:
-        plan = demo.plan()
-    except demo.DemoError as exc:
+        plan = replay.plan()
+    except replay.DemoError as exc:
         raise InputError(str(exc)) from exc
-    replayer = demo.Replayer(plan, rate=args.rate)
+    replayer = replay.Replayer(plan, rate=args.rate)
     replayer.start()
     try:
         paths = tuple(str(p) for p in plan.outputs.values())
@@ -84,4 +84,4 @@ def run_demo(args: argparse.Namespace, themes: object) -> int:
         return app.return_code or 0
     finally:
         replayer.stop()
-        demo.cleanup(plan)
+        replay.cleanup(plan)

@@ -41,9 +41,9 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
 
 def handler(command: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
-        from sparseety_tui.cli import tui as launch
+        from sparseety_tui.cli import tui
 
-        result: int = launch.run(command, args)
+        result: int = tui.run(command, args)
         return result
 
     return run

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from apphelpers import DATA, REPO
 
-from sparseety_tui.ingest import replay as demo
+from sparseety_tui.ingest import replay
 
 
 def digest(directory: Path) -> str:
@@ -24,10 +24,10 @@ def digest(directory: Path) -> str:
 def test_demo_replays_into_temp_logs_only(tmp_path: Path) -> None:
     samples = REPO / DATA
     before = digest(samples)
-    plan = demo.plan(samples, tmp_path / "out")
+    plan = replay.plan(samples, tmp_path / "out")
     assert {p.parent for p in plan.outputs.values()} == {tmp_path / "out"}
     assert "trace" in plan.outputs and "vllm" in plan.outputs
-    replayer = demo.Replayer(plan, rate=400, burst=50)
+    replayer = replay.Replayer(plan, rate=400, burst=50)
     replayer.start()
     try:
         deadline = time.monotonic() + 10
@@ -47,12 +47,12 @@ def test_demo_replays_into_temp_logs_only(tmp_path: Path) -> None:
 
 
 def test_demo_without_samples_says_where_it_looked(tmp_path: Path) -> None:
-    with pytest.raises(demo.DemoError, match="sample logs not found"):
-        demo.plan(tmp_path / "missing")
+    with pytest.raises(replay.DemoError, match="sample logs not found"):
+        replay.plan(tmp_path / "missing")
 
 
 def test_retime_moves_timestamps_and_suffixes_ids() -> None:
     line = b'{"request_id": "a", "ts": 100.0, "received_ts": 98.5, "latency_s": 1.5}'
-    out = json.loads(demo.retime(line, 1000.0, "-2"))
+    out = json.loads(replay.retime(line, 1000.0, "-2"))
     assert out == {"request_id": "a-2", "ts": 1000.0, "received_ts": 998.5, "latency_s": 1.5}
-    assert demo.retime(b"not json", 1.0, "") == b"not json"
+    assert replay.retime(b"not json", 1.0, "") == b"not json"

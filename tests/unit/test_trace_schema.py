@@ -1,5 +1,5 @@
 """docs/trace-format.schema.json: valid for every sample line and doc example, strict on
-bad lines, and naming exactly the fields the code knows (core/events.py), so the spec,
+bad lines, and naming exactly the fields the code knows (events.py), so the spec,
 the schema and the code cannot drift apart.
 
 jsonschema is a hard test dependency (the `test` extra), on purpose: a missing schema
