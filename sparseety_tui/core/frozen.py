@@ -103,8 +103,15 @@ class FrozenStore:
     """A read-only copy of a RequestStore's first ``len()`` rows, with the same reading
     interface (``columns[name][row]``, ``ids``, ``extras``, ``numeric_view`` ...)."""
 
-    def __init__(self, segments: tuple[_Segment, ...], models: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        segments: tuple[_Segment, ...],
+        models: tuple[str, ...],
+        dtypes: Mapping[str, np.dtype[Any]],
+    ) -> None:
+        """``dtypes``: every column's name and type (also known when there are no rows)."""
         self._segments = segments
+        self._dtypes = dtypes
         self._rows = sum(segment.rows for segment in segments)
         self.models = models
         self.ids = FrozenIds(segments, self._rows)
@@ -116,10 +123,8 @@ class FrozenStore:
 
     @property
     def columns(self) -> Mapping[str, FrozenColumn]:
-        if not self._columns and self._segments:
-            self._columns = {
-                name: FrozenColumn(self._segments, name) for name in self._segments[0].columns
-            }
+        if not self._columns:
+            self._columns = {name: FrozenColumn(self._segments, name) for name in self._dtypes}
         return self._columns
 
     @property
@@ -155,11 +160,11 @@ class FrozenStore:
         first, last = start >> SEGMENT_SHIFT, (stop - 1) >> SEGMENT_SHIFT
         parts = self._segments[first : last + 1] if stop > start else ()
         out: dict[str, np.ndarray[Any, Any]] = {}
-        for name in self._segments[0].columns if self._segments else ():
+        for name, dtype in self._dtypes.items():
             if name in ("offset", "length"):
                 continue
             pieces = [s.columns[name] for s in parts]
-            values = np.concatenate(pieces) if pieces else np.empty(0)
+            values = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
             if parts:
                 values = values[start - parts[0].start : stop - parts[0].start]
             if name in INT_COLUMNS:
@@ -209,7 +214,8 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         if previous is not None and len(previous.models) == len(store.models)
         else tuple(store.models)
     )
-    return FrozenStore(tuple(segments), models)
+    dtypes = {name: np.dtype(column.typecode) for name, column in arrays.items()}
+    return FrozenStore(tuple(segments), models, dtypes)
 
 
 @dataclass(frozen=True)

@@ -375,7 +375,9 @@ class IngestWorker:
             not self._needs_view(query) or self._view_rows == rows
         )
         settled = settled and totals_current and view_current and not self._heavy.busy
-        key = (extractor.version, rows, settled, heavy_changed, len(self._events))
+        # A heavy result is published once, when it comes (not in the key: its going away
+        # in the next pass would be one more publish of the same content after settling).
+        key = (extractor.version, rows, settled, len(self._events))
         if key == self._last_publish_key and not heavy_changed:
             return
         self._last_publish_key = key

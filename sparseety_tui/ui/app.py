@@ -127,6 +127,10 @@ class SparseetyApp(App[int]):
         snap = self.worker.snapshot
         if snap.version == self._shown_version:
             return False
+        if not self.is_running:
+            # Shutting down: the screens are being closed (the stack may be empty), while
+            # the tick timer and the worker's wake-up message can still arrive.
+            return False
         try:
             self.main_screen.apply_snapshot(snap)
         except NoMatches:

@@ -35,17 +35,33 @@ def make_app(
 
 
 async def settle(pilot: Any) -> None:
-    """Wait for the ingest worker, then for thread workers (detail), then for a repaint."""
+    """Wait until the app shows all it has read. Each step waits for a condition, not a time:
+
+    - the ingest worker has fed and published everything and the UI took that snapshot
+      (``SparseetyApp.settle``); the input files are fixed, so no newer one follows;
+    - the messages that caused are handled (a pushed screen is mounted, so the thread
+      workers it starts exist), and those workers (detail loading, find) are done;
+    - the screen stops changing: handle messages, lay out and paint, until two renders in
+      a row are the same (a layout can send resize events that change it again).
+    """
     app = pilot.app
     await app.settle()
     await pilot.pause()
     await app.workers.wait_for_complete()
-    # A changed height (totals strip, heatmaps) needs a layout pass and then a repaint;
-    # on a loaded machine one pause is not always both.
-    for _ in range(3):
-        await pilot.pause()
     await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
+    await screen_still(pilot)
+
+
+async def screen_still(pilot: Any, passes: int = 20) -> None:
+    """Pause until the screen renders the same twice in a row (what a snapshot compares)."""
+    before = None
+    for _ in range(passes):
+        await pilot.pause()
+        now = pilot.app.export_screenshot()
+        if now == before:
+            return
+        before = now
+    raise AssertionError(f"the screen still changed after {passes} passes")
 
 
 def async_test(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -255,3 +256,16 @@ async def test_themes_load_and_switch(theme: str) -> None:
         assert app.theme == f"sparseety-{theme}"
         app.theme = "sparseety-light"
         await pilot.pause()
+
+
+@async_test
+async def test_a_snapshot_published_while_the_app_closes_is_not_shown() -> None:
+    app = make_app(("counts.jsonl",))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    # A growing log is published while the app closes its screens; the tick timer or the
+    # worker's wake-up may still call tick() then (it failed with IndexError: no screens).
+    worker = app.worker
+    worker._snapshot = replace(worker.snapshot, version=worker.snapshot.version + 1)
+    assert not app.screen_stack
+    assert app.tick() is False

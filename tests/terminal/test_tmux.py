@@ -69,7 +69,8 @@ def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
     command = (
         f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail {log} "
         f"{' '.join(extra)}; "
-        f"echo $? > {status}; sleep 60"
+        # Written whole, then renamed: a reader never sees the file created but still empty.
+        f"echo $? > {status}.tmp; mv {status}.tmp {status}; sleep 60"
     )
     env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
     tmux.run(
@@ -85,6 +86,15 @@ def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
         command,
     )
     return status
+
+
+def exit_status(status: Path) -> str:
+    """The app's exit status, once the shell has written it (fails after DEADLINE_S)."""
+    end = time.monotonic() + DEADLINE_S
+    while not status.exists():
+        assert time.monotonic() < end, f"the app did not exit within {DEADLINE_S} s"
+        time.sleep(0.1)
+    return status.read_text().strip()
 
 
 def request(rid: str, **extra: object) -> str:
@@ -148,10 +158,7 @@ def test_tail_follows_drills_filters_and_quits(tmux: Tmux, tmp_path: Path) -> No
     assert "live-0002" not in screen.split("filter")[0]
 
     tmux.keys("q")
-    end = time.monotonic() + DEADLINE_S
-    while time.monotonic() < end and not status.exists():
-        time.sleep(0.1)
-    assert status.read_text().strip() == "0"
+    assert exit_status(status) == "0"
 
 
 def test_hostile_text_is_shown_literally(tmux: Tmux, tmp_path: Path) -> None:
@@ -215,18 +222,18 @@ def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> Non
     screen = tmux.wait_for(lambda s: "sg-req-01" in s, "the SGLang request")
     row = next(line for line in screen.splitlines() if "sg-req-01" in line)
     assert "131" in row and "42" in row and "96" in row  # prompt, completion, cached
-    tmux.wait_for(lambda s: "Engine" in s and "gen tok/s" in s, "the engine panel")
-    before = engine_rows(tmux.screen())
+    # The whole file read (4 lines): the panel shows all of it, not a first part.
+    screen = tmux.wait_for(
+        lambda s: "Engine" in s and "gen tok/s" in s and "· 4 lines" in s, "the engine panel"
+    )
+    before = engine_rows(screen)
     # The server keeps working: stats lines arrive, the panel must move.
     for second in range(2, 12):
         append(log, sglang_stats(second, 50 * second, second % 4 + 1, 20.0 * second))
     append(log, sglang_finish("sg-req-02", prompt=64, completion=8, cached=0))
     tmux.wait_for(
-        lambda s: "sg-req-02" in s and engine_rows(s) != before,
+        lambda s: "sg-req-02" in s and "· 25 lines" in s and engine_rows(s) != before,
         "the engine panel to move and the second request",
     )
     tmux.keys("q")
-    end = time.monotonic() + DEADLINE_S
-    while time.monotonic() < end and not status.exists():
-        time.sleep(0.1)
-    assert status.read_text().strip() == "0"
+    assert exit_status(status) == "0"

@@ -114,3 +114,17 @@ def test_unchanged_segments_are_shared_not_copied() -> None:
     assert second._segments[1] is not first._segments[1]
     assert first.columns["completion_tokens"][SEGMENT_ROWS + 3] == -1
     assert second.columns["completion_tokens"][SEGMENT_ROWS + 3] == 5
+
+
+def test_a_store_without_rows_freezes_with_its_columns() -> None:
+    # A log of engine stats only (no request yet): totals of the frozen copy still work
+    # and equal the Extractor's (it failed with KeyError: no segment, no column names).
+    extractor = Extractor()
+    file = extractor.add_file("/dev/null")
+    extractor.feed(file, [Line(b'{"type": "meta", "model": "m"}', 0)])
+    frozen = extractor.freeze()
+    assert len(frozen.store) == 0
+    view = frozen.store.numeric_view()
+    assert view.keys() == extractor.store.numeric_view().keys()
+    assert all(len(values) == 0 for values in view.values())
+    assert compute_totals(frozen, DEFAULT_SHAPE) == compute_totals(extractor, DEFAULT_SHAPE)

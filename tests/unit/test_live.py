@@ -124,6 +124,23 @@ def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:
         worker.stop()
 
 
+def test_settled_worker_publishes_nothing_while_nothing_changes(tmp_path: Path) -> None:
+    """The snapshot a drain() returns is the last one until something changes: a UI tick
+    (or a test's screenshot) after settling sees no new version. A heavy result used to
+    count as a change twice (when it came and when it was gone), one empty publish later."""
+    log = tmp_path / "live.jsonl"
+    write(log, [record(i) for i in range(20)])
+    worker = start([log])
+    try:
+        assert worker.drain()
+        settled = worker.snapshot
+        for _ in range(3):  # each drain waits for another full pass of the worker's loop
+            assert worker.drain()
+        assert worker.snapshot is settled
+    finally:
+        worker.stop()
+
+
 def test_worker_reports_rotation(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     write(log, [record(i) for i in range(5)])

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from sparseety_tui.events import StatsPayload
+from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
 #: (label, field, scale, unit): what the panel shows, in this order.
@@ -30,7 +31,6 @@ class EnginePanel(Widget):
     }
 
     DEFAULT_CSS = """
-    EnginePanel { height: auto; }
     EnginePanel > .engine-panel--title { text-style: bold; color: $primary; }
     EnginePanel > .engine-panel--spark { color: $secondary; }
     EnginePanel > .engine-panel--dim { color: $foreground 60%; }
@@ -39,11 +39,13 @@ class EnginePanel(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._points: tuple[StatsPayload, ...] = ()
+        fit_height(self, self._rows())
 
     def set_points(self, points: tuple[StatsPayload, ...]) -> None:
         if points is not self._points:
             self._points = points
-            self.refresh(layout=True)
+            fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
+            self.refresh()
 
     @property
     def has_data(self) -> bool:
@@ -60,7 +62,7 @@ class EnginePanel(Widget):
                 out.append((label, values, scale, unit))
         return out
 
-    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+    def _rows(self) -> int:
         return 1 + max(1, len(self._series()))
 
     def render(self) -> Text:

@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
+from sparseety_tui.ui.widgets.fit import fit_height
+
 SHADES = "░▒▓█"
 
 
@@ -37,7 +39,7 @@ class Heatmap(Widget):
     }
 
     DEFAULT_CSS = """
-    Heatmap { height: auto; min-height: 3; }
+    Heatmap { min-height: 3; }
     Heatmap > .heatmap--title { text-style: bold; color: $primary; }
     Heatmap > .heatmap--cell { color: $accent; }
     Heatmap > .heatmap--zero { color: $foreground 30%; }
@@ -61,6 +63,7 @@ class Heatmap(Widget):
         self.max_rows = max_rows
         self._data: tuple[list[int], int, list[list[int]]] | None = None
         self._note = ""
+        fit_height(self, self._rows())
 
     def set_data(
         self, data: tuple[Sequence[int], int, Sequence[Sequence[int]]] | None, note: str = ""
@@ -69,7 +72,8 @@ class Heatmap(Widget):
         if new != self._data or note != self._note:
             self._data = new
             self._note = note
-            self.refresh(layout=True)
+            fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
+            self.refresh()
 
     def set_summary(self, summary: Mapping[str, Any] | None, note: str = "") -> None:
         """From a ``core.totals.heat_summary`` dict."""
@@ -78,7 +82,7 @@ class Heatmap(Widget):
             return
         self.set_data((summary["layers"], summary["width"], summary["counts"]), note)
 
-    def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
+    def _rows(self) -> int:
         if self._data is None:
             return 2
         layers = len(self._data[0])

@@ -15,6 +15,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
+from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
 Item = list[tuple[str, str]]  # (text, component class suffix) pieces of one item
@@ -112,7 +113,7 @@ class TotalsStrip(Widget):
     }
 
     DEFAULT_CSS = """
-    TotalsStrip { height: auto; padding: 0 1; background: $panel; }
+    TotalsStrip { padding: 0 1; background: $panel; }
     TotalsStrip > .totals-strip--label { color: $foreground 60%; }
     TotalsStrip > .totals-strip--value { text-style: bold; }
     TotalsStrip > .totals-strip--dim { color: $foreground 60%; }
@@ -129,11 +130,20 @@ class TotalsStrip(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._items: list[Item] = totals_items(None, (), 0)
+        self._fit()
 
     def set_items(self, items: list[Item]) -> None:
         if items != self._items:
             self._items = items
-            self.refresh(layout=True)
+            self._fit()
+            self.refresh()
+
+    def on_resize(self) -> None:
+        self._fit()  # another width packs the items into another number of lines
+
+    def _fit(self) -> None:
+        # As many rows as lines (see widgets/fit.py for why not ``height: auto``).
+        fit_height(self, len(self._lines(max(20, self.size.width))))
 
     def _lines(self, width: int) -> list[list[Item]]:
         lines: list[list[Item]] = [[]]
@@ -146,9 +156,6 @@ class TotalsStrip(Widget):
             used += size + (2 if lines[-1] else 0)
             lines[-1].append(item)
         return lines
-
-    def get_content_height(self, container: object, viewport: object, width: int) -> int:
-        return len(self._lines(max(20, width)))
 
     def render(self) -> Text:
         styles: dict[str, Style] = {}
