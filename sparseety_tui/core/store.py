@@ -133,9 +133,8 @@ SEGMENT_ROWS = 1 << SEGMENT_SHIFT
 
 
 class ExtrasTable(Mapping[int, RowExtras]):
-    """Row -> RowExtras, kept in one dict per segment of SEGMENT_ROWS rows, so that the
-    extras of a range of rows are found without looking at all of them (freezing copies
-    only the segments that changed; totals walk their chunk of rows only)."""
+    """Row -> RowExtras, kept in one dict per segment of SEGMENT_ROWS rows, so that a
+    freeze copies the extras of the segments that changed without looking at the others."""
 
     def __init__(self, parts: list[dict[int, RowExtras]] | None = None) -> None:
         self._parts: list[dict[int, RowExtras]] = parts if parts is not None else []
@@ -173,14 +172,6 @@ class ExtrasTable(Mapping[int, RowExtras]):
     def __len__(self) -> int:
         return self._len
 
-    def in_range(self, start: int, stop: int) -> Iterator[tuple[int, RowExtras]]:
-        """(row, extras) for the rows in [start, stop), in segment order."""
-        last = min((stop - 1) >> SEGMENT_SHIFT, len(self._parts) - 1)
-        for segment in range(max(start, 0) >> SEGMENT_SHIFT, last + 1):
-            for row, extras in self._parts[segment].items():
-                if start <= row < stop:
-                    yield row, extras
-
 
 @dataclass(frozen=True)
 class LineLocation:
@@ -204,9 +195,8 @@ class StorePart:
 
 class RequestStore:
     def __init__(self) -> None:
-        # Row -> id (``ids[row]``) and id -> row (``index.get(id)``): one compact object.
+        # Row -> id (``ids[row]``) and id -> row (``ids.find(id)``): one compact object.
         self.ids = IdIndex()
-        self.index = self.ids
         self.models: list[str] = [""]
         self._model_code: dict[str, int] = {"": 0}
         self.columns: dict[str, array[Any]] = {}

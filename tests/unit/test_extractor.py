@@ -96,7 +96,7 @@ def test_request_lines_merge_by_id_last_known_value_wins(tmp_path: Path) -> None
     extractor = extract_bytes(tmp_path, content)
     store = extractor.store
     assert store.ids == ["r1", "r2"]
-    row = store.index.row_of("r1")
+    row = store.ids.row_of("r1")
     assert store.get("prompt_tokens", row) == 10  # not forgotten by the second line
     assert store.get("completion_tokens", row) == 4
     assert STATES[store.state[row]] == "finished"
