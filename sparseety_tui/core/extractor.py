@@ -28,6 +28,7 @@ from sparseety_tui.core.store import (
     StorePart,
 )
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.views import merged_meta
 from sparseety_tui.events import (
     ErrorPayload,
     Event,
@@ -439,10 +440,7 @@ class Extractor:
         self.version += 1
 
     def meta(self) -> MetaPayload:
-        merged: dict[str, Any] = {}
-        for state in self.files:
-            merged.update(state.meta)
-        return merged  # type: ignore[return-value]
+        return merged_meta(self.files)
 
 
 @dataclass

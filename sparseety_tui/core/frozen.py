@@ -14,7 +14,6 @@ with the previous frozen store and only the rest is copied: usually the last seg
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
@@ -33,6 +32,7 @@ from sparseety_tui.core.store import (
     RowExtras,
 )
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.views import merged_meta
 from sparseety_tui.events import ErrorPayload, MetaPayload
 
 if TYPE_CHECKING:
@@ -131,15 +131,6 @@ class FrozenStore:
     def offset(self) -> FrozenColumn:
         return self.columns["offset"]
 
-    def get(self, name: str, row: int) -> int | float | None:
-        """One cell with unknown mapped to None."""
-        value = self.columns[name][row]
-        if isinstance(value, float):
-            return None if math.isnan(value) else value
-        if name in INT_COLUMNS:
-            return None if value == UNKNOWN else int(value)
-        return int(value)
-
     def lines_of(self, row: int) -> list[LineLocation]:
         """Where every line of this request lives, first line first."""
         c = self.columns
@@ -235,10 +226,7 @@ class FrozenExtractor:
     tokens: TokenCounter = field(repr=False)
 
     def meta(self) -> MetaPayload:
-        merged: dict[str, Any] = {}
-        for state in self.files:
-            merged.update(state.meta)
-        return merged  # type: ignore[return-value]
+        return merged_meta(self.files)
 
     def find(self, request_id: str) -> int | None:
         """Row of ``request_id``, or None."""

@@ -4,8 +4,8 @@ the same TTFT and start.
 
 Times are unix seconds, durations seconds; NaN is unknown and stays unknown unless a rule
 below gives it from known values. Latency is not derived from finished − received: a log
-that reports both without a latency is left as it says (a choice the summary's numbers
-rely on; see docs/cost-model.md's "unknown is null").
+that reports both without a latency keeps an unknown latency, as ``summary`` and
+``extract`` have always reported it (deriving it would change their numbers).
 """
 
 from __future__ import annotations

@@ -66,8 +66,6 @@ class StoreView(Protocol):
 
     def lines_of(self, row: int) -> list[LineLocation]: ...
 
-    def get(self, name: str, row: int) -> int | float | None: ...
-
 
 class FileView(Protocol):
     """The reading side of one file's ``FileState``."""
@@ -117,3 +115,11 @@ class ExtractorView(Protocol):
     def tokens(self) -> TokenCounter: ...
 
     def meta(self) -> MetaPayload: ...
+
+
+def merged_meta(files: Sequence[FileView]) -> MetaPayload:
+    """The meta headers of all files in one (a later file's keys win)."""
+    merged: dict[str, Any] = {}
+    for state in files:
+        merged.update(state.meta)
+    return merged  # type: ignore[return-value]

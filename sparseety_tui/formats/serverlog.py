@@ -27,6 +27,10 @@ def decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
 
 
+#: The header line uvicorn logs before an ASGI application's traceback.
+EXC_HEADER = b"Exception in ASGI application"
+
+
 def emit_requests(
     pending: list[Event], payloads: list[RequestPayload], kind: str, ts: float | None
 ) -> ParsedLine:

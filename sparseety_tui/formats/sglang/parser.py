@@ -24,6 +24,7 @@ from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
     BLANK,
+    EXC_HEADER,
     OTHER,
     RESPONSE,
     TRACEBACK,
@@ -45,8 +46,6 @@ from sparseety_tui.formats.sglang.patterns import (
 )
 from sparseety_tui.formats.sglang.requests import RequestLines
 from sparseety_tui.formats.sglang.stats import BatchLines
-
-_EXC_HEADER = b"Exception in ASGI application"
 
 
 class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
@@ -234,8 +233,8 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
             if ACCESS_RE.match(msg) is not None:
                 return ACCESS
-            if _EXC_HEADER in msg:
-                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+            if EXC_HEADER in msg:
+                self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
                 return TRACEBACK
         return OTHER
 
@@ -267,8 +266,8 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         if b"HTTP/" in rest and b'"' in rest and ACCESS_RE.search(rest) is not None:
             return ACCESS
         if UVICORN_RE.match(rest):
-            if _EXC_HEADER in rest:
-                self._tb.begin_header("", _EXC_HEADER.decode(), None, ts)
+            if EXC_HEADER in rest:
+                self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
                 return TRACEBACK
             return OTHER
         if b"Prefill batch" in rest or b"Decode batch" in rest:

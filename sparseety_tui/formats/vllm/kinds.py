@@ -3,7 +3,7 @@ which lines get which)."""
 
 from __future__ import annotations
 
-from sparseety_tui.events import LineKind, ParsedLine
+from sparseety_tui.events import LineKind
 from sparseety_tui.formats.serverlog import PROMETHEUS, RESPONSE
 
 STATS = "vllm.stats"
@@ -19,5 +19,3 @@ KINDS = (
     LineKind.BLANK,
     LineKind.UNPARSED,
 )
-
-_RESPONSE_ONLY: ParsedLine = (RESPONSE, None)

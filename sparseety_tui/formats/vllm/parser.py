@@ -19,6 +19,7 @@ from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
     BLANK,
+    EXC_HEADER,
     OTHER,
     RESPONSE,
     TRACEBACK,
@@ -40,8 +41,6 @@ from sparseety_tui.formats.vllm.patterns import (
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
 from sparseety_tui.formats.vllm.stats import StatsLines
-
-_EXC_HEADER = b"Exception in ASGI application"
 
 
 class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
@@ -243,8 +242,8 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             am = ACCESS_RE.search(rest)
             if am is not None:
                 return ACCESS
-        if _EXC_HEADER in rest and UVICORN_RE.match(rest):
-            self._tb.begin_header(key, _EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
+        if EXC_HEADER in rest and UVICORN_RE.match(rest):
+            self._tb.begin_header(key, EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
             return TRACEBACK
         if UVICORN_RE.match(rest):
             return OTHER
