@@ -12,6 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from sparseety_tui.core.series import HEAT_INDEX_LIMIT
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
@@ -19,8 +20,24 @@ from sparseety_tui.sources.lines import LineGoneError, read_line_at
 #: Detail records kept (re-parsing a request with 50k tokens of routing takes ~100 ms).
 CACHE_SIZE = 16
 
+#: A source line longer than ``RAW_HEAD_BYTES + RAW_TAIL_BYTES`` is shown as its first and
+#: last bytes around an "N bytes elided" marker: a 50 MB line must not become 50 MB of text
+#: for the UI thread to lay out.
+RAW_HEAD_BYTES = 8 * 1024
+RAW_TAIL_BYTES = 2 * 1024
+#: Source lines shown per request at most (bytes); further lines are counted, not shown.
+RAW_BUDGET_BYTES = 256 * 1024
 
-@dataclass
+#: Tokens a detail holds at most. One ``TokenView`` costs a few hundred bytes and the trace
+#: lays every one out on the UI thread, so a 5 MB prompt (a million tokens) would cost ~1 GB
+#: and seconds; 131,072 covers a 128k context. Counts and heatmaps still cover all tokens.
+DETAIL_MAX_TOKENS = 131_072
+#: Prompt or completion text tokenized at most (characters), for the same reason; a
+#: tokenizer makes about one token of four characters, so this reaches the token bound.
+DETAIL_MAX_TEXT_CHARS = 4 * DETAIL_MAX_TOKENS
+
+
+@dataclass(slots=True)
 class TokenView:
     pos: int
     phase: str  # "prompt" or "completion"
@@ -43,8 +60,59 @@ class RequestDetail:
     expert_counts: dict[int, dict[int, int]]  # layer -> expert -> tokens routed
     head_skips: dict[int, dict[int, int]]  # layer -> head -> tokens skipped
     kv_points: list[dict[str, Any]]  # per-token KV summaries, in position order
-    raw_lines: list[tuple[str, int, str]]  # (path, offset, text) of every source line
+    raw_lines: list[SourceText]  # the source lines, bounded (see RAW_BUDGET_BYTES)
     problems: list[str]  # lines that could not be re-read, and why
+    raw_omitted: int = 0  # source lines past RAW_BUDGET_BYTES, not shown
+    tokens_omitted: int = 0  # tokens past DETAIL_MAX_TOKENS (a lower bound for text)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceText:
+    """One source line for display: whole, or its head and tail around an elided middle."""
+
+    path: str
+    offset: int
+    head: str
+    tail: str = ""
+    elided: int = 0  # bytes between head and tail that are not shown
+
+    @property
+    def whole(self) -> bool:
+        return self.elided == 0
+
+    def shown_bytes(self) -> int:
+        return len(self.head) + len(self.tail)
+
+
+def _continuation(byte: int) -> bool:
+    return 0x80 <= byte < 0xC0
+
+
+def source_text(path: str, offset: int, length: int, data: bytes) -> SourceText:
+    """The display form of a line whose first bytes are ``data`` and whose true length in
+    the file is ``length`` (ending included). The tail of a line longer than what ``data``
+    holds is read again from the file; if it is gone, only the head is shown."""
+    if length <= RAW_HEAD_BYTES + RAW_TAIL_BYTES:
+        return SourceText(path, offset, data.decode("utf-8", errors="replace"))
+    head_end = RAW_HEAD_BYTES
+    while head_end > RAW_HEAD_BYTES - 3 and _continuation(data[head_end]):
+        head_end -= 1  # never split a UTF-8 sequence
+    try:
+        # Read again: ``data`` stops at the line cap. The line's ending is stripped.
+        tail = read_line_at(path, offset + length - RAW_TAIL_BYTES, RAW_TAIL_BYTES)
+    except (OSError, ValueError):
+        tail = b""
+    body_end = length - (RAW_TAIL_BYTES - len(tail)) if tail else length
+    skip = 0
+    while skip < min(3, len(tail)) and _continuation(tail[skip]):
+        skip += 1
+    return SourceText(
+        path,
+        offset,
+        data[:head_end].decode("utf-8", errors="replace"),
+        tail[skip:].decode("utf-8", errors="replace"),
+        elided=body_end - len(tail) + skip - head_end,
+    )
 
 
 #: Per-token lists inside ``sparse`` that accumulate over a request's lines, as the
@@ -79,17 +147,24 @@ def _merge(fields: dict[str, Any], payload: dict[str, Any]) -> None:
             fields[key] = value
 
 
-def _read_payloads(
-    extractor: ExtractorView, row: int
-) -> tuple[dict[str, Any], list[dict[str, Any]], list[tuple[str, int, str]], list[str]]:
-    fields: dict[str, Any] = {}
-    token_events: list[dict[str, Any]] = []
-    raw_lines: list[tuple[str, int, str]] = []
-    problems: list[str] = []
+@dataclass
+class _Payloads:
+    """What re-reading a request's lines gave."""
+
+    fields: dict[str, Any] = field(default_factory=dict)
+    token_events: list[dict[str, Any]] = field(default_factory=list)
+    raw_lines: list[SourceText] = field(default_factory=list)
+    raw_omitted: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+def _read_payloads(extractor: ExtractorView, row: int) -> _Payloads:
+    out = _Payloads()
+    shown = 0
     for location in extractor.store.lines_of(row):
         state = extractor.files[location.file]
         if state.superseded is not None:
-            problems.append(
+            out.problems.append(
                 f"{state.path} @ {location.offset}: not re-read, the file has "
                 f"changed since ({state.superseded})"
             )
@@ -97,22 +172,27 @@ def _read_payloads(
         try:
             data = read_line_at(state.path, location.offset, location.length)
         except (OSError, LineGoneError) as exc:
-            problems.append(f"{state.path} @ {location.offset}: {exc}")
+            out.problems.append(f"{state.path} @ {location.offset}: {exc}")
             continue
-        raw_lines.append((state.path, location.offset, data.decode("utf-8", errors="replace")))
+        if shown < RAW_BUDGET_BYTES:
+            text = source_text(state.path, location.offset, location.length, data)
+            out.raw_lines.append(text)
+            shown += text.shown_bytes()
+        else:
+            out.raw_omitted += 1
         if state.family is None:
             continue
         parser = state.family.new_parser(reference_time=state.reference_time)
         _kind, event = parser.parse(data)
         if event is None:
-            problems.append(f"{state.path} @ {location.offset}: line no longer parses")
+            out.problems.append(f"{state.path} @ {location.offset}: line no longer parses")
             continue
         event_type, payload = event
         if event_type == "request":
-            _merge(fields, dict(payload))
+            _merge(out.fields, dict(payload))
         elif event_type == "token":
-            token_events.append(dict(payload))
-    return fields, token_events, raw_lines, problems
+            out.token_events.append(dict(payload))
+    return out
 
 
 def _ranges_contain(ranges: Any, pos: int) -> bool:
@@ -123,12 +203,14 @@ def _ranges_contain(ranges: Any, pos: int) -> bool:
 
 def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     store = extractor.store
-    fields, token_events, raw_lines, problems = _read_payloads(extractor, row)
+    payloads = _read_payloads(extractor, row)
+    fields, token_events = payloads.fields, payloads.token_events
     sparse: dict[str, Any] = fields.get("sparse") or {}
     meta = extractor.meta()
     moe_layers = list(sparse.get("moe_layers") or meta.get("moe_layers") or [])
 
-    tokens, token_source = _token_views(extractor, fields)
+    tokens, token_source, tokens_omitted = _token_views(extractor, fields)
+    last_pos = len(tokens) - 1 + tokens_omitted  # the last token position known
     by_pos = {t.pos: t for t in tokens}
     cached = store.columns["cached_tokens"][row]
     prompt_len = sum(1 for t in tokens if t.phase == "prompt")
@@ -145,24 +227,24 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     kv_points: list[dict[str, Any]] = []
 
     def add_routing(pos: int, experts: Any, weights: Any, layers: list[int]) -> None:
+        nonlocal last_pos
         if not isinstance(experts, list):
             return
+        last_pos = max(last_pos, pos)
         token = by_pos.get(pos)
-        if token is None:
+        if token is None and pos < DETAIL_MAX_TOKENS:
             token = TokenView(
                 pos=pos, phase="prompt" if pos < prompt_len else "completion", text=""
             )
             by_pos[pos] = token
             tokens.append(token)
-        token.experts = experts
-        token.weights = weights if isinstance(weights, list) else None
+        if token is not None:
+            token.experts = experts
+            token.weights = weights if isinstance(weights, list) else None
         for j, chosen in enumerate(experts):
-            layer = layers[j] if j < len(layers) else j
-            if isinstance(chosen, list):
-                for expert in chosen:
-                    if isinstance(expert, int) and expert >= 0:
-                        bucket = expert_counts.setdefault(layer, {})
-                        bucket[expert] = bucket.get(expert, 0) + 1
+            layer = _as_int(layers[j]) if j < len(layers) else j
+            if isinstance(chosen, list):  # expert ids are ints (as the Extractor takes them)
+                _count(expert_counts, layer, [e for e in chosen if type(e) is int])
 
     for start, routing, weights, layers in sparse.get("routing_segments", []):
         segment_layers = list(layers) if isinstance(layers, list) else moe_layers
@@ -183,9 +265,7 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
         layers = masks.get("layers") or list(range(len(masks["skipped"])))
         for j, heads in enumerate(masks["skipped"]):
             if isinstance(heads, list) and j < len(layers):
-                for head in heads:
-                    bucket = head_skips.setdefault(int(layers[j]), {})
-                    bucket[int(head)] = bucket.get(int(head), 0) + 1
+                _count(head_skips, _as_int(layers[j]), heads)
 
     for event in sorted(token_events, key=lambda e: e.get("pos", 0)):
         pos = event.get("pos")
@@ -209,13 +289,15 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
             kv_points.append({"pos": pos, **kv})
         heads = event.get("heads_skipped")
         if isinstance(heads, dict):
-            token.heads_skipped = {int(k): v for k, v in heads.items() if isinstance(v, list)}
-            for layer, head_list in token.heads_skipped.items():
-                for head in head_list:
-                    bucket = head_skips.setdefault(layer, {})
-                    bucket[int(head)] = bucket.get(int(head), 0) + 1
+            token.heads_skipped = {}
+            for key, head_list in heads.items():
+                layer = _as_int(key)
+                if layer is not None and isinstance(head_list, list):
+                    token.heads_skipped[layer] = head_list
+                    _count(head_skips, layer, head_list)
 
     tokens.sort(key=lambda t: t.pos)
+    tokens_omitted = max(tokens_omitted, last_pos + 1 - DETAIL_MAX_TOKENS)
     kv_points.sort(key=lambda p: p.get("pos", 0))
     return RequestDetail(
         request_id=store.ids[row],
@@ -226,34 +308,70 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
         expert_counts=expert_counts,
         head_skips=head_skips,
         kv_points=kv_points,
-        raw_lines=raw_lines,
-        problems=problems,
+        raw_lines=payloads.raw_lines,
+        problems=payloads.problems,
+        raw_omitted=payloads.raw_omitted,
+        tokens_omitted=tokens_omitted,
     )
 
 
-def _token_views(extractor: ExtractorView, fields: dict[str, Any]) -> tuple[list[TokenView], str]:
-    """Token list from ids (decoded) or text (tokenized), prompt first."""
+def _as_int(value: Any) -> int | None:
+    """An int from a log's JSON (a number, or a key written as ASCII digits), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
+        return int(value)
+    return None
+
+
+def _count(counts: dict[int, dict[int, int]], layer: int | None, indices: Any) -> None:
+    """Count one token's experts (or skipped heads) of one layer, in range only (as the
+    Extractor's heat counts: ``HEAT_INDEX_LIMIT``)."""
+    if layer is None or not 0 <= layer < HEAT_INDEX_LIMIT or not isinstance(indices, list):
+        return
+    for value in indices:
+        index = _as_int(value)
+        if index is not None and 0 <= index < HEAT_INDEX_LIMIT:
+            bucket = counts.setdefault(layer, {})
+            bucket[index] = bucket.get(index, 0) + 1
+
+
+def _token_views(
+    extractor: ExtractorView, fields: dict[str, Any]
+) -> tuple[list[TokenView], str, int]:
+    """Token list from ids (decoded) or text (tokenized), prompt first, at most
+    ``DETAIL_MAX_TOKENS`` of them; also how many more tokens are known not to be there."""
     tokens: list[TokenView] = []
     source = ""
     pos = 0
+    omitted = 0
     for phase in ("prompt", "completion"):
         ids = fields.get(f"{phase}_token_ids")
         text = fields.get(phase)
+        room = max(0, DETAIL_MAX_TOKENS - pos)
         if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
             source = f"token ids, decoded with {extractor.tokens.name}"
+            omitted += max(0, len(ids) - room)
+            ids = ids[:room]
             texts = _decode(extractor, ids)
         elif isinstance(text, str) and extractor.tokens.available:
+            # The text past DETAIL_MAX_TEXT_CHARS is not tokenized: its tokens are not
+            # counted in ``omitted`` (unknown), but the prefix's extra tokens are.
+            text = text[:DETAIL_MAX_TEXT_CHARS]
             ids = extractor.tokens.encode(text)
             source = f"tokenizer: {extractor.tokens.name}"
+            omitted += max(0, len(ids) - room)
+            whole = len(ids) <= room
+            ids = ids[:room]
             texts = _decode(extractor, ids)
-            if "".join(texts) != text:  # a tokenizer that normalises: keep the text whole
+            if whole and "".join(texts) != text:  # a tokenizer that normalises: keep it whole
                 texts = [text] + [""] * (len(ids) - 1)
         else:
             continue
         for token_id, token_text in zip(ids, texts):
             tokens.append(TokenView(pos=pos, phase=phase, text=token_text, token_id=token_id))
             pos += 1
-    return tokens, source
+    return tokens, source, omitted
 
 
 def _decode(extractor: ExtractorView, ids: list[int]) -> list[str]:
@@ -290,5 +408,5 @@ class DetailCache:
 
 def request_text(extractor: ExtractorView, row: int) -> dict[str, Any]:
     """Prompt and completion text of one request, re-read from its lines."""
-    fields, _tokens, _raw, _problems = _read_payloads(extractor, row)
+    fields = _read_payloads(extractor, row).fields
     return {"prompt": fields.get("prompt"), "completion": fields.get("completion")}

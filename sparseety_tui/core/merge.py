@@ -66,9 +66,10 @@ def _count_or_unknown(value: Any) -> int:
 
 
 def _as_int(value: Any) -> int:
+    """An int from a log's value (a number, or digits as a JSON key), else -1 (unknown)."""
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return -1
 
 
@@ -318,7 +319,7 @@ class Merger:
             for j, experts in enumerate(token):
                 if type(experts) is not list:
                     continue
-                layer = layer_ids[j] if layer_ids is not None and j < len(layer_ids) else j
+                layer = _as_int(layer_ids[j]) if layer_ids is not None and j < len(layer_ids) else j
                 real = [e for e in experts if type(e) is int and e >= 0]
                 if not real:
                     continue  # a dense layer's placeholder row

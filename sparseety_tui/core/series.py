@@ -196,6 +196,12 @@ def _copy_cells(cells: Cells) -> Cells:
     return {key: list(cell) for key, cell in cells.items()}
 
 
+#: Layers and indices a heat count holds: [0, HEAT_INDEX_LIMIT). No served model has 65,536
+#: layers, or experts or heads in a layer; a larger or negative number comes from a broken
+#: line, and one such number must not make every heatmap and summary a row that wide.
+HEAT_INDEX_LIMIT = 1 << 16
+
+
 @dataclass
 class HeatCounts:
     """Counts per (layer, index): experts routed to, or heads skipped."""
@@ -203,9 +209,14 @@ class HeatCounts:
     counts: dict[int, dict[int, int]] = field(default_factory=dict)
     #: Bumped by every ``add``: a reader's copy is current while this has not moved.
     revision: int = 0
+    #: Counts not held because their layer or index was out of range (see HEAT_INDEX_LIMIT).
+    out_of_range: int = 0
 
     def add(self, layer: int, index: int, n: int = 1) -> None:
         self.revision += 1
+        if not (0 <= layer < HEAT_INDEX_LIMIT and 0 <= index < HEAT_INDEX_LIMIT):
+            self.out_of_range += n
+            return
         row = self.counts.get(layer)
         if row is None:
             row = self.counts[layer] = {}
@@ -215,10 +226,15 @@ class HeatCounts:
         return sum(sum(row.values()) for row in self.counts.values())
 
     def copy(self) -> HeatCounts:
-        return HeatCounts({layer: dict(row) for layer, row in self.counts.items()}, self.revision)
+        return HeatCounts(
+            {layer: dict(row) for layer, row in self.counts.items()},
+            self.revision,
+            self.out_of_range,
+        )
 
     def merge(self, other: HeatCounts) -> None:
         """Add another part's counts (counts add, whatever the order)."""
         for layer, row in other.counts.items():
             for index, count in row.items():
                 self.add(layer, index, count)
+        self.out_of_range += other.out_of_range

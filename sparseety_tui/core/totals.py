@@ -57,13 +57,16 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
         total = sum(row)
         mean = total / len(row) if row else 0
         imbalance.append(round(max(row) / mean, 4) if mean else None)
-    return {
+    summary: dict[str, Any] = {
         "layers": layers,
         "width": width,
         "counts": rows,
         "total": sum(sum(r) for r in rows),
         "imbalance_max_over_mean": imbalance,
     }
+    if heat.out_of_range:
+        summary["out_of_range"] = heat.out_of_range  # counts a broken line gave, not held
+    return summary
 
 
 #: Rows per chunk when totals are computed: bounds the transient numpy memory (about 300

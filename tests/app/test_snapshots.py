@@ -31,6 +31,12 @@ async def _detail(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _detail_raw(pilot: Any) -> None:
+    await _detail(pilot)
+    await pilot.press("4")
+    await settle(pilot)
+
+
 async def _diagnostics(pilot: Any) -> None:
     await settle(pilot)
     await pilot.press("d")
@@ -46,6 +52,7 @@ async def _help(pilot: Any) -> None:
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "detail": _detail,
+    "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,
     "help": _help,
 }

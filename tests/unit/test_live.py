@@ -166,7 +166,7 @@ def test_worker_reports_rotation(tmp_path: Path) -> None:
         old = build_detail(state, state.store.ids.find("r0001") or -1)
         assert old.raw_lines == [] and "changed since" in old.problems[0]
         new = build_detail(state, state.store.ids.find("r0101") or -1)
-        assert json.loads(new.raw_lines[0][2])["request_id"] == "r0101"
+        assert json.loads(new.raw_lines[0].head)["request_id"] == "r0101"
     finally:
         worker.stop()
 

@@ -19,7 +19,12 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 
-from sparseety_tui.core.detail import DetailCache, RequestDetail, TokenView
+from sparseety_tui.core.detail import (
+    DETAIL_MAX_TEXT_CHARS,
+    DetailCache,
+    RequestDetail,
+    TokenView,
+)
 from sparseety_tui.core.figures import row_figures
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.store import STATES
@@ -153,12 +158,20 @@ class DetailScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="detail")
     def _load(self) -> None:
-        detail = self._details.get(self._state, self.row)
+        try:
+            detail = self._details.get(self._state, self.row)
+        except Exception as exc:  # one request's detail must never end the app
+            self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
+            return
         self.app.call_from_thread(self._show, detail)
+
+    def _failed(self, reason: str) -> None:
+        out = self._head_text(None, failure=f"detail could not be built: {reason}")
+        self.query_one("#detail-head", Static).update(out)
 
     # -- showing -----------------------------------------------------------------------------
 
-    def _head_text(self, detail: RequestDetail | None) -> Text:
+    def _head_text(self, detail: RequestDetail | None, failure: str = "") -> Text:
         store = self._state.store
         c = store.columns
         row = self.row
@@ -219,7 +232,10 @@ class DetailScreen(Screen[None]):
         day = next((fmt_day(t) for t in (received, finished) if fmt_day(t)), "")
         if day:
             out.append(f"  {day} UTC", "dim")
-        if detail is None:
+        if failure:
+            out.append("\n")
+            out.append(escape(failure), "bold red")
+        elif detail is None:
             out.append("\nloading…", "dim")
         else:
             for problem in detail.problems[:3]:
@@ -254,21 +270,8 @@ class DetailScreen(Screen[None]):
         heads = self.query_one("#req-heads", Heatmap)
         heads.set_data(heat_rows(detail.head_skips) if detail.head_skips else None)
         self.query_one("#kv-text", Static).update(self._kv_text(detail))
-        raw = []
-        for path, offset, text in detail.raw_lines:
-            raw.append(f"# {path} @ byte {offset}\n{pretty_line(text)}")
-        self._raw_text = "\n\n".join(raw)
-        raw_view = Text(end="")
-        for n, (path, offset, text) in enumerate(detail.raw_lines):
-            if n:
-                raw_view.append("\n\n")
-            raw_view.append(f"{escape(display_path(path))} @ byte {offset:,}\n", "bold")
-            for i, line in enumerate(pretty_line(text).split("\n")):
-                if i:
-                    raw_view.append("\n")
-                raw_view.append(escape(line))
-        if not detail.raw_lines:
-            raw_view.append("no source lines could be re-read", "dim")
+        self._raw_text = raw_lines_plain(detail)
+        raw_view = raw_lines_text(detail)
         self.query_one("#raw-text", Static).update(raw_view)
 
     def _counts_only_text(self, has_text: bool) -> Text:
@@ -383,15 +386,25 @@ class DetailScreen(Screen[None]):
             out.append("heads skipped\n", "bold")
             for layer, heads in sorted(token.heads_skipped.items()):
                 out.append(f"L{layer:<3}", "dim")
-                out.append(" ".join(str(h) for h in heads) + "\n")
+                out.append(escape(" ".join(str(h) for h in heads)) + "\n")
         if token.kv:
             kv = token.kv
             out.append(
-                f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
-                f"({kv.get('skip', '—')})\n"
+                escape(
+                    f"KV: kept {kv.get('kept', '—')} of {kv.get('visible', '—')} "
+                    f"({kv.get('skip', '—')})"
+                )
+                + "\n"
             )
         if self.detail.token_source:
             out.append(f"\ntokens from {self.detail.token_source}", "dim")
+        if self.detail.tokens_omitted:
+            out.append(
+                f"\nthe trace holds the first {len(self.detail.tokens):,} tokens; "
+                f"{self.detail.tokens_omitted:,} more are not shown (counts and heatmaps "
+                "include them)",
+                "dim",
+            )
         self.query_one("#token-info-text", Static).update(out)
         del trace
 
@@ -460,15 +473,59 @@ def repr_text(text: str) -> Text:
 
 
 def trace_tokens(detail: RequestDetail) -> list[TraceToken]:
-    """Trace tokens from the detail; the whole text when there are no tokens."""
+    """Trace tokens from the detail; the text (bounded) when there are no tokens."""
     if detail.tokens:
         return [TraceToken(t.text, t.phase, frozenset(t.skips)) for t in detail.tokens]
     out = []
     for phase in ("prompt", "completion"):
         text = detail.fields.get(phase)
         if isinstance(text, str) and text:
+            if len(text) > DETAIL_MAX_TEXT_CHARS:
+                elided = len(text) - DETAIL_MAX_TEXT_CHARS
+                text = f"{text[:DETAIL_MAX_TEXT_CHARS]} [… {elided:,} characters not shown]"
             out.append(TraceToken(text, phase))
     return out
+
+
+def _elided_marker(elided: int) -> str:
+    return f"[… {elided:,} bytes elided …]"
+
+
+def raw_lines_text(detail: RequestDetail) -> Text:
+    """The Raw lines tab: each source line under its place, log text literal; a long line
+    as its head and tail around an "N bytes elided" marker (bounded in core.detail)."""
+    out = Text(end="")
+    for n, line in enumerate(detail.raw_lines):
+        if n:
+            out.append("\n\n")
+        out.append(f"{escape(display_path(line.path))} @ byte {line.offset:,}\n", "bold")
+        if line.whole:
+            for i, part in enumerate(pretty_line(line.head).split("\n")):
+                if i:
+                    out.append("\n")
+                out.append(escape(part))
+        else:
+            out.append(escape(line.head))
+            out.append(f" {_elided_marker(line.elided)} ", "reverse")
+            out.append(escape(line.tail))
+    if detail.raw_omitted:
+        out.append(f"\n\n{detail.raw_omitted:,} more source lines not shown", "dim")
+    if not detail.raw_lines:
+        out.append("no source lines could be re-read", "dim")
+    return out
+
+
+def raw_lines_plain(detail: RequestDetail) -> str:
+    """The raw lines as plain text for the clipboard (bounded like the tab)."""
+    parts = []
+    for line in detail.raw_lines:
+        body = (
+            pretty_line(line.head)
+            if line.whole
+            else f"{line.head} {_elided_marker(line.elided)} {line.tail}"
+        )
+        parts.append(f"# {line.path} @ byte {line.offset}\n{body}")
+    return "\n\n".join(parts)
 
 
 def _number(value: Any) -> float:
