@@ -70,8 +70,9 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
 
 
 #: Rows per chunk when totals are computed: bounds the transient numpy memory (about 300
-#: bytes a row while a chunk is processed) whatever the store's size.
-CHUNK_ROWS = 1 << 20
+#: bytes a row while a chunk is processed) whatever the store's size. At 1M rows, 65,536
+#: rows a chunk peaked at 28 MiB against 325 MiB for 1M, and ran faster (0.63 s vs 0.86 s).
+CHUNK_ROWS = 1 << 16
 
 
 class _Sums:
