@@ -15,7 +15,6 @@ hot path is ``orjson.loads`` plus a few key checks.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Any, cast
 
@@ -29,41 +28,15 @@ from sparseety_tui.events import (
     RequestPayload,
     TokenPayload,
 )
+from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.timestamps import SECONDS_BELOW, parse_timestamp, timestamp_problem
 from sparseety_tui.formats.trace_native import SCANNER, Scanner
 
 _TS_FIELDS = ("ts", "received_ts", "first_token_ts", "finished_ts")
 
 
-def parse_timestamp(value: object) -> float | None:
-    """Unix seconds from a number or an ISO 8601 string (``Z`` allowed); else None.
-
-    A timestamp without a zone is read as UTC and shown as UTC, so the tool displays the
-    same wall-clock time the log printed, whatever the viewing machine's zone.
-    """
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00", 1))
-        except ValueError:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.timestamp()
-    return None
-
-
-def _normalise_request(obj: dict[str, Any]) -> RequestPayload:
+def _alias_request(obj: dict[str, Any]) -> RequestPayload:
     """Map accepted aliases onto the canonical names, in place (cheap when none apply)."""
-    for key in _TS_FIELDS:
-        if key in obj:
-            value = obj[key]
-            if not isinstance(value, float):
-                parsed = parse_timestamp(value)
-                if parsed is None:
-                    del obj[key]
-                else:
-                    obj[key] = parsed
     if "token_ids" in obj and "completion_token_ids" not in obj:
         # Common in user traces (and shared/tools/gen_logs.py): ids of the generated tokens.
         obj["completion_token_ids"] = obj.pop("token_ids")
@@ -86,10 +59,28 @@ class TraceParser:
     def __init__(self) -> None:
         self.pending: list[Event] = []
         self.last_reason = ""
+        self.ignored: dict[str, int] = {}
 
     def _unparsed(self, reason: str) -> ParsedLine:
         self.last_reason = reason
         return LineKind.UNPARSED, None
+
+    def _times(self, obj: dict[str, Any], keys: tuple[str, ...]) -> None:
+        """Timestamps as unix seconds, in place; one that is none, or out of range, is
+        ignored (and counted). A float in range is already unix seconds: kept as it is."""
+        for key in keys:
+            if key in obj:
+                value = obj[key]
+                if type(value) is float and 0.0 <= value < SECONDS_BELOW:
+                    continue  # the common case: unix seconds
+                parsed = parse_timestamp(value)
+                if parsed is not None:
+                    obj[key] = parsed
+                elif value is not None:
+                    del obj[key]
+                    note_ignored(self.ignored, key, timestamp_problem(value))
+                else:
+                    del obj[key]
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
@@ -112,16 +103,12 @@ class TraceParser:
                     return self._unparsed("JSON object without a string request_id")
             if not rid:
                 return self._unparsed("empty request_id")
-            return LineKind.TRACE_REQUEST, ("request", _normalise_request(obj))
+            self._times(obj, _TS_FIELDS)
+            return LineKind.TRACE_REQUEST, ("request", _alias_request(obj))
         if record_type == "token":
             if type(obj.get("request_id")) is not str:
                 return self._unparsed("token event without a string request_id")
-            if "ts" in obj:
-                ts = parse_timestamp(obj["ts"])
-                if ts is None:
-                    del obj["ts"]
-                else:
-                    obj["ts"] = ts
+            self._times(obj, ("ts",))
             return LineKind.TRACE_TOKEN, ("token", cast(TokenPayload, obj))
         if record_type == "meta":
             return LineKind.TRACE_META, ("meta", cast(MetaPayload, obj))
