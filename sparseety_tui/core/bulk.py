@@ -23,6 +23,7 @@ from typing import Any
 from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.store import (
     COUNT_REPORTED,
+    FLOAT32_MAX,
     KV_SKIP_NAMES,
     ROW_LAYOUT,
     STATE_CODE,
@@ -314,8 +315,10 @@ def append_typed(
 
     n = len(ids)
     out: dict[str, Any] = dict(block.counts)
-    out["latency_s"] = block.latency_s
-    out["ttft_s"] = block.ttft_s
+    # Beyond float32 a duration would be stored as infinity: unknown, as per line.
+    latency = np.where(block.latency_s <= FLOAT32_MAX, block.latency_s, math.nan)
+    out["latency_s"] = latency
+    out["ttft_s"] = np.where(block.ttft_s <= FLOAT32_MAX, block.ttft_s, math.nan)
     out["kv_skip"] = block.kv_skip
     # A line that reports an outcome and no state is a finished request (as per line).
     out["state"] = np.where((block.state == 0) & block.reports_outcome, _FINISHED, block.state)
@@ -323,7 +326,7 @@ def append_typed(
     finished = np.where(np.isnan(block.finished_ts) & block.finishing, ts, block.finished_ts)
     received = np.where(np.isnan(block.received_ts) & block.starting, ts, block.received_ts)
     # The per-line path derives the start from the float32 latency it stored: do the same.
-    derived = finished - block.latency_s.astype(np.float32).astype(np.float64)
+    derived = finished - latency.astype(np.float32).astype(np.float64)
     derived[~((derived >= 0) & (derived < TIME_END))] = math.nan  # no date: no start
     out["received_ts"] = np.where(np.isnan(received), derived, received)
     out["finished_ts"] = finished

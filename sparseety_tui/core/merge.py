@@ -18,6 +18,7 @@ from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_REPORTED,
     COUNT_TOKENIZER,
+    FLOAT32_MAX,
     KV_SKIP_NAMES,
     NAN,
     STATE_CODE,
@@ -63,6 +64,13 @@ def _is_count(value: Any) -> bool:
 
 def _count_or_unknown(value: Any) -> int:
     return value if _is_count(value) else UNKNOWN
+
+
+def _duration_or_nan(value: Any) -> float:
+    """Seconds a float32 column holds: a number from 0 to ``FLOAT32_MAX``, else NaN."""
+    if (type(value) is float or type(value) is int) and 0 <= value <= FLOAT32_MAX:
+        return float(value)  # (an int compares exactly, however big)
+    return NAN
 
 
 def _as_int(value: Any) -> int:
@@ -233,12 +241,8 @@ class Merger:
             kv_total = _count_or_unknown(sget("kv_total"))
             kv_name = sget("kv_skip")
             kv_skip = KV_SKIP_NAMES.get(kv_name, 0) if type(kv_name) is str else 0
-        latency: Any = get("latency_s")
-        if type(latency) is not float or latency < 0:
-            latency = float(latency) if type(latency) is int and latency >= 0 else NAN
-        ttft: Any = get("ttft_s")
-        if type(ttft) is not float or ttft < 0:
-            ttft = float(ttft) if type(ttft) is int and ttft >= 0 else NAN
+        latency = _duration_or_nan(get("latency_s"))
+        ttft = _duration_or_nan(get("ttft_s"))
         state_name: Any = get("state")
         state = STATE_CODE.get(state_name, 0) if type(state_name) is str else 0
         if type(state_name) is not str:
