@@ -73,11 +73,28 @@ def _duration_or_nan(value: Any) -> float:
     return NAN
 
 
-def _as_int(value: Any) -> int:
+#: Heat maps are dense tables, layer × index (expert or head). An id beyond any model's
+#: (a corrupt or hostile line: expert 10**8) would add a cell for every index below it, so
+#: ids outside these bounds are left out of the heat maps; their slots still count.
+HEAT_LAYERS = 1024
+HEAT_INDICES = 4096
+
+
+def _heat_index(value: Any, end: int) -> int:
+    """``value`` as a heat-map index in ``0 .. end-1`` (head-mask keys are strings); -1
+    when it is none."""
     try:
-        return int(value)
-    except (TypeError, ValueError):
+        index = int(value)
+    except (TypeError, ValueError, OverflowError):
         return -1
+    return index if 0 <= index < end else -1
+
+
+def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
+    layer_index = _heat_index(layer, HEAT_LAYERS)
+    cell = _heat_index(index, HEAT_INDICES)
+    if layer_index >= 0 and cell >= 0:
+        heat.add(layer_index, cell, n)
 
 
 class EventObserver(Protocol):
@@ -301,7 +318,7 @@ class Merger:
             for item in dropped:
                 if type(item) is list and len(item) == 3:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[1]), _as_int(item[2]))
+                    _add_heat(self.dropped, item[1], item[2])
         kv = sparse.get("kv")
         if type(kv) is list:
             extras = self.store.extras_for(row)
@@ -314,7 +331,8 @@ class Merger:
 
     def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
         load = self.expert_load
-        layer_ids = layers if type(layers) is list else None
+        # The heat-map row of each column: its layer id, else the column number.
+        layer_of = [_heat_index(x, HEAT_LAYERS) for x in layers] if type(layers) is list else []
         for token in routing:
             if type(token) is not list:
                 continue
@@ -322,14 +340,16 @@ class Merger:
             for j, experts in enumerate(token):
                 if type(experts) is not list:
                     continue
-                layer = layer_ids[j] if layer_ids is not None and j < len(layer_ids) else j
                 real = [e for e in experts if type(e) is int and e >= 0]
                 if not real:
                     continue  # a dense layer's placeholder row
                 extras.routing_rows += 1
                 extras.routed_slots += len(real)
-                for expert in real:
-                    load.add(layer, expert)
+                layer = layer_of[j] if j < len(layer_of) else _heat_index(j, HEAT_LAYERS)
+                if layer >= 0:
+                    for expert in real:
+                        if expert < HEAT_INDICES:
+                            load.add(layer, expert)
             extras.moe_layers = len(token)
 
     def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
@@ -365,7 +385,7 @@ class Merger:
             extras.head_slots += heads * tokens
             extras.skipped_head_slots += len(head_list) * tokens
             for head in head_list:
-                self.head_skips.add(_as_int(layer), _as_int(head), tokens)
+                _add_heat(self.head_skips, layer, head, tokens)
 
     def _on_token(
         self,
@@ -395,13 +415,13 @@ class Merger:
                 extras.head_slots += num_heads
                 extras.skipped_head_slots += len(head_list)
                 for head in head_list:
-                    self.head_skips.add(_as_int(layer_key), _as_int(head))
+                    _add_heat(self.head_skips, layer_key, head)
         dropped = p.get("dropped")
         if type(dropped) is list:
             for item in dropped:
                 if type(item) is list and len(item) == 2:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[0]), _as_int(item[1]))
+                    _add_heat(self.dropped, item[0], item[1])
         if self.store.state[row] == 0:
             self.store.state[row] = STATE_CODE["running"]
 

@@ -10,12 +10,15 @@ beyond float32) was stored as infinity.
 from __future__ import annotations
 
 import math
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.formats.trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
 
@@ -125,3 +128,43 @@ def test_values_beyond_their_column_are_unknown_on_every_path(tmp_path: Path) ->
     assert latency[0] == 0.5 and store.columns["prompt_tokens"][13] == 5
     assert extractor.files[0].ignored == {"latency_s: number not representable": 2}
     assert not any(math.isinf(v) for v in (*latency, *ttft))
+
+
+def test_ids_beyond_any_model_stay_out_of_the_heat_maps(tmp_path: Path) -> None:
+    # Heat maps are dense (layer x index): expert 10**8 took 52 s and 3 GB in `summary`,
+    # a list as a layer id or a mix of str and int layer ids raised TypeError.
+    lines = [
+        b'{"request_id": "a", "prompt_tokens": 2, "completion_tokens": 1, "sparse": {'
+        b'"moe_layers": [1, 2], "routing": [[[3, 1000000], [4, 5]]], "dropped": [[0, 1, 1e300]]}}',
+        b'{"request_id": "b", "prompt_tokens": 2, "completion_tokens": 1, "sparse": {'
+        b'"moe_layers": [[1], "a"], "routing": [[[3], [4]]]}}',
+        b'{"request_id": "c", "prompt_tokens": 2, "completion_tokens": 1, "sparse": {'
+        b'"moe_layers": ["7", 99999], "routing": [[[6], [6]]], "dropped": [[0, 7, 6]]}}',
+        b'{"type": "token", "request_id": "c", "pos": 0, "num_heads": 4,'
+        b' "heads_skipped": {"0": [1, 123456789], "x": [2]}, "dropped": [[-1, 2]]}',
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    extractor = Extractor()
+    ingest_file(extractor, str(path))
+    compute_totals(extractor, DEFAULT_SHAPE)  # lazy imports and set-up, not measured
+    tracemalloc.start()
+    try:
+        totals = compute_totals(extractor, DEFAULT_SHAPE)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert totals["experts"]["layers"] == [1, 2, 7]
+    assert totals["experts"]["width"] == 7
+    assert totals["experts"]["total"] == 4  # 3 and 4, 5 of "a"; 6 of "c" in layer "7"
+    assert totals["dropped_experts"]["layers"] == [7] and totals["dropped_experts"]["total"] == 1
+    assert totals["head_skips"] == {
+        "layers": [0],
+        "width": 2,
+        "counts": [[0, 1]],
+        "total": 1,
+        "imbalance_max_over_mean": [2.0],
+    }
+    # every routed slot still counts, whatever its id
+    assert [extractor.store.extras[row].routed_slots for row in range(3)] == [4, 2, 2]
+    assert peak < 1 << 20  # a table 10**6 experts wide took 8 MB per layer
