@@ -38,6 +38,9 @@ def _files(doc: dict[str, Any]) -> Table:
     table = _table("Files", "path", "format", "lines", "by kind")
     for f in doc["files"]:
         kinds = ", ".join(f"{k} {v:,}" for k, v in f["lines"]["by_kind"].items())
+        ignored = f.get("ignored_values")
+        if ignored:  # lines that were read with one value left unknown
+            kinds += "; values left unknown: " + ", ".join(f"{k} {v:,}" for k, v in ignored.items())
         table.add_row(Text(f["path"]), Text(f["format"]), fmt_int(f["lines"]["total"]), Text(kinds))
     return table
 
