@@ -14,7 +14,10 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
@@ -168,3 +171,69 @@ def test_ids_beyond_any_model_stay_out_of_the_heat_maps(tmp_path: Path) -> None:
     # every routed slot still counts, whatever its id
     assert [extractor.store.extras[row].routed_slots for row in range(3)] == [4, 2, 2]
     assert peak < 1 << 20  # a table 10**6 experts wide took 8 MB per layer
+
+
+# -- the per-field rule, for any number ----------------------------------------------------
+
+_NUMBER_TEXT = st.one_of(
+    st.integers().map(str),
+    st.integers(-(2**70), 2**70).map(str),
+    # the edges of orjson's integers (int64 and uint64; beyond them it gives a float)
+    st.sampled_from([-(2**63), 2**63, 2**64]).flatmap(lambda e: st.integers(e - 2, e + 1)).map(str),
+    st.integers(10**19, 10**20 + 1).map(str),
+    st.integers(15, 420).map(lambda n: "9" * n),  # around where a double overflows
+    st.integers(4290, 4310).map(lambda n: "1" * n),  # around int()'s digit limit
+    st.builds(lambda m, e: f"{m}e{e}", st.integers(-99, 99), st.integers(-999, 999)),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.sampled_from(["NaN", "Infinity", "-Infinity", "-0", "0.0", "1E400", "-1e400"]),
+)
+#: (where the field goes, its name in ``ignored``) for fields of every kind, and one of
+#: the log's own (never named in ``ignored``).
+_FIELDS = [
+    ("prompt_tokens", "prompt_tokens"),
+    ("latency_s", "latency_s"),
+    ("model", "model"),
+    ("sparse.total_experts", "sparse.total_experts"),
+    ("x_custom", None),
+]
+
+
+#: What orjson makes of a number it refuses.
+_REFUSED = object()
+
+
+def _orjson_number(text: str) -> Any:
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return _REFUSED
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_FIELDS), _NUMBER_TEXT), min_size=1, max_size=5))
+def test_every_number_is_kept_as_orjson_reads_it_or_its_field_alone_is_null(
+    fields: list[tuple[tuple[str, str | None], str]],
+) -> None:
+    chosen = dict(fields)  # the last number of a repeated field wins, as in JSON
+    top = [f'"{key}": {text}' for (key, _), text in chosen.items() if "." not in key]
+    inner = [f'"{key[7:]}": {text}' for (key, _), text in chosen.items() if "." in key]
+    if inner:
+        top.append('"sparse": {' + ", ".join(inner) + "}")
+    # One number orjson refuses in a field of the log's own: every line takes the
+    # tolerant read, whose every other number must be what orjson gives.
+    line = ('{"request_id": "r", "x_refused": 1e400, ' + ", ".join(top) + "}").encode()
+    kind, event, parser = parse(line)
+    assert kind == "trace.request" and event is not None
+    payload: dict[str, Any] = dict(event[1])
+    assert payload["request_id"] == "r"
+    expected_ignored: dict[str, int] = {}
+    for (key, name), text in chosen.items():
+        value = payload["sparse"][key[7:]] if "." in key else payload[key]
+        wanted = _orjson_number(text)
+        if wanted is _REFUSED:
+            assert value is None, (key, text)
+            if name is not None:
+                expected_ignored[f"{name}: number not representable"] = 1
+        else:
+            assert value == wanted and type(value) is type(wanted), (key, text)
+    assert parser.ignored == expected_ignored
