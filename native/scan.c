@@ -375,14 +375,16 @@ static const char *count_value(const char *p, const char *end, int32_t *value) {
     return p;
 }
 
-/* A JSON number as the float Python makes of it: an int exactly (so "-0" is 0.0), a
- * float correctly rounded. */
+/* A JSON number as the float Python makes of it: an int as float(int) does (so "-0" is
+ * 0.0), a float correctly rounded. An integer of up to 19 digits fits a uint64, and IEEE
+ * conversion of a uint64 rounds to nearest, ties to even, as float(int) does: nanosecond
+ * timestamps (1.7e18, beyond 2^53) are taken too. Longer ones go to the per-line path. */
 static const char *double_value(const char *p, const char *end, double *value) {
     number num;
     p = json_number(p, end, &num);
     if (p == NULL) return NULL;
     if (num.is_integer) {
-        if (num.digits_overflow || num.mantissa > TWO_POW_53) return NULL;
+        if (num.digits_overflow) return NULL;
         *value = (num.negative && num.mantissa) ? -(double)num.mantissa : (double)num.mantissa;
         return p;
     }
