@@ -258,6 +258,32 @@ static inline int is_null(const char *p, const char *end) {
 
 /* -- timestamps ----------------------------------------------------------------------- */
 
+/* The epoch rule of sparseety_tui/formats/timestamps.py (module constants, held equal by
+ * tests/unit/test_native_scan.py): a number's unit is told by its size, and a time that
+ * is no date (before 1970, or from the year 10000 on) goes to the per-line path, which
+ * counts it as ignored. */
+#define EPOCH_SECONDS_BELOW 1e11
+#define EPOCH_MILLIS_BELOW 1e14
+#define EPOCH_MICROS_BELOW 1e17
+#define TIME_END 253402300800.0
+
+/* Unix seconds from an epoch number in s, ms, us or ns; 0 when out of range. The same
+ * IEEE operations, in the same order, as epoch_seconds() in Python. */
+static int epoch_seconds(double value, double *out) {
+    if (!(value >= 0.0)) return 0;  /* negative or NaN */
+    if (value >= EPOCH_SECONDS_BELOW) {
+        if (value < EPOCH_MILLIS_BELOW)
+            value /= 1e3;
+        else if (value < EPOCH_MICROS_BELOW)
+            value /= 1e6;
+        else
+            value /= 1e9;
+    }
+    if (!(value < TIME_END)) return 0;
+    *out = value;
+    return 1;
+}
+
 static inline int digits_at(const char *s, int pos, int n, int *value) {
     int v = 0;
     for (int i = 0; i < n; i++) {
@@ -303,7 +329,7 @@ static int iso_timestamp(const char *s, Py_ssize_t len, double *out) {
     int64_t total = seconds * 1000000 + micros;
     /* Python divides the exact integer; so do we, while it converts to double exactly
      * (until the year 2255). Later dates go to the per-line path. */
-    if (total > (int64_t)TWO_POW_53 || total < -(int64_t)TWO_POW_53) return 0;
+    if (total > (int64_t)TWO_POW_53 || total < 0) return 0;  /* < 0: before 1970, no date */
     *out = (double)total / 1e6;
     return 1;
 }
@@ -349,14 +375,16 @@ static const char *count_value(const char *p, const char *end, int32_t *value) {
     return p;
 }
 
-/* A JSON number as the float Python makes of it: an int exactly (so "-0" is 0.0), a
- * float correctly rounded. */
+/* A JSON number as the float Python makes of it: an int as float(int) does (so "-0" is
+ * 0.0), a float correctly rounded. An integer of up to 19 digits fits a uint64, and IEEE
+ * conversion of a uint64 rounds to nearest, ties to even, as float(int) does: nanosecond
+ * timestamps (1.7e18, beyond 2^53) are taken too. Longer ones go to the per-line path. */
 static const char *double_value(const char *p, const char *end, double *value) {
     number num;
     p = json_number(p, end, &num);
     if (p == NULL) return NULL;
     if (num.is_integer) {
-        if (num.digits_overflow || num.mantissa > TWO_POW_53) return NULL;
+        if (num.digits_overflow) return NULL;
         *value = (num.negative && num.mantissa) ? -(double)num.mantissa : (double)num.mantissa;
         return p;
     }
@@ -386,7 +414,9 @@ static const char *time_value(const char *p, const char *end, double *value) {
         p = plain_string(p, end, &s, &len);
         return (p != NULL && iso_timestamp(s, len, value)) ? p : NULL;
     }
-    return double_value(p, end, value);
+    double number;
+    p = double_value(p, end, &number);
+    return (p != NULL && epoch_seconds(number, value)) ? p : NULL;
 }
 
 /* -- id hashes ------------------------------------------------------------------------ */
@@ -782,6 +812,10 @@ PyMODINIT_FUNC PyInit__scan(void) {
         PyModule_AddIntConstant(m, "STOP_FULL", STOP_FULL) < 0 ||
         PyModule_AddIntConstant(m, "FIELD_COMPLETION_TOKENS", F_COMPLETION_TOKENS) < 0 ||
         PyModule_AddIntConstant(m, "FIELD_LATENCY_S", F_LATENCY_S) < 0 ||
+        PyModule_AddObject(m, "EPOCH_SECONDS_BELOW", PyFloat_FromDouble(EPOCH_SECONDS_BELOW)) < 0 ||
+        PyModule_AddObject(m, "EPOCH_MILLIS_BELOW", PyFloat_FromDouble(EPOCH_MILLIS_BELOW)) < 0 ||
+        PyModule_AddObject(m, "EPOCH_MICROS_BELOW", PyFloat_FromDouble(EPOCH_MICROS_BELOW)) < 0 ||
+        PyModule_AddObject(m, "TIME_END", PyFloat_FromDouble(TIME_END)) < 0 ||
         PyModule_AddObject(m, "TOP_KEYS", key_names(TOP_FIELDS, N_TOP)) < 0 ||
         PyModule_AddObject(m, "SPARSE_KEYS", key_names(SPARSE_FIELDS, N_SPARSE)) < 0) {
         Py_DECREF(m);

@@ -6,12 +6,13 @@ are never read as Rich markup.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
+
+from sparseety_tui.formats.timestamps import utc_text
 
 
 def fmt_int(value: int | float | None) -> str:
@@ -37,6 +38,9 @@ def _files(doc: dict[str, Any]) -> Table:
     table = _table("Files", "path", "format", "lines", "by kind")
     for f in doc["files"]:
         kinds = ", ".join(f"{k} {v:,}" for k, v in f["lines"]["by_kind"].items())
+        ignored = f.get("ignored_values")
+        if ignored:  # lines that were read with one value left unknown
+            kinds += "; values left unknown: " + ", ".join(f"{k} {v:,}" for k, v in ignored.items())
         table.add_row(Text(f["path"]), Text(f["format"]), fmt_int(f["lines"]["total"]), Text(kinds))
     return table
 
@@ -109,7 +113,7 @@ def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
         "completion tok",
     )
     for m in minutes[-last:]:
-        stamp = datetime.fromtimestamp(m["minute"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+        stamp = utc_text(m["minute"], "%Y-%m-%d %H:%M") or "—"
         table.add_row(
             stamp,
             fmt_int(m["requests"]),

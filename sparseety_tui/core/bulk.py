@@ -23,13 +23,14 @@ from typing import Any
 from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.store import (
     COUNT_REPORTED,
+    FLOAT32_MAX,
     KV_SKIP_NAMES,
     ROW_LAYOUT,
     STATE_CODE,
     UNKNOWN,
     RequestStore,
 )
-from sparseety_tui.formats.trace import parse_timestamp
+from sparseety_tui.formats.timestamps import TIME_END, parse_timestamp
 from sparseety_tui.formats.trace_native import OUTCOME_BITS, ScanResult
 
 _FINISHED = STATE_CODE["finished"]
@@ -145,26 +146,31 @@ def _iso_fixed(values: tuple[str, ...]) -> Any | None:
     return total / 1e6
 
 
-def _time_column(values: tuple[Any, ...] | None, n: int) -> Any:
-    """Unix seconds; ISO strings parsed as UTC when naive, others as the per-line path."""
+def _time_column(values: tuple[Any, ...] | None, n: int) -> Any | None:
+    """Unix seconds; ISO strings parsed as UTC when naive, others as the per-line path.
+    None when a value is no timestamp or out of range: the per-line path counts each
+    such value as ignored (``LineParser.ignored``)."""
     import numpy as np
 
     if values is None:
         return np.full(n, math.nan)
     if set(map(type, values)) == {str}:
         fast = _iso_fixed(values)
+        if fast is None:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # numpy's note that it drops the zone
+                    stamps = np.array(values).astype("datetime64[us]")
+            except ValueError:
+                stamps = None
+            if stamps is not None and not np.isnat(stamps).any():
+                fast = stamps.astype(np.int64) / 1e6
         if fast is not None:
-            return fast
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # numpy's note that it drops the zone
-                stamps = np.array(values).astype("datetime64[us]")
-        except ValueError:
-            stamps = None
-        if stamps is not None and not np.isnat(stamps).any():
-            return stamps.astype(np.int64) / 1e6
-    parsed = [parse_timestamp(v) if v is not None else None for v in values]
-    return np.array([math.nan if v is None else v for v in parsed], dtype=np.float64)
+            return fast if ((fast >= 0) & (fast < TIME_END)).all() else None
+    parsed = [parse_timestamp(v) if v is not None else math.nan for v in values]
+    if None in parsed:
+        return None
+    return np.array(parsed, dtype=np.float64)
 
 
 def _codes(values: tuple[Any, ...] | None, n: int, table: dict[str, int]) -> Any | None:
@@ -251,14 +257,19 @@ def append_block(
     else:
         finishing = np.array([s is None or s in ("finished", "aborted") for s in state_names])
         starting = np.array([s in ("received", "running") for s in state_names])
+    ts = _time_column(get("ts"), n)
+    received_ts = _time_column(get("received_ts"), n)
+    finished_ts = _time_column(get("finished_ts"), n)
+    if ts is None or received_ts is None or finished_ts is None:
+        return False
     hits = get("cache_hit")
     block = TypedBlock(
         counts=counts,
         latency_s=latency,
         ttft_s=ttft,
-        ts=_time_column(get("ts"), n),
-        received_ts=_time_column(get("received_ts"), n),
-        finished_ts=_time_column(get("finished_ts"), n),
+        ts=ts,
+        received_ts=received_ts,
+        finished_ts=finished_ts,
         state=state,
         finishing=finishing,
         starting=starting,
@@ -304,8 +315,10 @@ def append_typed(
 
     n = len(ids)
     out: dict[str, Any] = dict(block.counts)
-    out["latency_s"] = block.latency_s
-    out["ttft_s"] = block.ttft_s
+    # Beyond float32 a duration would be stored as infinity: unknown, as per line.
+    latency = np.where(block.latency_s <= FLOAT32_MAX, block.latency_s, math.nan)
+    out["latency_s"] = latency
+    out["ttft_s"] = np.where(block.ttft_s <= FLOAT32_MAX, block.ttft_s, math.nan)
     out["kv_skip"] = block.kv_skip
     # A line that reports an outcome and no state is a finished request (as per line).
     out["state"] = np.where((block.state == 0) & block.reports_outcome, _FINISHED, block.state)
@@ -313,7 +326,8 @@ def append_typed(
     finished = np.where(np.isnan(block.finished_ts) & block.finishing, ts, block.finished_ts)
     received = np.where(np.isnan(block.received_ts) & block.starting, ts, block.received_ts)
     # The per-line path derives the start from the float32 latency it stored: do the same.
-    derived = finished - block.latency_s.astype(np.float32).astype(np.float64)
+    derived = finished - latency.astype(np.float32).astype(np.float64)
+    derived[~((derived >= 0) & (derived < TIME_END))] = math.nan  # no date: no start
     out["received_ts"] = np.where(np.isnan(received), derived, received)
     out["finished_ts"] = finished
     out["cache_hit"] = block.cache_hit

@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.core.series import HEAT_INDEX_LIMIT
+from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
@@ -326,12 +326,12 @@ def _as_int(value: Any) -> int | None:
 
 def _count(counts: dict[int, dict[int, int]], layer: int | None, indices: Any) -> None:
     """Count one token's experts (or skipped heads) of one layer, in range only (as the
-    Extractor's heat counts: ``HEAT_INDEX_LIMIT``)."""
-    if layer is None or not 0 <= layer < HEAT_INDEX_LIMIT or not isinstance(indices, list):
+    Extractor's heat counts: ``HEAT_LAYERS``, ``HEAT_INDICES``)."""
+    if layer is None or not 0 <= layer < HEAT_LAYERS or not isinstance(indices, list):
         return
     for value in indices:
         index = _as_int(value)
-        if index is not None and 0 <= index < HEAT_INDEX_LIMIT:
+        if index is not None and 0 <= index < HEAT_INDICES:
             bucket = counts.setdefault(layer, {})
             bucket[index] = bucket.get(index, 0) + 1
 

@@ -408,6 +408,7 @@ class Extractor:
             lines_total=state.lines_total,
             by_kind=state.by_kind,
             diagnostics=list(state.diagnostics),
+            ignored=state.ignored,
             meta=state.meta,
             store=self.store.export_part(),
             engine=self.engine,
@@ -425,7 +426,7 @@ class Extractor:
         add, line numbers shift, rows merge by id (a known value wins), aggregates add, and
         the engine series is extended exactly when the part recorded what that needs."""
         shift = self.files[file].append_part(
-            part.lines_total, part.by_kind, part.diagnostics, part.meta
+            part.lines_total, part.by_kind, part.diagnostics, part.ignored, part.meta
         )
         self.store.merge_part(part.store, file, shift, renames)
         self.expert_load.merge(part.expert_load)
@@ -451,6 +452,7 @@ class ExtractorPart:
     lines_total: int
     by_kind: dict[str, int]
     diagnostics: list[Diagnostic]
+    ignored: dict[str, int]
     meta: dict[str, Any]
     store: StorePart
     engine: EngineSeries

@@ -39,6 +39,7 @@ class FrozenFile:
     lines_total: int
     by_kind: Mapping[str, int]
     diagnostics: tuple[Diagnostic, ...]
+    ignored: Mapping[str, int]
     meta: Mapping[str, Any]
     events: tuple[str, ...]
     revision: int
@@ -66,6 +67,9 @@ class FileState:
     #: Set when the path now holds another file (rotated, replaced, truncated): offsets of
     #: this incarnation no longer point at its lines, so the detail view does not re-read.
     superseded: str | None = None
+    #: Values left unknown in earlier byte ranges of this file (``append_part``); the
+    #: parser counts its own (``LineParser.ignored``), ``ignored`` adds the two.
+    ignored_in_parts: dict[str, int] = field(default_factory=dict)
     #: Bumped by the Extractor whenever anything above changes (a frozen copy made at the
     #: same revision is still current).
     revision: int = 0
@@ -79,6 +83,14 @@ class FileState:
     def format_name(self) -> str:
         return self.family.name if self.family is not None else "unknown"
 
+    @property
+    def ignored(self) -> dict[str, int]:
+        """Values lines had that were left unknown: ``"field: reason"`` -> how many."""
+        counts = dict(self.ignored_in_parts)
+        if self.parser is not None:
+            add_counts(counts, self.parser.ignored)
+        return counts
+
     def freeze(self, previous: FrozenFile | None) -> FrozenFile:
         """An immutable copy (``previous`` again when nothing changed since it was made)."""
         if previous is not None and previous.revision == self.revision:
@@ -91,6 +103,7 @@ class FileState:
             lines_total=self.lines_total,
             by_kind=dict(self.by_kind),
             diagnostics=tuple(self.diagnostics),
+            ignored=self.ignored,
             meta=dict(self.meta),
             events=tuple(self.events),
             revision=self.revision,
@@ -101,16 +114,22 @@ class FileState:
         lines_total: int,
         by_kind: Mapping[str, int],
         diagnostics: list[Diagnostic],
+        ignored: Mapping[str, int],
         meta: Mapping[str, Any],
     ) -> int:
         """Add the counts of a later part of this file (read as a byte range); returns the
         number of lines before that part (what its line numbers are shifted by)."""
         shift = self.lines_total
         self.lines_total += lines_total
-        for kind, count in by_kind.items():
-            self.by_kind[kind] = self.by_kind.get(kind, 0) + count
+        add_counts(self.by_kind, by_kind)
+        add_counts(self.ignored_in_parts, ignored)
         for d in diagnostics:
             self.diagnostics.append(Diagnostic(d.line_no + shift, d.offset, d.reason, d.preview))
         self.meta.update(meta)
         self.revision += 1
         return shift
+
+
+def add_counts(into: dict[str, int], more: Mapping[str, int]) -> None:
+    for key, count in more.items():
+        into[key] = into.get(key, 0) + count

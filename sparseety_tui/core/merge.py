@@ -18,6 +18,7 @@ from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_REPORTED,
     COUNT_TOKENIZER,
+    FLOAT32_MAX,
     KV_SKIP_NAMES,
     NAN,
     STATE_CODE,
@@ -65,12 +66,24 @@ def _count_or_unknown(value: Any) -> int:
     return value if _is_count(value) else UNKNOWN
 
 
-def _as_int(value: Any) -> int:
-    """An int from a log's value (a number, or digits as a JSON key), else -1 (unknown)."""
+def _duration_or_nan(value: Any) -> float:
+    """Seconds a float32 column holds: a number from 0 to ``FLOAT32_MAX``, else NaN."""
+    if (type(value) is float or type(value) is int) and 0 <= value <= FLOAT32_MAX:
+        return float(value)  # (an int compares exactly, however big)
+    return NAN
+
+
+def _heat_index(value: Any) -> int:
+    """``value`` as a heat-map layer or index (head-mask keys are strings); -1 when it is
+    none. ``HeatCounts.add`` keeps only those in range (``HEAT_LAYERS``, ``HEAT_INDICES``)."""
     try:
         return int(value)
     except (TypeError, ValueError, OverflowError):
         return -1
+
+
+def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
+    heat.add(_heat_index(layer), _heat_index(index), n)
 
 
 class EventObserver(Protocol):
@@ -234,12 +247,8 @@ class Merger:
             kv_total = _count_or_unknown(sget("kv_total"))
             kv_name = sget("kv_skip")
             kv_skip = KV_SKIP_NAMES.get(kv_name, 0) if type(kv_name) is str else 0
-        latency: Any = get("latency_s")
-        if type(latency) is not float or latency < 0:
-            latency = float(latency) if type(latency) is int and latency >= 0 else NAN
-        ttft: Any = get("ttft_s")
-        if type(ttft) is not float or ttft < 0:
-            ttft = float(ttft) if type(ttft) is int and ttft >= 0 else NAN
+        latency = _duration_or_nan(get("latency_s"))
+        ttft = _duration_or_nan(get("ttft_s"))
         state_name: Any = get("state")
         state = STATE_CODE.get(state_name, 0) if type(state_name) is str else 0
         if type(state_name) is not str:
@@ -298,7 +307,7 @@ class Merger:
             for item in dropped:
                 if type(item) is list and len(item) == 3:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[1]), _as_int(item[2]))
+                    _add_heat(self.dropped, item[1], item[2])
         kv = sparse.get("kv")
         if type(kv) is list:
             extras = self.store.extras_for(row)
@@ -311,7 +320,8 @@ class Merger:
 
     def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
         load = self.expert_load
-        layer_ids = layers if type(layers) is list else None
+        # The heat-map row of each column: its layer id, else the column number.
+        layer_of = [_heat_index(x) for x in layers] if type(layers) is list else []
         for token in routing:
             if type(token) is not list:
                 continue
@@ -319,12 +329,12 @@ class Merger:
             for j, experts in enumerate(token):
                 if type(experts) is not list:
                     continue
-                layer = _as_int(layer_ids[j]) if layer_ids is not None and j < len(layer_ids) else j
                 real = [e for e in experts if type(e) is int and e >= 0]
                 if not real:
                     continue  # a dense layer's placeholder row
                 extras.routing_rows += 1
                 extras.routed_slots += len(real)
+                layer = layer_of[j] if j < len(layer_of) else j
                 for expert in real:
                     load.add(layer, expert)
             extras.moe_layers = len(token)
@@ -362,7 +372,7 @@ class Merger:
             extras.head_slots += heads * tokens
             extras.skipped_head_slots += len(head_list) * tokens
             for head in head_list:
-                self.head_skips.add(_as_int(layer), _as_int(head), tokens)
+                _add_heat(self.head_skips, layer, head, tokens)
 
     def _on_token(
         self,
@@ -392,13 +402,13 @@ class Merger:
                 extras.head_slots += num_heads
                 extras.skipped_head_slots += len(head_list)
                 for head in head_list:
-                    self.head_skips.add(_as_int(layer_key), _as_int(head))
+                    _add_heat(self.head_skips, layer_key, head)
         dropped = p.get("dropped")
         if type(dropped) is list:
             for item in dropped:
                 if type(item) is list and len(item) == 2:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[0]), _as_int(item[1]))
+                    _add_heat(self.dropped, item[0], item[1])
         if self.store.state[row] == 0:
             self.store.state[row] = STATE_CODE["running"]
 

@@ -104,6 +104,8 @@ def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
                     {"line": d.line_no, "reason": d.reason, "text": d.preview}
                     for d in list(state.diagnostics)[:5]
                 ],
+                # Lines read as records with one field left unknown, and why.
+                "ignored_values": dict(sorted(state.ignored.items())),
                 "events": list(state.events),
             }
         )

@@ -196,10 +196,12 @@ def _copy_cells(cells: Cells) -> Cells:
     return {key: list(cell) for key, cell in cells.items()}
 
 
-#: Layers and indices a heat count holds: [0, HEAT_INDEX_LIMIT). No served model has 65,536
-#: layers, or experts or heads in a layer; a larger or negative number comes from a broken
-#: line, and one such number must not make every heatmap and summary a row that wide.
-HEAT_INDEX_LIMIT = 1 << 16
+#: Heat maps are dense tables, layer × index (expert or head). An id beyond any model's
+#: (a corrupt or hostile line: expert 10**8) would add a cell for every index below it, so a
+#: heat count holds layers below HEAT_LAYERS and indices below HEAT_INDICES only; the
+#: others are counted in ``out_of_range`` (their slots still count as routed or skipped).
+HEAT_LAYERS = 1024
+HEAT_INDICES = 4096
 
 
 @dataclass
@@ -209,12 +211,12 @@ class HeatCounts:
     counts: dict[int, dict[int, int]] = field(default_factory=dict)
     #: Bumped by every ``add``: a reader's copy is current while this has not moved.
     revision: int = 0
-    #: Counts not held because their layer or index was out of range (see HEAT_INDEX_LIMIT).
+    #: Counts not held because their layer or index was out of range (HEAT_LAYERS/INDICES).
     out_of_range: int = 0
 
     def add(self, layer: int, index: int, n: int = 1) -> None:
         self.revision += 1
-        if not (0 <= layer < HEAT_INDEX_LIMIT and 0 <= index < HEAT_INDEX_LIMIT):
+        if not (0 <= layer < HEAT_LAYERS and 0 <= index < HEAT_INDICES):
             self.out_of_range += n
             return
         row = self.counts.get(layer)

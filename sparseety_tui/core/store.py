@@ -66,6 +66,9 @@ INT_COLUMNS = (
     "line_no",  # 1-based line number of the request's first line in its file
 )
 FLOAT32_COLUMNS = ("latency_s", "ttft_s")
+#: The largest finite float32: a duration above it would be stored as infinity, so it is
+#: unknown instead (as a count above int32 is).
+FLOAT32_MAX = 3.4028234663852886e38
 FLOAT64_COLUMNS = ("received_ts", "finished_ts")
 BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_source")
 SHORT_COLUMNS = ("model", "file")

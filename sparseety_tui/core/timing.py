@@ -3,14 +3,18 @@ Extractor when lines arrive and by the detail view from the re-read lines, so bo
 the same TTFT and start.
 
 Times are unix seconds, durations seconds; NaN is unknown and stays unknown unless a rule
-below gives it from known values. Latency is not derived from finished − received: a log
-that reports both without a latency keeps an unknown latency, as ``summary`` and
-``extract`` have always reported it (deriving it would change their numbers).
+below gives it from known values. A derived time that is no date the tool can show
+(before 1970, or from the year 10000 on: ``formats.timestamps.known_time``) stays
+unknown too. Latency is not derived from finished − received: a log that reports both
+without a latency keeps an unknown latency, as ``summary`` and ``extract`` have always
+reported it (deriving it would change their numbers).
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
+
+from sparseety_tui.formats.timestamps import known_time
 
 
 class RequestTimes(NamedTuple):
@@ -25,7 +29,9 @@ def derive_times(
     """Fill what the rules give: received = finished − latency when the start is unknown;
     TTFT = first token − received when it is unknown and the first token came after."""
     if received != received and finished == finished and latency == latency:
-        received = finished - latency
+        start = finished - latency
+        if known_time(start):  # a latency longer than the epoch gives no start
+            received = start
     if ttft != ttft and received == received and first_token >= received:
         ttft = first_token - received  # (a NaN first token compares False above)
     return RequestTimes(received, ttft, latency)

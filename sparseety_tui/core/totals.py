@@ -26,6 +26,7 @@ from sparseety_tui.core.figures import (
 from sparseety_tui.core.series import HeatCounts
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.formats.timestamps import TIME_END
 
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
@@ -240,17 +241,23 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
     import numpy as np
 
     finished = cols["finished_ts"]
-    known = ~np.isnan(finished)
+    known = (finished >= 0) & (finished < TIME_END)  # dates only (NaN is not)
     if not known.any():
         return
     minutes = (finished[known] // 60).astype(np.int64)
     first = int(minutes.min())
+    occurring = None
     index = minutes - first
+    if int(index.max()) > 4 * len(index) + 1440:
+        # Minutes far apart (a request from 1970 and one from 9999): count the minutes
+        # that occur, not every minute between them.
+        occurring, index = np.unique(minutes, return_inverse=True)
     requests = np.bincount(index)
     completion = np.bincount(index, weights=np.nan_to_num(cols["completion_tokens"][known]))
     prompt = np.bincount(index, weights=np.nan_to_num(cols["prompt_tokens"][known]))
     for i in np.nonzero(requests)[0]:
-        bucket = acc.setdefault(first + int(i), [0, 0, 0])
+        minute = first + int(i) if occurring is None else int(occurring[i])
+        bucket = acc.setdefault(minute, [0, 0, 0])
         bucket[0] += int(requests[i])
         bucket[1] += int(prompt[i])
         bucket[2] += int(completion[i])

@@ -40,6 +40,9 @@ class LineParser(Protocol):
     pending: list[Event]
     #: Why the last line came back ``unparsed`` (short, human readable).
     last_reason: str
+    #: Values the parser left unknown though a line had them (a timestamp out of range, a
+    #: number no float holds): ``"field: reason"`` -> how many. The line itself was read.
+    ignored: dict[str, int]
 
     def parse(self, line: bytes) -> ParsedLine: ...
 
@@ -256,3 +259,9 @@ def decode_text(line: bytes) -> str:
     Undecodable bytes become U+FFFD so the text stays literal and measurable.
     """
     return line.decode("utf-8", errors="replace")
+
+
+def note_ignored(ignored: dict[str, int], field: str, reason: str) -> None:
+    """Count one value of ``field`` that a parser left unknown (``LineParser.ignored``)."""
+    key = f"{field}: {reason}"
+    ignored[key] = ignored.get(key, 0) + 1

@@ -15,7 +15,8 @@ from __future__ import annotations
 import re
 
 from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats.trace import parse_timestamp
+from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
 _LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")
 _SEPARATOR = b" | "
@@ -60,6 +61,7 @@ class KvLineParser:
     def __init__(self) -> None:
         self.pending: list[Event] = []
         self.last_reason = ""
+        self.ignored: dict[str, int] = {}
 
     def parse(self, line: bytes) -> ParsedLine:
         if _SEPARATOR not in line:
@@ -105,6 +107,8 @@ class KvLineParser:
             ts = parse_timestamp(stamp)
             if ts is not None:
                 payload["ts"] = ts
+            else:  # a date that does not exist, or before 1970
+                note_ignored(self.ignored, "ts", timestamp_problem(stamp))
         return LineKind.KV_REQUEST, ("request", payload)
 
     def finish(self) -> None:

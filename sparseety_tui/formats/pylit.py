@@ -10,7 +10,8 @@ parser that:
 - accepts Python and JSON spellings (``None``/``null``, ``True``/``true`` ...), strings in
   either quote with escapes, ints, floats, ``nan``/``inf``, lists, tuples, dicts, sets;
 - turns ``Name(a=1, b=[2])`` into ``{"__class__": "Name", "a": 1, "b": [2]}``;
-- turns ``<anything>`` and unknown bare words into the ``UNKNOWN`` marker instead of failing;
+- turns ``<anything>``, unknown bare words and integers too long for ``int()`` (over 4,300
+  digits) into the ``UNKNOWN`` marker instead of failing;
 - is bounded: input length (``MAX_CHARS``) and nesting depth (``MAX_DEPTH``); on anything
   it cannot read it raises ``LiteralError``, which callers catch.
 
@@ -141,7 +142,10 @@ class _Parser:
                 raise LiteralError("complex numbers unsupported")
             if any(c in raw for c in ".eE"):
                 return float(raw), end
-            return int(raw), end
+            try:
+                return int(raw), end
+            except ValueError:  # more digits than Python converts (sys.int_info)
+                return UNKNOWN, end
         m = _STR_PREFIX.match(text, pos)
         if m is not None:
             return self.string(m.end())

@@ -33,6 +33,7 @@ import orjson
 
 from sparseety_tui.events import RequestPayload, SparseInfo
 from sparseety_tui.formats.pylit import LiteralError, as_float, as_int, parse_literal
+from sparseety_tui.formats.timestamps import epoch_seconds
 
 NPY_B64_MAGIC = "k05VTVBZ"
 NPY_MAGIC = b"\x93NUMPY"
@@ -381,6 +382,8 @@ def request_from_meta_info(
             out["ttft_s"] = ttft
             break
     sent = as_float(meta.get("response_sent_to_client_ts"))
+    if sent is not None:
+        sent = epoch_seconds(sent)  # any unit; out of range is unknown
     if sent is not None:
         out["finished_ts"] = sent
     if "finish_reason" in meta:

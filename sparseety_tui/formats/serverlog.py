@@ -60,6 +60,7 @@ class ServerLogParser:
         #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.
         self.keep_token_ids = keep_token_ids
         self.last_reason = ""
+        self.ignored: dict[str, int] = {}
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
         self._tb = TracebackTracker(self)
         self._tb_open = self._tb.open_by_key

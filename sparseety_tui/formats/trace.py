@@ -15,7 +15,6 @@ hot path is ``orjson.loads`` plus a few key checks.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from operator import itemgetter
 from typing import Any, cast
 
@@ -27,43 +26,32 @@ from sparseety_tui.events import (
     MetaPayload,
     ParsedLine,
     RequestPayload,
+    SparseInfo,
     TokenPayload,
 )
+from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.lenient_json import contains_unrepresentable, loads_lenient
+from sparseety_tui.formats.timestamps import SECONDS_BELOW, parse_timestamp, timestamp_problem
 from sparseety_tui.formats.trace_native import SCANNER, Scanner
 
 _TS_FIELDS = ("ts", "received_ts", "first_token_ts", "finished_ts")
+#: Why a field whose number no float holds is ignored.
+NOT_REPRESENTABLE = "number not representable"
 
 
-def parse_timestamp(value: object) -> float | None:
-    """Unix seconds from a number or an ISO 8601 string (``Z`` allowed); else None.
-
-    A timestamp without a zone is read as UTC and shown as UTC, so the tool displays the
-    same wall-clock time the log printed, whatever the viewing machine's zone.
-    """
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00", 1))
-        except ValueError:
-            return None
-        if parsed.tzinfo is None:
-            parsed = parsed.replace(tzinfo=timezone.utc)
-        return parsed.timestamp()
-    return None
+def _fields(payload: Any, *aliases: str) -> frozenset[str]:
+    """The field names of a payload ``TypedDict``, and the aliases the parser maps."""
+    return frozenset(payload.__required_keys__ | payload.__optional_keys__ | set(aliases))
 
 
-def _normalise_request(obj: dict[str, Any]) -> RequestPayload:
+_REQUEST_FIELDS = _fields(RequestPayload, "id", "token_ids", "experts", "expert_layers")
+_SPARSE_FIELDS = _fields(SparseInfo)
+_TOKEN_FIELDS = _fields(TokenPayload)
+_META_FIELDS = _fields(MetaPayload)
+
+
+def _alias_request(obj: dict[str, Any]) -> RequestPayload:
     """Map accepted aliases onto the canonical names, in place (cheap when none apply)."""
-    for key in _TS_FIELDS:
-        if key in obj:
-            value = obj[key]
-            if not isinstance(value, float):
-                parsed = parse_timestamp(value)
-                if parsed is None:
-                    del obj[key]
-                else:
-                    obj[key] = parsed
     if "token_ids" in obj and "completion_token_ids" not in obj:
         # Common in user traces (and shared/tools/gen_logs.py): ids of the generated tokens.
         obj["completion_token_ids"] = obj.pop("token_ids")
@@ -86,18 +74,58 @@ class TraceParser:
     def __init__(self) -> None:
         self.pending: list[Event] = []
         self.last_reason = ""
+        self.ignored: dict[str, int] = {}
 
     def _unparsed(self, reason: str) -> ParsedLine:
         self.last_reason = reason
         return LineKind.UNPARSED, None
 
+    def _times(self, obj: dict[str, Any], keys: tuple[str, ...]) -> None:
+        """Timestamps as unix seconds, in place; one that is none, or out of range, is
+        ignored (and counted). A float in range is already unix seconds: kept as it is."""
+        for key in keys:
+            if key in obj:
+                value = obj[key]
+                if type(value) is float and 0.0 <= value < SECONDS_BELOW:
+                    continue  # the common case: unix seconds
+                parsed = parse_timestamp(value)
+                if parsed is not None:
+                    obj[key] = parsed
+                elif value is not None:
+                    del obj[key]
+                    note_ignored(self.ignored, key, timestamp_problem(value))
+                else:
+                    del obj[key]
+
+    def _drop_unrepresentable(self, obj: dict[str, Any], fields: frozenset[str]) -> None:
+        """The spec's per-field rule for numbers no float holds: the field (of the record,
+        or of its ``sparse`` object) that holds one is read as ``null``, the rest of the
+        line is kept. Only the format's own fields are counted: the names of others are
+        the log's, and the tool ignores those fields anyway."""
+        for key, value in obj.items():
+            if key == "sparse" and type(value) is dict:
+                for inner, inner_value in value.items():
+                    if contains_unrepresentable(inner_value):
+                        value[inner] = None
+                        if inner in _SPARSE_FIELDS:
+                            note_ignored(self.ignored, f"sparse.{inner}", NOT_REPRESENTABLE)
+            elif contains_unrepresentable(value):
+                obj[key] = None
+                if key in fields:
+                    note_ignored(self.ignored, key, NOT_REPRESENTABLE)
+
     def parse(self, line: bytes) -> ParsedLine:
         try:
             obj = orjson.loads(line)
+            lenient = False
         except orjson.JSONDecodeError as exc:
             if not line.strip():
                 return LineKind.BLANK, None
-            return self._unparsed(f"invalid JSON: {exc}")
+            # A number orjson cannot hold costs its field only (docs/trace-format.md §1).
+            obj = loads_lenient(line)
+            if obj is None:
+                return self._unparsed(f"invalid JSON: {exc}")
+            lenient = True
         if type(obj) is not dict:
             return self._unparsed(f"JSON {type(obj).__name__}, not an object")
         record_type = obj.get("type")
@@ -112,18 +140,20 @@ class TraceParser:
                     return self._unparsed("JSON object without a string request_id")
             if not rid:
                 return self._unparsed("empty request_id")
-            return LineKind.TRACE_REQUEST, ("request", _normalise_request(obj))
+            if lenient:
+                self._drop_unrepresentable(obj, _REQUEST_FIELDS)
+            self._times(obj, _TS_FIELDS)
+            return LineKind.TRACE_REQUEST, ("request", _alias_request(obj))
         if record_type == "token":
             if type(obj.get("request_id")) is not str:
                 return self._unparsed("token event without a string request_id")
-            if "ts" in obj:
-                ts = parse_timestamp(obj["ts"])
-                if ts is None:
-                    del obj["ts"]
-                else:
-                    obj["ts"] = ts
+            if lenient:
+                self._drop_unrepresentable(obj, _TOKEN_FIELDS)
+            self._times(obj, ("ts",))
             return LineKind.TRACE_TOKEN, ("token", cast(TokenPayload, obj))
         if record_type == "meta":
+            if lenient:
+                self._drop_unrepresentable(obj, _META_FIELDS)
             return LineKind.TRACE_META, ("meta", cast(MetaPayload, obj))
         return self._unparsed(f"unknown record type {str(record_type)[:40]!r}")
 

@@ -124,7 +124,7 @@ def _number(value: object) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value)
     if isinstance(value, str):
-        from sparseety_tui.formats.trace import parse_timestamp
+        from sparseety_tui.formats.timestamps import parse_timestamp
 
         return parse_timestamp(value)
     return None

@@ -1,13 +1,15 @@
 """Display formatting shared by the screens and widgets: counts, durations, clock times,
-fitting text to a cell width. Unknown (-1, NaN, None) is always shown as "—"."""
+fitting text to a cell width. Unknown (-1, NaN, None) is always shown as "—", and so is a
+time that is no date (formats.timestamps.utc_text never raises)."""
 
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
+
+from sparseety_tui.formats.timestamps import known_time, utc_text
 
 
 def fmt_count(value: int) -> str:
@@ -31,9 +33,7 @@ def fmt_seconds(value: float) -> str:
 
 
 def fmt_time(ts: float) -> str:
-    if math.isnan(ts):
-        return "—"
-    return time.strftime("%H:%M:%S", time.gmtime(ts))
+    return utc_text(ts, "%H:%M:%S") or "—"
 
 
 def fit(text: str, width: int, align: str) -> str:
@@ -46,15 +46,17 @@ def fit(text: str, width: int, align: str) -> str:
 
 
 def known_ts(ts: Any) -> bool:
-    return isinstance(ts, (int, float)) and not isinstance(ts, bool) and not math.isnan(ts)
+    """A number that is a date the tool can show (formats.timestamps.known_time)."""
+    return isinstance(ts, (int, float)) and not isinstance(ts, bool) and known_time(ts)
 
 
 def fmt_clock(ts: Any) -> str:
-    """Time of day in UTC with milliseconds, or — when unknown."""
-    if not known_ts(ts):
+    """Time of day in UTC with milliseconds, or — when unknown or out of range."""
+    text = utc_text(ts, "%H:%M:%S")
+    if text is None:
         return "—"
-    return time.strftime("%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}"
+    return text + f".{int(ts * 1000) % 1000:03d}"
 
 
 def fmt_day(ts: Any) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(ts)) if known_ts(ts) else ""
+    return utc_text(ts, "%Y-%m-%d") or ""

@@ -23,7 +23,8 @@ import sparseety_tui.formats.trace as trace_module
 from sparseety_tui import _scan
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.formats.trace import parse_timestamp
+from sparseety_tui.formats import timestamps
+from sparseety_tui.formats.timestamps import parse_timestamp
 from sparseety_tui.formats.trace_native import SCANNER, ScanResult
 from sparseety_tui.ingest.batch import ingest_file
 
@@ -144,6 +145,10 @@ def test_limits_stop_the_scan_without_rejecting_the_line() -> None:
         "123456789.123456789",
         "0.1000000000000000055511151231257827",
         "9007199254740993",
+        "9007199254740995",  # ties round to even, as float(int) does
+        "9999999999999999999",
+        "-9999999999999999999",
+        "10000000000000000000",
         "1.7976931348623157e308",
         "4.9e-324",
         "2.2250738585072011e-308",
@@ -153,19 +158,67 @@ def test_limits_stop_the_scan_without_rejecting_the_line() -> None:
     ],
 )
 def test_seconds_are_parsed_like_python(text: str) -> None:
-    result = scan(b'{"request_id":"x","latency_s":%s,"ts":%s}\n' % (text.encode(), text.encode()))
+    result = scan(b'{"request_id":"x","latency_s":%s}\n' % text.encode())
     expected = json.loads(text)
-    if isinstance(expected, int) and abs(expected) > 2**53:
-        assert result.n == 0  # left to the exact per-line path
+    if isinstance(expected, int) and len(str(abs(expected))) > 19:
+        assert result.n == 0  # beyond a uint64: left to the per-line path
         return
     assert result.n == 1
-    latency, ts = floats_of(result)[0, 0], floats_of(result)[2, 0]
+    latency = floats_of(result)[0, 0]
     want = float(expected)
     if want < 0:
         assert math.isnan(latency)
     else:
         assert latency == want and math.copysign(1, latency) == math.copysign(1, want)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0",
+        "-0",
+        "-0.0",
+        "1.355",
+        "1732968000",
+        "1732968000.5",
+        "99999999999.99998",  # the last seconds below 1e11
+        "100000000000",  # 1e11: milliseconds (1973)
+        "1732968000123",
+        "1732968000123.5",
+        "99999999999999.98",
+        "100000000000000",  # 1e14: microseconds
+        "1732968000123456",
+        "9007199254740992",
+        "1.732968000123456e15",
+        "1e17",  # nanoseconds
+        "1732968000123456789",
+        "1732968000123456787",
+        "1.732968000123456789e18",
+        "2.534023007999e20",  # 9999-12-31 in ns
+        "2.534023008e20",  # 10000-01-01: no date
+        "1.7976931348623157e308",
+        "-1.5",
+        "-7",
+    ],
+)
+def test_epoch_numbers_are_read_like_python(text: str) -> None:
+    # The unit is told by the size, in C exactly as in formats/timestamps.py; a number
+    # that is no date goes to the per-line path, which counts it as ignored.
+    result = scan(b'{"request_id":"x","ts":%s}\n' % text.encode())
+    want = parse_timestamp(json.loads(text))
+    if want is None:
+        assert result.n == 0
+        return
+    assert result.n == 1
+    ts = floats_of(result)[2, 0]
     assert ts == want and math.copysign(1, ts) == math.copysign(1, want)
+
+
+def test_the_scanner_tells_the_epoch_unit_by_the_python_thresholds() -> None:
+    assert _scan.EPOCH_SECONDS_BELOW == timestamps.SECONDS_BELOW
+    assert _scan.EPOCH_MILLIS_BELOW == timestamps.MILLIS_BELOW
+    assert _scan.EPOCH_MICROS_BELOW == timestamps.MICROS_BELOW
+    assert _scan.TIME_END == timestamps.TIME_END
 
 
 @given(st.floats(min_value=0, allow_nan=False, allow_infinity=False))
@@ -174,6 +227,17 @@ def test_any_float_round_trips(value: float) -> None:
     result = scan(b'{"request_id":"x","ttft_s":%s}\n' % text)
     assert result.n == 1
     assert floats_of(result)[1, 0] == orjson.loads(text)
+
+
+@given(st.integers(0, 10**19 - 1))
+def test_any_integer_of_a_uint64_converts_as_float_int_does(value: int) -> None:
+    result = scan(b'{"request_id":"x","ttft_s":%d,"ts":%d}\n' % (value, value))
+    want = parse_timestamp(value)
+    if want is None:  # a time that is no date: the per-line path counts it
+        assert result.n == 0
+        return
+    assert result.n == 1
+    assert floats_of(result)[1, 0] == float(value) and floats_of(result)[2, 0] == want
 
 
 @given(
@@ -195,7 +259,9 @@ def test_iso_timestamps_match_fromisoformat(
     result = scan(b'{"request_id":"x","ts":"%s"}\n' % text.encode())
     parsed = datetime.fromisoformat(text.replace("Z", "+00:00")).replace(tzinfo=timezone.utc)
     micros = (parsed - datetime(1970, 1, 1, tzinfo=timezone.utc)) // timedelta(microseconds=1)
-    if abs(micros) > 2**53:  # after 2255: not exact in a double, left to the per-line path
+    if micros < 0 or micros > 2**53:
+        # Before 1970 no date the tool shows (the per-line path counts it as ignored);
+        # after 2255 not exact in a double: both left to the per-line path.
         assert result.n == 0
         return
     assert result.n == 1
@@ -272,13 +338,26 @@ _seconds = st.one_of(
     st.integers(-3, 10**6),
     st.floats(-1, 1e7, allow_nan=False),
     st.text(max_size=2),
+    # beyond what a float32 column holds: unknown, never stored as infinity
+    st.sampled_from([3.4028234663852886e38, 3.4028235e38, 1e39, 1e300, 2.0**128, 2**64 - 1]),
 )
 _stamp = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+#: Epoch numbers in every unit, and out of range (before 1970, from the year 10000 on).
+_epochs = st.one_of(
+    st.integers(1_700_000_000, 1_800_000_000),
+    st.integers(1_700_000_000_000, 1_800_000_000_000),
+    st.integers(1_700_000_000_000_000, 1_800_000_000_000_000),
+    st.integers(1_700_000_000_000_000_000, 1_800_000_000_000_000_000),
+    st.floats(1.7e9, 1.8e9),
+    st.floats(1.7e12, 1.8e12),
+    st.floats(1.7e15, 1.8e15),
+    st.floats(1.7e18, 1.8e18),
+    st.sampled_from([0, -1, -1.5, 1e11, 1e14, 1e17, 2.5e20, 2.6e20, 1e300, 2**64 - 1]),
+)
 _times = st.one_of(
     st.none(),
     st.booleans(),
-    st.integers(1_700_000_000, 1_800_000_000),
-    st.floats(1.7e9, 1.8e9),
+    _epochs,
     st.text(max_size=3),
     st.builds(
         lambda ms, fmt: (_stamp + timedelta(milliseconds=ms)).strftime(fmt)[:-3] + "Z",
@@ -337,6 +416,8 @@ _good_seconds = st.one_of(st.none(), st.integers(0, 100), st.floats(-1, 1e4, all
 _good_times = st.one_of(
     st.none(),
     st.integers(1_700_000_000, 1_800_000_000),
+    st.integers(1_700_000_000_000, 1_800_000_000_000),
+    st.floats(1.7e15, 1.8e15),
     _times.filter(lambda t: isinstance(t, str) and t.endswith("Z")),
 )
 _good_names = st.one_of(
@@ -403,6 +484,11 @@ _lines = st.lists(
                 b'{"request_id":"dup","request_id":"dup2"}',
                 b"\xff\xfe{",
                 b"\x1b[31m[bold]",
+                # numbers no float holds: the field is ignored, the record kept
+                b'{"request_id": "big1", "prompt_tokens": 3, "latency_s": 1e400}',
+                b'{"request_id": "big2", "ts": -1e400, "sparse": {"total_experts": 1e999}}',
+                b'{"request_id": "nan1", "ttft_s": NaN, "finished_ts": Infinity}',
+                b'{"request_id": "big3", "completion_tokens": 1' + b"0" * 5000 + b"}",
             ]
         ),
     ),
@@ -424,6 +510,7 @@ def _snapshot(extractor: Extractor) -> tuple[Any, ...]:
         state.lines_total,
         state.by_kind,
         [(d.line_no, d.offset, d.reason) for d in state.diagnostics],
+        state.ignored,
     )
 
 

@@ -8,11 +8,13 @@ from typing import Any
 import orjson
 
 from sparseety_tui.events import Event, ParsedLine, RequestPayload
+from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.pylit import LiteralError, parse_value_at, read_string_at
 from sparseety_tui.formats.routing import RoutingOptions, request_from_meta_info
 from sparseety_tui.formats.serverlog import decode, emit_requests
 from sparseety_tui.formats.sglang.kinds import REQUEST
 from sparseety_tui.formats.sglang.patterns import _RID_RE
+from sparseety_tui.formats.timestamps import OUT_OF_RANGE, parse_timestamp
 
 #: str.translate table deleting the characters of a plain int list.
 _NOT_ID_CHARS = str.maketrans("", "", "0123456789, ")
@@ -25,6 +27,7 @@ class RequestLines:
     pending: list[Event]
     keep_token_ids: bool
     routing: RoutingOptions
+    ignored: dict[str, int]
 
     def _request_line(self, msg: bytes, ts: float | None) -> ParsedLine | None:
         text = decode(msg)
@@ -112,11 +115,11 @@ class RequestLines:
         if isinstance(rid, str):
             payload["request_id"] = rid
         stamp = obj.get("timestamp")
-        ts = (
-            float(stamp)
-            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool)
-            else None
-        )
+        ts = None
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            ts = parse_timestamp(stamp)  # an epoch number in any unit
+            if ts is None:
+                note_ignored(self.ignored, "timestamp", OUT_OF_RANGE)
         if ts is not None:
             payload["ts"] = ts
         if event.startswith("request.received"):

@@ -15,7 +15,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.files import DIAGNOSTIC_SAMPLES, Diagnostic
+from sparseety_tui.core.files import DIAGNOSTIC_SAMPLES, Diagnostic, add_counts
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import display_path, escape
@@ -78,6 +78,16 @@ class DiagnosticsScreen(Screen[None]):
                 out.append(f"  {kind:<18}", style or "dim")
                 out.append(f"{count:>10,}\n", style)
                 plain.append(f"  {kind} {count}")
+            ignored: dict[str, int] = {}
+            for part in status.parts:
+                if part < len(state_files):
+                    add_counts(ignored, state_files[part].ignored)
+            if ignored:
+                out.append("\n  values left unknown (the rest of their line was read)\n", "bold")
+            for reason, count in sorted(ignored.items()):
+                out.append(f"  {count:>10,}  ", "yellow")
+                out.append(f"{escape(reason)}\n")
+                plain.append(f"  ignored {reason}: {count}")
             if status.unparsed == 0:
                 out.append("  every line was understood\n", "green")
                 continue
