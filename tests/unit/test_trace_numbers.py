@@ -167,7 +167,9 @@ def test_ids_beyond_any_model_stay_out_of_the_heat_maps(tmp_path: Path) -> None:
         "counts": [[0, 1]],
         "total": 1,
         "imbalance_max_over_mean": [2.0],
+        "out_of_range": 2,  # head 123456789, and layer "x"
     }
+    assert totals["experts"]["out_of_range"] == 4  # 1000000; layers [1] and 99999 (x2)
     # every routed slot still counts, whatever its id
     assert [extractor.store.extras[row].routed_slots for row in range(3)] == [4, 2, 2]
     assert peak < 1 << 20  # a table 10**6 experts wide took 8 MB per layer
