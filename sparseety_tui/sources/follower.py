@@ -31,22 +31,20 @@ opened read-only.
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
-from .lines import (
-    _BACK_BLOCK,
-    DEFAULT_MAX_LINE_BYTES,
-    READ_BUFFER_BYTES,
-    LineAssembler,
-    RawLine,
+from .incarnation import (
+    Incarnation,
+    Key,
+    open_readonly,
+    reread_from_start,
+    start_of_last_lines,
 )
+from .lines import DEFAULT_MAX_LINE_BYTES, RawLine
 from .rotated import rotated_siblings
 
 __all__ = [
@@ -93,16 +91,9 @@ open keeps its disk space allocated."""
 DEFAULT_MAX_RETIRED = 8
 """Old incarnations kept open at most (the oldest is closed first)."""
 
-MARK_BYTES = 64
-"""Bytes remembered from the end of what was read, to notice a file truncated and regrown past
-our position between two polls (its size alone does not show it)."""
-
 _MAX_STEPS = 64  # incarnations one poll moves through at most (then: more next poll)
 _KNOWN_KEPT = 4096  # inodes remembered as seen (ours and rotated copies)
 _CLOSED_KEPT = 256  # closed incarnations remembered, to prove later growth was not read
-
-_Key = tuple[int, int]  # (st_dev, st_ino)
-_Sig = tuple[int, int, int]  # (size, mtime_ns, ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,154 +150,6 @@ class FollowBatch:
         if not self.segments or self.segments[-1].generation != generation:
             self.segments.append(LineSegment(generation))
         return self.segments[-1].lines
-
-
-def _sig(st: os.stat_result) -> _Sig:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-class _Incarnation:
-    """One open inode and the line state within it."""
-
-    __slots__ = (
-        "asm",
-        "dev",
-        "f",
-        "final",
-        "generation",
-        "ino",
-        "mark",
-        "mark_off",
-        "name",
-        "quiet_since",
-        "sig",
-        "size_seen",
-    )
-
-    def __init__(
-        self, f: BinaryIO, st: os.stat_result, pos: int, cap: int, gen: int, name: str
-    ) -> None:
-        self.f = f
-        self.dev = st.st_dev
-        self.ino = st.st_ino
-        self.asm = LineAssembler(f, pos, cap)
-        self.generation = gen
-        self.name = name  # where it was found (for messages)
-        self.quiet_since = 0.0  # clock time of its last growth, once retired
-        self.final = False  # nobody writes it any more (a copy): close it at its end
-        self.size_seen = st.st_size
-        self.sig: _Sig | None = _sig(st)
-        self.mark = b""  # the last bytes read (up to MARK_BYTES), ending at mark_off + len
-        self.mark_off = 0
-
-    @property
-    def key(self) -> _Key:
-        return (self.dev, self.ino)
-
-    def same_file(self, st: os.stat_result) -> bool:
-        return st.st_ino == self.ino and st.st_dev == self.dev
-
-    def changed(self, st: os.stat_result) -> bool:
-        """Whether the file changed since the last call (size, mtime or ctime)."""
-        sig = _sig(st)
-        if sig == self.sig:
-            return False
-        self.sig = sig
-        return True
-
-    def note_read(self, lines: list[RawLine], start: int) -> None:
-        """Remember the last bytes of the lines just read (``lines[start:]``)."""
-        need = MARK_BYTES
-        pieces: list[bytes] = []
-        end = lines[-1].offset + lines[-1].length
-        for i in range(len(lines) - 1, start - 1, -1):
-            line = lines[i]
-            if line.truncated:
-                break  # its data is not what is in the file: keep what we have
-            ending = line.length - len(line.data)
-            raw = line.data[-need:] + (b"\r\n" if ending == 2 else b"\n")
-            piece = raw[-need:]
-            pieces.append(piece)
-            need -= len(piece)
-            if need <= 0 or len(piece) < line.length:
-                break
-        if pieces:
-            self.mark = b"".join(reversed(pieces))
-            self.mark_off = end - len(self.mark)
-
-    def holds_mark(self, f: BinaryIO | None = None) -> bool:
-        """Whether the file (or ``f``) still holds the bytes last read where they were."""
-        if not self.mark:
-            return True  # nothing to compare with: only a shorter size tells
-        try:
-            got = os.pread((f or self.f).fileno(), len(self.mark), self.mark_off)
-        except OSError:
-            return True  # cannot tell; a read error is reported by the read itself
-        return got == self.mark
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.f.close()
-
-
-def _open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:
-    """Open ``path`` read-only (never create), refusing anything but a regular file.
-
-    A FIFO would block the open until a writer comes; O_NONBLOCK avoids that hang, and the
-    check below then turns it away. The flag is cleared again for the regular file.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | nonblock)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if nonblock:
-            os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
-    except BaseException:
-        os.close(fd)
-        raise
-    return f, st
-
-
-def _start_of_last_lines(f: BinaryIO, size: int, n: int) -> int:
-    """Offset where the last ``n`` complete lines of the file begin (reading backwards).
-
-    An unterminated tail is not one of the ``n``: it is still being written, and will be
-    reported once complete. ``n == 0`` gives the start of that tail (or ``size``).
-    """
-    pos = size
-    need = n + 1  # the "\n" that ends the line before the first one we keep
-    while pos > 0:
-        block_start = max(0, pos - _BACK_BLOCK)
-        f.seek(block_start)
-        block = f.read(pos - block_start)
-        end = len(block)
-        while True:
-            i = block.rfind(b"\n", 0, end)
-            if i < 0:
-                break
-            need -= 1
-            if need == 0:
-                return block_start + i + 1
-            end = i
-        pos = block_start
-    return 0
-
-
-def _reread_from_start(f: BinaryIO) -> BinaryIO:
-    """The same open file at offset 0 with an empty read buffer: a buffered ``seek(0)`` may
-    keep serving the bytes it buffered before the file was truncated."""
-    fd = os.dup(f.fileno())
-    f.close()
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        return os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 _READ_FAILED = "read failed"
@@ -368,15 +211,15 @@ class FileFollower:
         self._max_retired = max_retired
         self._reopen = reopen
         self._clock = clock
-        self._cur: _Incarnation | None = None
-        self._retired: list[_Incarnation] = []
+        self._cur: Incarnation | None = None
+        self._retired: list[Incarnation] = []
         #: Rotated copies found at a rotation that we never saw (oldest first), each with the
         #: generation it gets; read before the new file (``_cur``).
         self._skipped: list[tuple[str, os.stat_result, int]] = []
-        self._skipping: _Incarnation | None = None  # the one of them being read
+        self._skipping: Incarnation | None = None  # the one of them being read
         self._cur_event: tuple[EventKind, str] | None = None  # said once the skipped are read
-        self._known: dict[_Key, None] = {}
-        self._closed: dict[_Key, tuple[int, int]] = {}  # -> (size when closed, generation)
+        self._known: dict[Key, None] = {}
+        self._closed: dict[Key, tuple[int, int]] = {}  # -> (size when closed, generation)
         self.generation = 0
         """Incremented each time a new file incarnation is opened (0: nothing opened yet)."""
         self._ever_opened = False
@@ -506,7 +349,7 @@ class FileFollower:
     def _open(self, batch: FollowBatch) -> tuple[BinaryIO, os.stat_result] | None:
         """Open the path read-only, or report why not."""
         try:
-            opened = _open_readonly(self.path)
+            opened = open_readonly(self.path)
         except FileNotFoundError:
             if not self._missing_reported:
                 self._missing_reported = True
@@ -521,13 +364,13 @@ class FileFollower:
         self._error_reported = None
         return opened
 
-    def _new_incarnation(self, f: BinaryIO, st: os.stat_result, name: str) -> _Incarnation:
+    def _new_incarnation(self, f: BinaryIO, st: os.stat_result, name: str) -> Incarnation:
         self.generation += 1
-        inc = _Incarnation(f, st, 0, self._cap, self.generation, name)
+        inc = Incarnation(f, st, 0, self._cap, self.generation, name)
         self._remember(inc.key)
         return inc
 
-    def _remember(self, key: _Key) -> None:
+    def _remember(self, key: Key) -> None:
         self._known[key] = None
         if len(self._known) > _KNOWN_KEPT:
             del self._known[next(iter(self._known))]
@@ -568,14 +411,14 @@ class FileFollower:
         else:
             self._event(batch, "opened", f"{self.path}: opened")
 
-    def _initial_position(self, inc: _Incarnation) -> int:
+    def _initial_position(self, inc: Incarnation) -> int:
         size = inc.size_seen
         if self._last_lines is not None:
-            return _start_of_last_lines(inc.f, size, self._last_lines)
+            return start_of_last_lines(inc.f, size, self._last_lines)
         if self._start == "start":
             return 0
         if self._start == "end":
-            return _start_of_last_lines(inc.f, size, 0)
+            return start_of_last_lines(inc.f, size, 0)
         offset = int(self._start)
         if offset > size:
             return 0  # the file we were reading is gone (see the "truncated" event)
@@ -591,7 +434,7 @@ class FileFollower:
             if not piece or piece.endswith(b"\n"):
                 return inc.f.tell()
 
-    def _read(self, batch: FollowBatch, inc: _Incarnation) -> bool:
+    def _read(self, batch: FollowBatch, inc: Incarnation) -> bool:
         """Append ``inc``'s new complete lines to the batch, within this poll's byte budget
         (``_more`` says when it ran out); False on a read error."""
         out = batch._segment(inc.generation)
@@ -614,14 +457,14 @@ class FileFollower:
             self._error_reported = None  # reads work again: report the next failure
         return True
 
-    def _flush_tail(self, batch: FollowBatch, inc: _Incarnation) -> None:
+    def _flush_tail(self, batch: FollowBatch, inc: Incarnation) -> None:
         tail = inc.asm.flush_partial()
         if tail is not None:
             batch._segment(inc.generation).append(tail)
 
     # -- copytruncate ------------------------------------------------------------------------
 
-    def _restart_truncated(self, batch: FollowBatch, cur: _Incarnation, st: os.stat_result) -> None:
+    def _restart_truncated(self, batch: FollowBatch, cur: Incarnation, st: os.stat_result) -> None:
         """The file was truncated (copytruncate): shorter than what we read, or regrown past
         it with other bytes. Finish the old content from the copy beside it if there is one,
         then read the file again from the start as a new incarnation."""
@@ -636,7 +479,7 @@ class FileFollower:
             name, copy_f, copy_st = copy
             # The old incarnation goes on in the copy (same bytes, same offsets): its unread
             # rest, and the line it was in the middle of, are read from there.
-            retired = _Incarnation(copy_f, copy_st, old_pos, self._cap, cur.generation, name)
+            retired = Incarnation(copy_f, copy_st, old_pos, self._cap, cur.generation, name)
             retired.asm = cur.asm
             retired.asm.f = copy_f
             copy_f.seek(old_pos)
@@ -659,11 +502,11 @@ class FileFollower:
             )
             message = f"{self.path}: {what}: {missing}; reading it again"
         message += " from the start"
-        self._cur = self._new_incarnation(_reread_from_start(cur.f), st, self.path)
+        self._cur = self._new_incarnation(reread_from_start(cur.f), st, self.path)
         self._event(batch, "truncated", message)
 
     def _find_copy(
-        self, batch: FollowBatch, cur: _Incarnation
+        self, batch: FollowBatch, cur: Incarnation
     ) -> tuple[str, BinaryIO, os.stat_result] | None:
         """The copy copytruncate made of the file: a rotated copy not seen before that is at
         least as long as what we read and holds the bytes we read last, where we read them."""
@@ -671,7 +514,7 @@ class FileFollower:
             if st.st_size < cur.asm.pos or not cur.mark:
                 continue
             try:
-                f, st = _open_readonly(name)
+                f, st = open_readonly(name)
             except OSError:
                 continue
             if st.st_size >= cur.asm.pos and cur.holds_mark(f):
@@ -681,7 +524,7 @@ class FileFollower:
 
     # -- rotation ----------------------------------------------------------------------------
 
-    def _check_path(self, batch: FollowBatch, cur: _Incarnation) -> bool:
+    def _check_path(self, batch: FollowBatch, cur: Incarnation) -> bool:
         """At EOF of the current file: switch to a new file at the path if there is one.
 
         Returns True if a new incarnation was opened (the caller reads it on).
@@ -776,7 +619,7 @@ class FileFollower:
             if inc is None:
                 name, st, gen = self._skipped.pop(0)
                 try:
-                    f, st = _open_readonly(name)
+                    f, st = open_readonly(name)
                 except OSError as e:
                     self._event(
                         batch,
@@ -787,7 +630,7 @@ class FileFollower:
                         gen,
                     )
                     continue
-                inc = self._skipping = _Incarnation(f, st, 0, self._cap, gen, name)
+                inc = self._skipping = Incarnation(f, st, 0, self._cap, gen, name)
                 self._remember(inc.key)
                 self._event(
                     batch,
@@ -811,7 +654,7 @@ class FileFollower:
                 self._retire(batch, inc)  # the newest may still be written to
         return True
 
-    def _retire(self, batch: FollowBatch, inc: _Incarnation) -> None:
+    def _retire(self, batch: FollowBatch, inc: Incarnation) -> None:
         """Stop treating ``inc`` as the current file (it was rotated away or deleted).
 
         It stays open while it grows: a writer that has not reopened yet may still append to
@@ -822,7 +665,7 @@ class FileFollower:
         self._retired.append(inc)
         self._poll_retired(batch, read=False)
 
-    def _quiet_limit(self, inc: _Incarnation, links: int) -> float:
+    def _quiet_limit(self, inc: Incarnation, links: int) -> float:
         return self._rotated_quiet if links > 0 else self._deleted_quiet
 
     def _poll_retired(self, batch: FollowBatch, read: bool = True) -> None:
@@ -831,7 +674,7 @@ class FileFollower:
         if not self._retired:
             return
         now = self._clock()
-        keep: list[_Incarnation] = []
+        keep: list[Incarnation] = []
         for inc in self._retired:
             try:
                 st = os.fstat(inc.f.fileno())
@@ -872,7 +715,7 @@ class FileFollower:
             )
         self._retired = keep
 
-    def _close_retired(self, batch: FollowBatch, inc: _Incarnation, why: str) -> None:
+    def _close_retired(self, batch: FollowBatch, inc: Incarnation, why: str) -> None:
         self._flush_tail(batch, inc)
         self._forget(inc)
         self._event(
@@ -883,7 +726,7 @@ class FileFollower:
             inc.generation,
         )
 
-    def _forget(self, inc: _Incarnation) -> None:
+    def _forget(self, inc: Incarnation) -> None:
         """Close an old incarnation, remembering its size to notice growth we missed."""
         try:
             size = os.fstat(inc.f.fileno()).st_size
