@@ -31,6 +31,7 @@ opened read-only.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -45,7 +46,7 @@ from .incarnation import (
     start_of_last_lines,
 )
 from .lines import DEFAULT_MAX_LINE_BYTES, RawLine
-from .rotated import rotated_siblings
+from .rotated import oldest_first, rotated_siblings
 
 __all__ = [
     "DEFAULT_DELETED_QUIET_S",
@@ -91,6 +92,7 @@ open keeps its disk space allocated."""
 DEFAULT_MAX_RETIRED = 8
 """Old incarnations kept open at most (the oldest is closed first)."""
 
+_LOOKS = 10  # listings of the directory while rotation renames files under them
 _MAX_STEPS = 64  # incarnations one poll moves through at most (then: more next poll)
 _KNOWN_KEPT = 4096  # inodes remembered as seen (ours and rotated copies)
 _CLOSED_KEPT = 256  # closed incarnations remembered, to prove later growth was not read
@@ -593,23 +595,27 @@ class FileFollower:
         first); all of them count as seen from now on. A copy we closed that has grown since
         is reported as ``lost``: those bytes were never read."""
         new: list[tuple[str, os.stat_result]] = []
-        for name, st in rotated_siblings(self.path):
-            key = (st.st_dev, st.st_ino)
-            closed = self._closed.get(key)
-            if closed is not None and st.st_size > closed[0]:
-                self._closed[key] = (st.st_size, closed[1])
-                self._event(
-                    batch,
-                    "lost",
-                    f"{self.path}: {os.path.basename(name)} grew by {st.st_size - closed[0]:,} "
-                    "bytes after it was closed (quiet, or too many rotated files open); "
-                    "those bytes were not read",
-                    closed[1],
-                )
-            if key not in self._known:
-                self._remember(key)
-                new.append((name, st))
-        return new
+        for _ in range(_LOOKS):
+            siblings, settled = rotated_siblings(self.path)
+            for name, st in siblings:
+                key = (st.st_dev, st.st_ino)
+                closed = self._closed.get(key)
+                if closed is not None and st.st_size > closed[0]:
+                    self._closed[key] = (st.st_size, closed[1])
+                    self._event(
+                        batch,
+                        "lost",
+                        f"{self.path}: {os.path.basename(name)} grew by "
+                        f"{st.st_size - closed[0]:,} bytes after it was closed (quiet, or too "
+                        "many rotated files open); those bytes were not read",
+                        closed[1],
+                    )
+                if key not in self._known:
+                    self._remember(key)
+                    new.append((name, st))
+            if settled:
+                break  # else files were renamed under the listing: one may have slipped by
+        return oldest_first(self.path, new)
 
     def _read_skipped(self, batch: FollowBatch) -> bool:
         """Read the rotated copies found at the last rotation, oldest first; False while the
@@ -619,14 +625,14 @@ class FileFollower:
             if inc is None:
                 name, st, gen = self._skipped.pop(0)
                 try:
-                    f, st = open_readonly(name)
+                    name, f, st = self._open_sibling(name, (st.st_dev, st.st_ino))
                 except OSError as e:
                     self._event(
                         batch,
                         "lost",
                         f"{self.path}: rotated more than once between two reads, and the "
                         f"rotated file {os.path.basename(name)} cannot be read "
-                        f"({e.strerror or e}): its lines are missing",
+                        f"({e.strerror or e}): its lines may be missing",
                         gen,
                     )
                     continue
@@ -653,6 +659,32 @@ class FileFollower:
             else:
                 self._retire(batch, inc)  # the newest may still be written to
         return True
+
+    def _open_sibling(self, name: str, key: Key) -> tuple[str, BinaryIO, os.stat_result]:
+        """Open the rotated copy ``key`` that was at ``name`` when the directory was listed.
+
+        Rotation may have moved it on since (``app.log.3`` to ``app.log.4``), and another
+        file may sit at that name now: reading that one instead would read it twice and
+        lose this one. So the inode is checked, and looked for again under its new name.
+        """
+        for _ in range(_LOOKS):
+            try:
+                f, st = open_readonly(name)
+            except FileNotFoundError:
+                pass
+            else:
+                if (st.st_dev, st.st_ino) == key:
+                    return name, f, st
+                f.close()
+            siblings, settled = rotated_siblings(self.path)
+            found = [n for n, sib in siblings if (sib.st_dev, sib.st_ino) == key]
+            if found:
+                name = found[0]
+            elif settled:
+                break  # a quiet listing without it: deleted, or moved elsewhere
+        # Not found now; if it is still somewhere beside the path, a later look reads it.
+        self._known.pop(key, None)
+        raise FileNotFoundError(errno.ENOENT, "it was deleted or moved on", name)
 
     def _retire(self, batch: FollowBatch, inc: Incarnation) -> None:
         """Stop treating ``inc`` as the current file (it was rotated away or deleted).

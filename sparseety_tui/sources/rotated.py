@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["COMPRESSED_SUFFIXES", "is_rotated_name", "rotated_siblings"]
+__all__ = ["COMPRESSED_SUFFIXES", "is_rotated_name", "oldest_first", "rotated_siblings"]
 
 #: Compressed rotated files are not text we can read: never followed, never re-read.
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".lzma", ".lzo", ".z", ".zip")
@@ -36,31 +36,47 @@ def is_rotated_name(base: str, name: str) -> bool:
     )
 
 
-def rotated_siblings(path: str) -> list[tuple[str, os.stat_result]]:
-    """The regular files beside ``path`` named like its rotated copies, oldest first.
+def rotated_siblings(path: str) -> tuple[list[tuple[str, os.stat_result]], bool]:
+    """The regular files beside ``path`` named like its rotated copies, oldest first (see
+    ``oldest_first``), and whether the listing was settled.
 
-    Age is the modification time; files written within the same clock tick (fast
-    rotations) are ordered by their name: a bigger number is older (``app.log.2`` before
-    ``app.log.1``), and dates sort as written. Unreadable directories give an empty list.
+    Rotation renames files while we look (``app.log.3`` to ``app.log.4``): a name may hold
+    another file by the time it is looked at, and a file may then slip past the listing.
+    When a name no longer holds the inode the listing gave (or is gone), the listing is not
+    settled: the caller looks again. (Each file found is what ``stat`` said; on file systems
+    whose listing gives other inode numbers than ``stat``, no listing is ever settled, and
+    the caller's retries only cost a few listings.) Unreadable directories give
+    ``([], True)``.
     """
     directory, base = os.path.split(path)
     try:
-        names = os.listdir(directory or ".")
+        with os.scandir(directory or ".") as entries:
+            listed = [(e.name, e.path, e.inode()) for e in entries if is_rotated_name(base, e.name)]
     except OSError:
-        return []
+        return [], True
     found: list[tuple[str, os.stat_result]] = []
-    for name in names:
-        if not is_rotated_name(base, name):
-            continue
-        full = os.path.join(directory, name)
+    settled = True
+    for _, full, inode in listed:
         try:
             st = os.stat(full)
         except OSError:
-            continue  # gone since the listing (rotated on): a later look finds it
+            settled = False  # gone since the listing (rotated on): look again
+            continue
+        if st.st_ino != inode:
+            settled = False  # another file took the name since the listing
         if stat.S_ISREG(st.st_mode):
             found.append((full, st))
-    found.sort(key=lambda item: _age_key(base, item))
-    return found
+    return oldest_first(path, found), settled
+
+
+def oldest_first(
+    path: str, items: list[tuple[str, os.stat_result]]
+) -> list[tuple[str, os.stat_result]]:
+    """Rotated copies of ``path`` sorted by age: modification time; files written within the
+    same clock tick (fast rotations) by name: a bigger number is older (``app.log.2`` before
+    ``app.log.1``), dates sort as written."""
+    base = os.path.basename(path)
+    return sorted(items, key=lambda item: _age_key(base, item))
 
 
 def _age_key(base: str, item: tuple[str, os.stat_result]) -> tuple[int, int, str]:
