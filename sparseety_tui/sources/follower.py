@@ -288,7 +288,7 @@ class FileFollower:
             if self._more:
                 return
             # Older incarnations first: the lines come out in the order they were written.
-            if not self._read_skipped(batch):
+            if (self._skipping is not None or self._skipped) and not self._read_skipped(batch):
                 break
             if self._cur_event is not None:
                 kind, message = self._cur_event

@@ -87,6 +87,14 @@ class Incarnation:
 
     def note_read(self, lines: list[RawLine], start: int) -> None:
         """Remember the last bytes of the lines just read (``lines[start:]``)."""
+        last = lines[-1]
+        data = last.data
+        if not last.truncated and len(data) >= MARK_BYTES:
+            # The common case, on every poll: the last line alone is long enough.
+            ending = b"\r\n" if last.length - len(data) == 2 else b"\n"
+            self.mark = data[len(ending) - MARK_BYTES :] + ending
+            self.mark_off = last.offset + last.length - MARK_BYTES
+            return
         need = MARK_BYTES
         pieces: list[bytes] = []
         end = lines[-1].offset + lines[-1].length
