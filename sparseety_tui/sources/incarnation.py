@@ -91,7 +91,7 @@ class Incarnation:
         data = last.data
         if not last.truncated and len(data) >= MARK_BYTES:
             # The common case, on every poll: the last line alone is long enough.
-            ending = b"\r\n" if last.length - len(data) == 2 else b"\n"
+            ending = _ending(last)
             self.mark = data[len(ending) - MARK_BYTES :] + ending
             self.mark_off = last.offset + last.length - MARK_BYTES
             return
@@ -102,9 +102,7 @@ class Incarnation:
             line = lines[i]
             if line.truncated:
                 break  # its data is not what is in the file: keep what we have
-            ending = line.length - len(line.data)
-            raw = line.data[-need:] + (b"\r\n" if ending == 2 else b"\n")
-            piece = raw[-need:]
+            piece = (line.data[-need:] + _ending(line))[-need:]
             pieces.append(piece)
             need -= len(piece)
             if need <= 0 or len(piece) < line.length:
@@ -126,6 +124,11 @@ class Incarnation:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.f.close()
+
+
+def _ending(line: RawLine) -> bytes:
+    """The bytes that ended a complete line in the file (its data has them stripped)."""
+    return b"\r\n" if line.length - len(line.data) == 2 else b"\n"
 
 
 def open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:

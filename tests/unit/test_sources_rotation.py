@@ -125,6 +125,25 @@ def test_truncation_without_a_copy_says_how_many_bytes_may_be_missing(tmp_path: 
     assert got == old[: len(got) - len(new)] + new
 
 
+@pytest.mark.parametrize("ending", [b"\n", b"\r\n"])
+@pytest.mark.parametrize("width", [0, 30, 200])
+def test_a_regrown_file_is_noticed_whatever_its_lines_look_like(
+    tmp_path: Path, ending: bytes, width: int
+) -> None:
+    """Short lines (the remembered bytes span several) and long ones, either ending."""
+    p = tmp_path / "app.log"
+    old = [b"o%03d" % i + b"x" * width for i in range(50)]
+    new = [b"n%03d" % i + b"y" * width for i in range(200)]
+    with appender(p) as w, FileFollower(p) as fol:
+        w.write(b"".join(line + ending for line in old))
+        assert datas(fol.poll()) == old
+        os.truncate(p, 0)
+        w.write(b"".join(line + ending for line in new))
+        b = poll_until_quiet(fol)
+        assert kinds(b) == ["truncated"] and "regrown" in b.events[0].message
+        assert datas(b) == new
+
+
 def test_shrunk_file_without_a_copy_also_reports_what_may_be_missing(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     old = numbered("old", 100)
