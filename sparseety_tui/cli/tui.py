@@ -9,17 +9,44 @@ from sparseety_tui.ingest.batch import InputError, Options, check_readable, log_
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 
 
-def tail_paths(paths: list[str]) -> tuple[str, ...]:
+def tail_inputs(paths: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The files ``tail`` follows, and the directories whose new files it follows too.
+
+    A file that does not exist yet is awaited ("waiting for … to appear") if its directory
+    exists and can be read; otherwise, as for any path that cannot be read, one clear
+    sentence (exit 2). A directory's files are followed, and those that appear in it later.
+    """
     files: list[str] = []
+    directories: list[str] = []
     for path in paths:
+        if not os.path.exists(path):
+            check_can_appear(path)
+            files.append(path)
+            continue
         check_readable(path)
-        files.extend(log_files_in(path) if os.path.isdir(path) else [path])
-    if not files:
-        raise InputError("no log files to follow")
-    return tuple(files)
+        if os.path.isdir(path):
+            directories.append(path)
+            files.extend(log_files_in(path))
+        else:
+            files.append(path)
+    return tuple(files), tuple(directories)
 
 
-def live_options(args: argparse.Namespace, paths: tuple[str, ...]) -> LiveOptions:
+def check_can_appear(path: str) -> None:
+    """A file that does not exist yet can be followed once it appears: its directory must
+    exist and be readable (to be watched and listed)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.exists(parent):
+        raise InputError(f"cannot follow {path!r}: no such directory {parent!r}")
+    if not os.path.isdir(parent):
+        raise InputError(f"cannot follow {path!r}: {parent!r} is not a directory")
+    if not os.access(parent, os.R_OK | os.X_OK):
+        raise InputError(f"cannot follow {path!r}: cannot read directory {parent!r}")
+
+
+def live_options(
+    args: argparse.Namespace, paths: tuple[str, ...], directories: tuple[str, ...] = ()
+) -> LiveOptions:
     start: StartMode = "default"
     last = getattr(args, "last", None)
     if getattr(args, "from_start", False):
@@ -28,7 +55,13 @@ def live_options(args: argparse.Namespace, paths: tuple[str, ...]) -> LiveOption
         if last < 0:
             raise InputError("--last must be >= 0")
         start = "last"
-    return LiveOptions(paths=paths, start=start, last_lines=last, poll=bool(args.poll))
+    return LiveOptions(
+        paths=paths,
+        directories=directories,
+        start=start,
+        last_lines=last,
+        poll=bool(args.poll),
+    )
 
 
 def run(command: str, args: argparse.Namespace) -> int:
@@ -45,9 +78,9 @@ def run(command: str, args: argparse.Namespace) -> int:
         options = Options(
             format=args.format, tokenizer=args.tokenizer, model_config=args.model_config
         )
-        paths = tail_paths(args.paths)
+        paths, directories = tail_inputs(args.paths)
         config = AppConfig(
-            live=live_options(args, paths),
+            live=live_options(args, paths, directories),
             options=options,
             theme=args.theme,
             request_id=args.request,

@@ -15,13 +15,14 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
         "tail",
         help="follow logs live in the terminal UI",
         description="Follow one or more logs live (like tail -F: rotation and truncation are "
-        "followed). Start position: by default the existing content is shown; a file of up "
+        "followed, and a file that does not exist yet is awaited). A directory: its files, "
+        "and those that appear in it later. Start position: by default the existing content is shown; a file of up "
         "to 64 MB is read whole at start, a bigger one shows its last 8 MB first and reads "
         "the older part in the background (progress bar in the status line) while the UI "
         "stays usable. --last N starts N lines before the end; --from-start reads whole "
         "files in order, however big (the newest requests show up last).",
     )
-    tail.add_argument("paths", nargs="+", metavar="PATH", help="log files to follow")
+    tail.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories to follow")
     add_core_options(tail)
     tail.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
     tail.add_argument("--request", metavar="ID", help="open straight on this request")

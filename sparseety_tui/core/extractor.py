@@ -141,6 +141,7 @@ class Extractor:
             state.family = registry.family_by_name(forced)
             state.parser = state.family.new_parser(reference_time=state.reference_time)
         self.files.append(state)
+        self._merger.lineage.append(len(self.files) - 1)
         return len(self.files) - 1
 
     def note(self, file: int, message: str) -> None:
@@ -156,21 +157,39 @@ class Extractor:
         never point into the wrong file.
         """
         self.finish_file(file)
+        self.supersede(file, reason)
         old = self.files[file]
-        old.superseded = reason
-        old.revision += 1
         new = self.add_file(old.path)
         self.files[new].meta = dict(old.meta)
+        self._merger.lineage[new] = self._merger.lineage[file]
         return new
+
+    def supersede(self, file: int, reason: str) -> None:
+        """The lines of ``file`` no longer live at its path: never re-read them there."""
+        state = self.files[file]
+        if state.superseded is None:
+            state.superseded = reason
+            self._changed(file)
 
     def finish_file(self, file: int) -> None:
         state = self.files[file]
         if state.sniff_buffer:
             self._detect(state, final=True)
-        if state.parser is not None:
-            state.parser.finish()
-            self._drain_pending(state, file)
+        self.flush(file)
         self._changed(file)
+
+    def flush(self, file: int) -> bool:
+        """End what the file's parser holds open (a traceback), as at the end of the file;
+        True if that gave events. More lines may follow (a live file that was only quiet)."""
+        state = self.files[file]
+        if state.parser is None:
+            return False
+        state.parser.finish()
+        if not state.parser.pending:
+            return False
+        self._drain_pending(state, file)
+        self._changed(file)
+        return True
 
     # -- feeding ---------------------------------------------------------------------
 

@@ -5,6 +5,14 @@ parser gives goes through ``Merger.on_event``: request updates become store rows
 request id with ``RequestStore.merge_row``: a known value wins), per-token data becomes row
 extras and heat counts, stats lines the engine series, errors a count and a failed state.
 This is the one place that maps payload fields to columns.
+
+Per-token data read again: a later incarnation of the same path (a trace truncated and
+written anew, see ``Extractor.new_incarnation``) may repeat a request's tokens. A token
+event at a position already counted from an earlier incarnation, and per-token data in a
+request record of a later incarnation for a request whose per-token data an earlier one
+gave, are not counted again: the first reading stands. Tokens at later positions (a request
+that goes on after a rotation) still add, and so does a token event without ``pos`` (nothing
+tells it is a repeat).
 """
 
 from __future__ import annotations
@@ -118,6 +126,9 @@ class Merger:
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
         self._observer = observer
+        #: For each file index, the first file of its path (the same for every incarnation
+        #: of one path; kept by the Extractor).
+        self.lineage: list[int] = []
 
     def on_event(
         self,
@@ -198,7 +209,7 @@ class Merger:
                 cols["ttft_s"][row] = times.ttft
         sparse = p.get("sparse")
         if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
-            self._on_sparse_detail(dict(sparse), row, meta)
+            self._on_sparse_detail(dict(sparse), row, meta, file)
         if meta:
             self.apply_meta_defaults(meta, row, row + 1)
 
@@ -295,8 +306,17 @@ class Merger:
             return self.tokens.count(text), COUNT_TOKENIZER
         return UNKNOWN, 0
 
-    def _on_sparse_detail(self, sparse: dict[str, Any], row: int, meta: Mapping[str, Any]) -> None:
+    def _on_sparse_detail(
+        self, sparse: dict[str, Any], row: int, meta: Mapping[str, Any], file: int
+    ) -> None:
         """Per-token sparse data inside a request record: routing, drops, KV, head masks."""
+        if not (
+            any(type(sparse.get(key)) is list for key in ("routing", "dropped", "kv"))
+            or type(sparse.get("head_masks")) is dict
+        ):
+            return  # nothing per token (and no extras made for nothing)
+        if not self._first_reading(self.store.extras_for(row), file, None):
+            return
         layers = sparse.get("moe_layers") or meta.get("moe_layers")
         routing = sparse.get("routing")
         if type(routing) is list:
@@ -385,6 +405,8 @@ class Merger:
     ) -> None:
         row = self._row_for(p["request_id"], file, offset, length, line_no)
         extras = self.store.extras_for(row)
+        if not self._first_reading(extras, file, p.get("pos")):
+            return
         experts = p.get("experts")
         if type(experts) is list:
             layers = p.get("moe_layers") or meta.get("moe_layers")
@@ -411,6 +433,25 @@ class Merger:
                     _add_heat(self.dropped, item[0], item[1])
         if self.store.state[row] == 0:
             self.store.state[row] = STATE_CODE["running"]
+
+    def _first_reading(self, extras: RowExtras, file: int, pos: Any) -> bool:
+        """Whether per-token data of ``file`` for this row is read for the first time (not
+        a later incarnation of the same path repeating what an earlier one gave).
+
+        ``pos``: the token event's position; None for per-token data in a request record,
+        which is written once per request (docs/trace-format.md §4)."""
+        last = extras.token_file
+        if file > last:
+            if last >= 0 and self.lineage[file] == self.lineage[last]:
+                if pos is None:
+                    return False
+                extras.before_pos = extras.max_pos  # what earlier incarnations counted
+            extras.token_file = file
+        if type(pos) is int:
+            if pos <= extras.before_pos and file == extras.token_file:
+                return False
+            extras.max_pos = max(extras.max_pos, pos)
+        return True
 
     def _on_error(self, p: ErrorPayload) -> None:
         self.error_count += 1

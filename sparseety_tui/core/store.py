@@ -103,6 +103,13 @@ class RowExtras:
     skipped_head_slots: int = 0
     # (file, offset, length) of every line after the first
     more_lines: list[tuple[int, int, int]] = field(default_factory=list)
+    # Where the per-token data counted above came from (core.merge: a trace truncated and
+    # written again repeats its tokens, which must not count twice): the latest file that
+    # gave some, the highest token position counted, and the highest one counted from
+    # earlier files of the same path (-1: none).
+    token_file: int = -1
+    max_pos: int = -1
+    before_pos: int = -1
 
     def copy(self) -> RowExtras:
         return replace(self, more_lines=list(self.more_lines))
@@ -113,6 +120,9 @@ class RowExtras:
             setattr(self, name, getattr(self, name) + getattr(more, name))
         self.moe_layers = more.moe_layers or self.moe_layers
         self.more_lines.extend(more.more_lines)
+        self.token_file = max(self.token_file, more.token_file)
+        self.max_pos = max(self.max_pos, more.max_pos)
+        self.before_pos = max(self.before_pos, more.before_pos)
 
 
 _EXTRAS_COUNTS = (

@@ -18,6 +18,13 @@ when it goes stale, or at ``finish()``; the grouped ``ErrorPayload`` (message, e
 request_id when a request id appears in it, ts of its first line, number of lines) is
 appended to the parser's ``pending`` list then.
 
+``finish()`` (``close_all``) reports the open tracebacks but leaves them open, marked
+reported: a live file is flushed after a quiet spell (``ingest.worker``), and when the
+writer was only slow, the lines that carry on the same traceback must not make it a second
+error. A reported traceback still takes its continuation lines (counted as traceback lines)
+and ends without a second event; a new ``Traceback (most recent call last)`` starts a new
+error.
+
 A traceback's header line that precedes ``Traceback (most recent call last):`` as a
 separate log line (vLLM ``Error in chat completion stream generator.``) cannot be known to
 be one when it arrives; it stays ``other`` and its text is remembered as the error's
@@ -60,6 +67,7 @@ class _OpenTraceback:
         "lines",
         "message",
         "record",
+        "reported",
         "request_id",
         "state",
         "ts",
@@ -76,6 +84,7 @@ class _OpenTraceback:
         self.request_id: str | None = None
         self.last_seen = now
         self.blank_run = 0
+        self.reported = False  # its error event was given already (close_all)
 
 
 def _is_indented(msg: str) -> bool:
@@ -190,6 +199,9 @@ class TracebackTracker:
         if self.open_by_key and self._count & 63 == 0:
             self._expire()
         tb = self.open_by_key.get(key)
+        if tb is not None and tb.reported and TB_START in msg:
+            self._close(key)  # one already counted: this is a new one, not a chained part
+            tb = None
         if tb is not None:
             self._note_idle(tb)
             if interleavable and record is not None:
@@ -283,6 +295,11 @@ class TracebackTracker:
     def _close(self, key: str) -> None:
         tb = self.open_by_key.pop(key)
         self._note_idle(tb)
+        if not tb.reported:
+            self._report(tb)
+
+    def _report(self, tb: _OpenTraceback) -> None:
+        tb.reported = True
         payload: ErrorPayload = {"lines": tb.lines}
         if tb.exception is not None:
             payload["exception"] = tb.exception
@@ -295,5 +312,8 @@ class TracebackTracker:
         self.owner.pending.append(("error", payload))
 
     def close_all(self) -> None:
-        for key in list(self.open_by_key):
-            self._close(key)
+        """Report every open traceback now (end of a file, or a quiet spell of a live one);
+        they stay open, marked reported (see the module docstring)."""
+        for tb in self.open_by_key.values():
+            if not tb.reported:
+                self._report(tb)

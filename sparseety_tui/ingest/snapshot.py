@@ -29,6 +29,9 @@ StartMode = Literal["default", "start", "last"]
 @dataclass(frozen=True)
 class LiveOptions:
     paths: tuple[str, ...]
+    #: Followed directories: files that appear in them later are followed too (the files
+    #: they hold at start are in ``paths``).
+    directories: tuple[str, ...] = ()
     start: StartMode = "default"
     last_lines: int | None = None
     poll: bool = False
@@ -40,7 +43,8 @@ class LiveOptions:
 
 @dataclass(frozen=True)
 class FileStatus:
-    """One followed path as the UI shows it (both parts of a backfilled file together)."""
+    """One followed path as the UI shows it: every file that lived at the path (rotated,
+    truncated) and both parts of a backfilled one, added up."""
 
     path: str
     format: str
@@ -48,8 +52,12 @@ class FileStatus:
     by_kind: Mapping[str, int]
     backfill_done: int = 0  # bytes of the older part read so far
     backfill_total: int = 0  # bytes of the older part (0: no backfill)
-    parts: tuple[int, ...] = ()  # extractor file indices: (tail,) or (tail, older part)
+    #: Extractor file indices: the first file (its tail part when backfilled), its older
+    #: part (when backfilled), then each later incarnation in order.
+    parts: tuple[int, ...] = ()
     line_base: int | None = 0  # lines before the tail part (None: not counted yet)
+    #: For each part, which file at the path it belongs to (1: the first, 2: the next...).
+    incarnations: tuple[int, ...] = ()
 
     @property
     def unparsed(self) -> int:

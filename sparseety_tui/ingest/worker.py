@@ -21,6 +21,12 @@ Costs are kept off the hot path:
 - A failure there is shown (``Snapshot.problem``: the status line and diagnostics) and the
   computation is tried again later; following goes on.
 
+Each followed path may go through several file incarnations (rotation, truncation, rotated
+copies read late): each gets its own Extractor file, so stored line locations never point
+into the wrong file, and the status of the path adds them all up. A file that has been quiet
+for ``QUIET_FLUSH_S`` has its parser flushed as at the end of a batch file (a traceback cut
+off by a dying server is counted; if it goes on later it is not counted again).
+
 Start position (``tail`` without ``--from-start`` / ``--last``): a file of up to
 ``BIG_FILE_BYTES`` is read whole at start. A bigger one shows its last ``TAIL_WINDOW_BYTES``
 first, then the worker backfills the older part in small steps between live polls (the
@@ -46,7 +52,7 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
-from sparseety_tui.ingest.batch import release_free_memory
+from sparseety_tui.ingest.batch import log_files_in, release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
@@ -63,6 +69,11 @@ BUSY_WAIT_S = 0.05
 RATE_POINTS = 60
 #: Engine stats points copied into each snapshot for sparklines.
 ENGINE_POINTS = 120
+#: A file without new lines for this long has its parser flushed, as at the end of a batch
+#: file: what waits for a next line (a traceback's end) is taken as complete.
+QUIET_FLUSH_S = 1.0
+#: Source events the status line does not show (routine); the diagnostics list the rest.
+ROUTINE_EVENTS = frozenset({"opened", "closed"})
 #: A publish after this long without one wakes the UI (``IngestWorker(on_wake=...)``).
 WAKE_AFTER_S = 0.25
 #: Totals and views are recomputed at most once per this many times their own cost (their
@@ -73,6 +84,19 @@ HEAVY_DUTY = 5.0
 TRIM_INTERVAL_S = 2.0
 #: ...and at most once per this many times the trim's own cost (<= 2 % of a core).
 TRIM_DUTY = 50.0
+
+
+@dataclass
+class _Followed:
+    """One followed path: the Extractor file of each incarnation the follower read."""
+
+    first: int  # the file of the first incarnation (given before anything was read)
+    by_generation: dict[int, int]  # follower generation -> Extractor file
+    incarnations: list[int]  # Extractor files, oldest first
+
+    @property
+    def latest(self) -> int:
+        return self.incarnations[-1]
 
 
 @dataclass
@@ -115,7 +139,8 @@ class IngestWorker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._watcher: LogWatcher | None = None
-        self._file_of: dict[str, int] = {}  # path -> extractor file index (tail part)
+        self._followed: dict[str, _Followed] = {}  # path -> its incarnations' files
+        self._fed_at: dict[int, float] = {}  # file -> when lines last came (not flushed since)
         self._backfills: list[_Backfill] = []
         self._backfill_of: dict[str, _Backfill] = {}
         self._line_base: dict[str, int | None] = {}
@@ -191,20 +216,20 @@ class IngestWorker:
                 worked = self._poll_live()
                 if not self._backlog:
                     worked = self._backfill_step() or worked
+                worked = self._flush_quiet() or worked
                 self._publish(force=False)
                 if self._stop.is_set():
                     break
                 if worked or self._backlog:
                     continue
+                assert self._watcher is not None
                 if self._pending_heavy():
                     self._idle.clear()
-                    assert self._watcher is not None
                     self._watcher.wait(BUSY_WAIT_S)
                     continue
                 self._release_memory()
                 self._idle.set()
-                assert self._watcher is not None
-                self._watcher.wait(IDLE_WAIT_S)
+                self._watcher.wait(self._idle_wait())
         except Exception as exc:  # shown in the UI, never swallowed
             self._snapshot = replace(
                 self._snapshot,
@@ -241,6 +266,8 @@ class IngestWorker:
         start: Literal["start", "end"] = "start"
         watcher = LogWatcher(
             options.paths,
+            directories=options.directories,
+            list_directory=log_files_in,
             poll=options.poll,
             start=start,
             last_lines=options.last_lines if options.start == "last" else None,
@@ -248,8 +275,7 @@ class IngestWorker:
         self._watcher = watcher
         for i, follower in enumerate(watcher.followers):
             path = follower.path
-            self._file_of[path] = self._extractor.add_file(path)
-            self._line_base[path] = 0
+            self._follow(path)
             if options.start != "default":
                 if options.start == "last":
                     self._line_base[path] = None
@@ -276,11 +302,20 @@ class IngestWorker:
                 f"{_size(size - cut)} first, reading the rest in the background"
             )
 
+    def _follow(self, path: str) -> None:
+        """Start a path (given at start, or a file that appeared in a followed directory)."""
+        file = self._extractor.add_file(path)
+        self._followed[path] = _Followed(file, {}, [file])
+        self._line_base[path] = 0
+
     def _poll_live(self) -> bool:
         assert self._watcher is not None
         worked = False
         backlog = False
+        now = self._clock()
         for path, batch in self._watcher.poll_all():
+            if path not in self._followed:
+                self._follow(path)  # it appeared in a followed directory
             backlog = backlog or batch.more
             pending = deque(batch.events)
             done = 0  # lines of the batch before the current segment
@@ -288,7 +323,8 @@ class IngestWorker:
                 lines = segment.lines
                 start = 0
                 while True:
-                    # Events apply between lines: rotation resets the parser before new lines.
+                    # Events apply between lines: a rotation opens the new incarnation's file
+                    # before its lines come.
                     while pending and pending[0].line_index <= done + start:
                         self._on_event(path, pending.popleft())
                     if start >= len(lines):
@@ -296,7 +332,9 @@ class IngestWorker:
                     stop = len(lines)
                     if pending:
                         stop = min(stop, pending[0].line_index - done)
-                    self._extractor.feed(self._file_of[path], lines[start:stop])
+                    file = self._file_for(path, segment.generation, "a new file at the path")
+                    self._extractor.feed(file, lines[start:stop])
+                    self._fed_at[file] = now
                     worked = True
                     start = stop
                 done += len(lines)
@@ -306,14 +344,53 @@ class IngestWorker:
         self._backlog = backlog
         return worked
 
+    def _file_for(self, path: str, generation: int, reason: str) -> int:
+        """The Extractor file of a follower generation of ``path`` (a new incarnation's file
+        when the generation is new: generations only grow, so it follows the latest)."""
+        followed = self._followed[path]
+        file = followed.by_generation.get(generation)
+        if file is not None:
+            return file
+        if generation <= 0 or not followed.by_generation:
+            # Nothing read yet (a "missing" event), or the first incarnation.
+            if generation > 0:
+                followed.by_generation[generation] = followed.first
+            return followed.first
+        # Earlier rows keep pointing into their own incarnation's file.
+        file = self._extractor.new_incarnation(followed.latest, reason)
+        backfill = self._backfill_of.get(path)
+        if backfill is not None:
+            # The older part belongs to the first incarnation: it no longer lives at the path.
+            self._extractor.supersede(backfill.file, reason)
+        followed.by_generation[generation] = file
+        followed.incarnations.append(file)
+        return file
+
     def _on_event(self, path: str, event: SourceEvent) -> None:
-        file = self._file_of[path]
-        if event.kind in ("rotated", "replaced", "truncated"):
-            # New lines belong to a new incarnation: earlier rows keep pointing at theirs.
-            file = self._file_of[path] = self._extractor.new_incarnation(file, event.message)
-        self._extractor.note(file, event.message)
-        if event.kind != "opened":  # the status line shows what changed, not the routine
+        file = self._file_for(path, event.generation, event.message)
+        if event.kind == "closed":
+            self._extractor.finish_file(file)  # no more lines will come to it
+        if event.kind != "opened":
+            self._extractor.note(file, event.message)
+        if event.kind not in ROUTINE_EVENTS:  # the status line shows what changed
             self._events.append(event.message)
+
+    def _flush_quiet(self) -> bool:
+        """Flush the parsers of files quiet for ``QUIET_FLUSH_S``; True if that gave events."""
+        now = self._clock()
+        flushed = False
+        for file, fed_at in list(self._fed_at.items()):
+            if now - fed_at >= QUIET_FLUSH_S:
+                del self._fed_at[file]
+                flushed = self._extractor.flush(file) or flushed
+        return flushed
+
+    def _idle_wait(self) -> float:
+        """How long to sleep with nothing to do: until the next quiet flush is due."""
+        if not self._fed_at:
+            return IDLE_WAIT_S
+        due = min(self._fed_at.values()) + QUIET_FLUSH_S - self._clock()
+        return min(IDLE_WAIT_S, max(0.01, due))
 
     def _backfill_step(self) -> bool:
         for backfill in self._backfills:
@@ -479,35 +556,41 @@ class IngestWorker:
         return state
 
     def _file_statuses(self, state: FrozenExtractor) -> tuple[FileStatus, ...]:
+        """One status per path, adding up every part: each incarnation (a rotated-away file
+        is not forgotten) and the older part of a backfilled one."""
         out: list[FileStatus] = []
         files = state.files
-        for path, index in self._file_of.items():
-            tail = files[index]
-            by_kind = dict(tail.by_kind)
-            lines = tail.lines_total
-            parts: tuple[int, ...] = (index,)
+        for path, followed in self._followed.items():
+            parts = [followed.first]
+            incarnations = [1]
             done = total = 0
             backfill = self._backfill_of.get(path)
             if backfill is not None:
-                older = files[backfill.file]
-                for kind, count in older.by_kind.items():
-                    by_kind[kind] = by_kind.get(kind, 0) + count
-                lines += older.lines_total
-                parts = (index, backfill.file)
+                parts.append(backfill.file)
+                incarnations.append(1)
                 done, total = backfill.done, backfill.end
-            fmt = tail.format_name
-            if fmt == "unknown" and backfill is not None:
-                fmt = files[backfill.file].format_name
+            for n, file in enumerate(followed.incarnations[1:], start=2):
+                parts.append(file)
+                incarnations.append(n)
+            by_kind: dict[str, int] = {}
+            for part in parts:
+                for kind, count in files[part].by_kind.items():
+                    by_kind[kind] = by_kind.get(kind, 0) + count
+            fmt = next(
+                (files[p].format_name for p in reversed(parts) if files[p].family is not None),
+                "unknown",
+            )
             out.append(
                 FileStatus(
                     path=path,
                     format=fmt,
-                    lines=lines,
+                    lines=sum(files[p].lines_total for p in parts),
                     by_kind=by_kind,
                     backfill_done=done,
                     backfill_total=total,
-                    parts=parts,
+                    parts=tuple(parts),
                     line_base=self._line_base.get(path, 0),
+                    incarnations=tuple(incarnations),
                 )
             )
         return tuple(out)

@@ -6,8 +6,10 @@ for changes (inotify through watchfiles, or stat polling).
 """
 
 from .follower import (
+    DEFAULT_DELETED_QUIET_S,
     DEFAULT_MAX_BATCH_BYTES,
-    DEFAULT_ROTATION_GRACE_S,
+    DEFAULT_MAX_RETIRED,
+    DEFAULT_ROTATED_QUIET_S,
     EventKind,
     FileFollower,
     FollowBatch,
@@ -26,9 +28,11 @@ from .lines import (
 from .watcher import LogWatcher
 
 __all__ = [
+    "DEFAULT_DELETED_QUIET_S",
     "DEFAULT_MAX_BATCH_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
-    "DEFAULT_ROTATION_GRACE_S",
+    "DEFAULT_MAX_RETIRED",
+    "DEFAULT_ROTATED_QUIET_S",
     "EventKind",
     "FileFollower",
     "FollowBatch",

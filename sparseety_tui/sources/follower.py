@@ -9,6 +9,21 @@ A file *incarnation* is one inode read from offset 0 (or from the chosen start).
 incarnation (first open, rotation, delete-and-recreate, copytruncate) bumps ``generation``;
 line offsets are only meaningful together with the generation they were read in.
 
+What the follower does about each way a log changes (docs/ARCHITECTURE.md, "Rotation"):
+
+- **Rename** (logrotate ``create``, ``RotatingFileHandler``): the old file stays open and is
+  read while it grows (a writer that has not reopened yet, or never will); it is closed once
+  quiet for ``rotated_quiet_s``. At most ``max_retired`` old files stay open.
+- **Rotations faster than the polls**: at each rotation the directory is searched for rotated
+  copies (``sources.rotated``) that appeared since the last look; each is read whole, in
+  order, as its own incarnation, before the new file.
+- **Copytruncate**: noticed when the file is shorter than what was read, or when the bytes
+  last read are no longer where they were (the file regrew past our position before we
+  looked). The rest of the old content is read from the copy beside it when one holds those
+  same bytes; otherwise the event says how many bytes may be missing.
+- **Delete and recreate**: the deleted file is read until quiet for ``deleted_quiet_s``
+  (short: holding it keeps its disk space).
+
 Invariants (each has a test): every byte of every incarnation we saw is reported in exactly one
 line; a line cut in two by a slow writer is reported once, complete; the file is only ever
 opened read-only.
@@ -16,26 +31,28 @@ opened read-only.
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
-from .lines import (
-    _BACK_BLOCK,
-    DEFAULT_MAX_LINE_BYTES,
-    READ_BUFFER_BYTES,
-    LineAssembler,
-    RawLine,
+from .incarnation import (
+    Incarnation,
+    Key,
+    open_readonly,
+    reread_from_start,
+    start_of_last_lines,
 )
+from .lines import DEFAULT_MAX_LINE_BYTES, RawLine
+from .rotated import oldest_first, rotated_siblings
 
 __all__ = [
+    "DEFAULT_DELETED_QUIET_S",
     "DEFAULT_MAX_BATCH_BYTES",
-    "DEFAULT_ROTATION_GRACE_S",
+    "DEFAULT_MAX_RETIRED",
+    "DEFAULT_ROTATED_QUIET_S",
     "EventKind",
     "FileFollower",
     "FollowBatch",
@@ -45,16 +62,40 @@ __all__ = [
 ]
 
 EventKind = Literal[
-    "opened", "missing", "appeared", "rotated", "truncated", "replaced", "read_error"
+    "opened",
+    "missing",
+    "appeared",
+    "rotated",
+    "truncated",
+    "replaced",
+    "read_error",
+    "closed",
+    "lost",
 ]
+"""``closed``: an old incarnation is no longer read (quiet, or too many open); ``lost``:
+proof that bytes were never read (a rotated file grew after it was closed, or one could not
+be opened)."""
 
 DEFAULT_MAX_BATCH_BYTES = 16 * 1024 * 1024
 """Bytes read by one ``poll()`` at most (at a line boundary), so catching up on a multi-GB file
 is done in steps and the caller stays responsive; ``FollowBatch.more`` says there is more."""
 
-DEFAULT_ROTATION_GRACE_S = 2.0
-"""After a rotation, keep reading the old file this long for lines a writer that has not
-reopened yet still appends there (logrotate ``create`` mode: rename, create, then signal)."""
+DEFAULT_ROTATED_QUIET_S = 300.0
+"""A renamed-away file is read until it has not grown for this long. A writer that never
+reopens its log (output redirected to the file, a plain ``FileHandler``) keeps writing to the
+renamed file, maybe only every few minutes on an idle server."""
+
+DEFAULT_DELETED_QUIET_S = 10.0
+"""A deleted file is read until it has not grown for this long: shorter, since holding it
+open keeps its disk space allocated."""
+
+DEFAULT_MAX_RETIRED = 8
+"""Old incarnations kept open at most (the oldest is closed first)."""
+
+_LOOKS = 10  # listings of the directory while rotation renames files under them
+_MAX_STEPS = 64  # incarnations one poll moves through at most (then: more next poll)
+_KNOWN_KEPT = 4096  # inodes remembered as seen (ours and rotated copies)
+_CLOSED_KEPT = 256  # closed incarnations remembered, to prove later growth was not read
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +107,9 @@ class SourceEvent:
     message: str
     """Human-readable, e.g. "file rotated, reopened"."""
     generation: int = 0
-    """The follower's generation right after the event."""
+    """The incarnation the event is about: the new one for ``opened``, ``appeared``,
+    ``rotated``, ``replaced`` and ``truncated``; the one closed for ``closed`` and ``lost``;
+    the current one otherwise."""
     line_index: int = 0
     """How many of the batch's lines (``FollowBatch.lines``) came before this event."""
 
@@ -111,75 +154,6 @@ class FollowBatch:
         return self.segments[-1].lines
 
 
-class _Incarnation:
-    """One open inode and the line state within it."""
-
-    __slots__ = ("asm", "dev", "f", "generation", "ino", "retire_at", "size_seen")
-
-    def __init__(self, f: BinaryIO, st: os.stat_result, pos: int, cap: int, gen: int) -> None:
-        self.f = f
-        self.dev = st.st_dev
-        self.ino = st.st_ino
-        self.asm = LineAssembler(f, pos, cap)
-        self.generation = gen
-        self.retire_at = 0.0
-        self.size_seen = st.st_size
-
-    def same_file(self, st: os.stat_result) -> bool:
-        return st.st_ino == self.ino and st.st_dev == self.dev
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):
-            self.f.close()
-
-
-def _open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:
-    """Open ``path`` read-only (never create), refusing anything but a regular file.
-
-    A FIFO would block the open until a writer comes; O_NONBLOCK avoids that hang, and the
-    check below then turns it away. The flag is cleared again for the regular file.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | nonblock)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if nonblock:
-            os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
-    except BaseException:
-        os.close(fd)
-        raise
-    return f, st
-
-
-def _start_of_last_lines(f: BinaryIO, size: int, n: int) -> int:
-    """Offset where the last ``n`` complete lines of the file begin (reading backwards).
-
-    An unterminated tail is not one of the ``n``: it is still being written, and will be
-    reported once complete. ``n == 0`` gives the start of that tail (or ``size``).
-    """
-    pos = size
-    need = n + 1  # the "\n" that ends the line before the first one we keep
-    while pos > 0:
-        block_start = max(0, pos - _BACK_BLOCK)
-        f.seek(block_start)
-        block = f.read(pos - block_start)
-        end = len(block)
-        while True:
-            i = block.rfind(b"\n", 0, end)
-            if i < 0:
-                break
-            need -= 1
-            if need == 0:
-                return block_start + i + 1
-            end = i
-        pos = block_start
-    return 0
-
-
 _READ_FAILED = "read failed"
 
 StartSpec = Literal["start", "end"] | int
@@ -196,7 +170,10 @@ class FileFollower:
         last_lines: int | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
-        rotation_grace_s: float = DEFAULT_ROTATION_GRACE_S,
+        rotated_quiet_s: float = DEFAULT_ROTATED_QUIET_S,
+        deleted_quiet_s: float = DEFAULT_DELETED_QUIET_S,
+        max_retired: int = DEFAULT_MAX_RETIRED,
+        reopen: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``start``: ``"start"`` reads the whole file, ``"end"`` only what is written from now
@@ -204,8 +181,16 @@ class FileFollower:
         an int resumes at that byte offset (moved forward to a line start). ``last_lines=N``
         starts N complete lines before the end (like ``tail -n N -f``) and overrides ``start``.
         The start applies to the file present at the first poll only: files that appear or
-        replace it later are read from their beginning. ``clock`` (seconds, monotonic) times the
-        rotation grace period; tests pass a fake one.
+        replace it later are read from their beginning.
+
+        ``rotated_quiet_s`` / ``deleted_quiet_s``: how long a rotated-away file (renamed /
+        deleted) is still read after its last growth (0: not at all, its unterminated tail is
+        reported at once); ``max_retired``: how many such files stay open at most.
+        ``reopen=False``: follow only the file present now (what is appended to it), never a
+        new file at the path: for a rotated copy (``app.log.1``) followed beside its live file,
+        whose path receives the live file's older incarnations, read by the live file's
+        follower already. ``clock`` (seconds, monotonic) times the quiet periods; tests pass a
+        fake one.
         """
         if isinstance(start, int) and not isinstance(start, bool):
             if start < 0:
@@ -216,21 +201,34 @@ class FileFollower:
             raise ValueError("last_lines must be >= 0")
         if max_line_bytes < 1 or max_batch_bytes < 1:
             raise ValueError("max_line_bytes and max_batch_bytes must be >= 1")
+        if max_retired < 1:
+            raise ValueError("max_retired must be >= 1")
         self.path = os.fspath(path)
         self._start: StartSpec = start
         self._last_lines = last_lines
         self._cap = max_line_bytes
         self._budget = max_batch_bytes
-        self._grace = rotation_grace_s
+        self._rotated_quiet = rotated_quiet_s
+        self._deleted_quiet = deleted_quiet_s
+        self._max_retired = max_retired
+        self._reopen = reopen
         self._clock = clock
-        self._cur: _Incarnation | None = None
-        self._retired: list[_Incarnation] = []
+        self._cur: Incarnation | None = None
+        self._retired: list[Incarnation] = []
+        #: Rotated copies found at a rotation that we never saw (oldest first), each with the
+        #: generation it gets; read before the new file (``_cur``).
+        self._skipped: list[tuple[str, os.stat_result, int]] = []
+        self._skipping: Incarnation | None = None  # the one of them being read
+        self._cur_event: tuple[EventKind, str] | None = None  # said once the skipped are read
+        self._known: dict[Key, None] = {}
+        self._closed: dict[Key, tuple[int, int]] = {}  # -> (size when closed, generation)
         self.generation = 0
         """Incremented each time a new file incarnation is opened (0: nothing opened yet)."""
         self._ever_opened = False
         self._missing_reported = False
         self._error_reported: str | None = None
         self._more = False
+        self._left = 0  # bytes this poll may still read
 
     # -- public ------------------------------------------------------------------------------
 
@@ -241,18 +239,40 @@ class FileFollower:
 
     @property
     def draining(self) -> bool:
-        """True while rotated-away files are still read during their grace period."""
-        return bool(self._retired)
+        """True while rotated-away files are still read (until each goes quiet)."""
+        return bool(self._retired or self._skipped or self._skipping)
+
+    @property
+    def retired_count(self) -> int:
+        """Rotated-away files still open."""
+        return len(self._retired)
 
     @property
     def position(self) -> int:
         """Bytes of the current incarnation consumed so far (0 if none is open)."""
         return self._cur.asm.pos if self._cur is not None else 0
 
+    def holds(self, st: os.stat_result) -> bool:
+        """Whether the file ``st`` describes is one this follower reads (now or still)."""
+        incs = [self._cur, self._skipping, *self._retired]
+        return any(inc is not None and inc.same_file(st) for inc in incs)
+
+    def retired_sizes(self) -> tuple[int, ...]:
+        """The sizes of the rotated-away files still read: a change here is a change to read
+        (they may live in a directory nobody watches)."""
+        sizes: list[int] = []
+        for inc in self._retired:
+            try:
+                sizes.append(os.fstat(inc.f.fileno()).st_size)
+            except OSError:
+                sizes.append(-1)
+        return tuple(sizes)
+
     def poll(self) -> FollowBatch:
         """Read what is new; never raises for file-system trouble (see ``read_error``)."""
         batch = FollowBatch(self.path)
         self._more = False
+        self._left = self._budget
         try:
             self._poll_into(batch)
         except OSError as e:  # the specific cases are handled below; this is the backstop
@@ -262,36 +282,48 @@ class FileFollower:
 
     def _poll_into(self, batch: FollowBatch) -> None:
         self._poll_retired(batch)
-        if self._cur is None:
+        if self._cur is None and not self._more:
             self._try_first_open(batch)
-        budget = self._budget
-        while self._cur is not None:
+        for _ in range(_MAX_STEPS):
+            if self._more:
+                return
+            # Older incarnations first: the lines come out in the order they were written.
+            if (self._skipping is not None or self._skipped) and not self._read_skipped(batch):
+                break
+            if self._cur_event is not None:
+                kind, message = self._cur_event
+                self._cur_event = None
+                self._event(batch, kind, message)
             cur = self._cur
+            if cur is None:
+                break
             try:
                 st = os.fstat(cur.f.fileno())
             except OSError as e:
                 self._report_error(batch, f"cannot stat open file: {e.strerror or e}")
                 break
-            if st.st_size < cur.asm.pos:
-                self._restart_truncated(batch, cur, st.st_size)
-                cur = self._cur
-                assert cur is not None
-            before = cur.asm.pos
-            if not self._read(batch, cur, budget):
-                break
-            budget -= cur.asm.pos - before
-            if budget <= 0:
-                self._more = True
+            if st.st_size < cur.asm.pos or (cur.changed(st) and not cur.holds_mark()):
+                self._restart_truncated(batch, cur, st)
+                self._poll_retired(batch)  # the rest of the old content, from its copy
+                continue
+            cur.size_seen = st.st_size
+            if not self._read(batch, cur) or self._more:
                 break
             # At end of file: is the path still this file?
             if not self._check_path(batch, cur):
                 break
+        else:
+            self._more = True  # rotated again and again while we read: go on next poll
 
     def close(self) -> None:
         """Close open files. Unterminated tails are dropped: nothing more is reported."""
         for inc in self._retired:
             inc.close()
         self._retired.clear()
+        if self._skipping is not None:
+            self._skipping.close()
+            self._skipping = None
+        self._skipped.clear()
         if self._cur is not None:
             self._cur.close()
             self._cur = None
@@ -304,10 +336,11 @@ class FileFollower:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _event(self, batch: FollowBatch, kind: EventKind, message: str) -> None:
-        batch.events.append(
-            SourceEvent(kind, self.path, message, self.generation, batch.line_count)
-        )
+    def _event(
+        self, batch: FollowBatch, kind: EventKind, message: str, generation: int | None = None
+    ) -> None:
+        gen = self.generation if generation is None else generation
+        batch.events.append(SourceEvent(kind, self.path, message, gen, batch.line_count))
 
     def _report_error(self, batch: FollowBatch, message: str) -> None:
         # Once per distinct problem, not on every poll.
@@ -315,14 +348,14 @@ class FileFollower:
             self._error_reported = message
             self._event(batch, "read_error", f"{self.path}: {message}")
 
-    def _open(self, batch: FollowBatch) -> _Incarnation | None:
-        """Open the path as a new incarnation at offset 0, or report why not."""
+    def _open(self, batch: FollowBatch) -> tuple[BinaryIO, os.stat_result] | None:
+        """Open the path read-only, or report why not."""
         try:
-            f, st = _open_readonly(self.path)
+            opened = open_readonly(self.path)
         except FileNotFoundError:
             if not self._missing_reported:
                 self._missing_reported = True
-                self._event(batch, "missing", f"{self.path}: file does not exist yet, waiting")
+                self._event(batch, "missing", f"waiting for {self.path} to appear")
             return None
         except PermissionError:
             self._report_error(batch, "permission denied (cannot read the file)")
@@ -331,16 +364,28 @@ class FileFollower:
             self._report_error(batch, f"cannot open: {e.strerror or e}")
             return None
         self._error_reported = None
+        return opened
+
+    def _new_incarnation(self, f: BinaryIO, st: os.stat_result, name: str) -> Incarnation:
         self.generation += 1
-        return _Incarnation(f, st, 0, self._cap, self.generation)
+        inc = Incarnation(f, st, 0, self._cap, self.generation, name)
+        self._remember(inc.key)
+        return inc
+
+    def _remember(self, key: Key) -> None:
+        self._known[key] = None
+        if len(self._known) > _KNOWN_KEPT:
+            del self._known[next(iter(self._known))]
 
     def _try_first_open(self, batch: FollowBatch) -> None:
         was_missing = self._missing_reported
-        inc = self._open(batch)
-        if inc is None:
+        opened = self._open(batch)
+        if opened is None:
             return
-        self._cur = inc
+        inc = self._cur = self._new_incarnation(*opened, self.path)
         self._missing_reported = False
+        # Rotated copies present now are history, not incarnations we missed.
+        self._look_around(batch)
         if not self._ever_opened:
             self._ever_opened = True
             if was_missing:
@@ -368,14 +413,14 @@ class FileFollower:
         else:
             self._event(batch, "opened", f"{self.path}: opened")
 
-    def _initial_position(self, inc: _Incarnation) -> int:
+    def _initial_position(self, inc: Incarnation) -> int:
         size = inc.size_seen
         if self._last_lines is not None:
-            return _start_of_last_lines(inc.f, size, self._last_lines)
+            return start_of_last_lines(inc.f, size, self._last_lines)
         if self._start == "start":
             return 0
         if self._start == "end":
-            return _start_of_last_lines(inc.f, size, 0)
+            return start_of_last_lines(inc.f, size, 0)
         offset = int(self._start)
         if offset > size:
             return 0  # the file we were reading is gone (see the "truncated" event)
@@ -391,42 +436,97 @@ class FileFollower:
             if not piece or piece.endswith(b"\n"):
                 return inc.f.tell()
 
-    def _read(self, batch: FollowBatch, inc: _Incarnation, budget: int | None) -> bool:
-        """Append ``inc``'s new complete lines to the batch; False on a read error."""
+    def _read(self, batch: FollowBatch, inc: Incarnation) -> bool:
+        """Append ``inc``'s new complete lines to the batch, within this poll's byte budget
+        (``_more`` says when it ran out); False on a read error."""
         out = batch._segment(inc.generation)
+        start = len(out)
+        before = inc.asm.pos
         try:
-            out.extend(inc.asm.lines(budget=budget))
+            out.extend(inc.asm.lines(budget=self._left))
         except OSError as e:
             self._report_error(batch, f"{_READ_FAILED}: {e.strerror or e}")
             return False
+        finally:
+            self._left -= inc.asm.pos - before
+            if self._left <= 0:
+                self._more = True
+            if len(out) > start:
+                inc.note_read(out, start)
+            if not out:
+                batch.segments.pop()
         if self._error_reported is not None and self._error_reported.startswith(_READ_FAILED):
             self._error_reported = None  # reads work again: report the next failure
-        if not out:
-            batch.segments.pop()
         return True
 
-    def _flush_tail(self, batch: FollowBatch, inc: _Incarnation) -> None:
+    def _flush_tail(self, batch: FollowBatch, inc: Incarnation) -> None:
         tail = inc.asm.flush_partial()
         if tail is not None:
             batch._segment(inc.generation).append(tail)
 
-    def _restart_truncated(self, batch: FollowBatch, cur: _Incarnation, size: int) -> None:
-        # copytruncate: the file shrank below what we read. The held tail was real data that
-        # will never be completed: report it as a line, then read the file again from 0.
-        old_pos = cur.asm.pos
-        self._flush_tail(batch, cur)
-        self.generation += 1
-        cur.generation = self.generation
-        cur.f.seek(0)
-        cur.asm = LineAssembler(cur.f, 0, self._cap)
-        self._event(
-            batch,
-            "truncated",
-            f"{self.path}: file truncated (size {size} < {old_pos} bytes read), "
-            "reading it again from the start",
-        )
+    # -- copytruncate ------------------------------------------------------------------------
 
-    def _check_path(self, batch: FollowBatch, cur: _Incarnation) -> bool:
+    def _restart_truncated(self, batch: FollowBatch, cur: Incarnation, st: os.stat_result) -> None:
+        """The file was truncated (copytruncate): shorter than what we read, or regrown past
+        it with other bytes. Finish the old content from the copy beside it if there is one,
+        then read the file again from the start as a new incarnation."""
+        old_pos = cur.asm.pos
+        unread = max(0, cur.size_seen - old_pos)
+        if st.st_size < old_pos:
+            what = f"file truncated (size {st.st_size:,} < {old_pos:,} bytes read)"
+        else:  # longer than what we read, but not with the bytes we read
+            what = "file truncated and regrown"
+        copy = self._find_copy(batch, cur)
+        if copy is not None:
+            name, copy_f, copy_st = copy
+            # The old incarnation goes on in the copy (same bytes, same offsets): its unread
+            # rest, and the line it was in the middle of, are read from there.
+            retired = Incarnation(copy_f, copy_st, old_pos, self._cap, cur.generation, name)
+            retired.asm = cur.asm
+            retired.asm.f = copy_f
+            copy_f.seek(old_pos)
+            retired.final = True
+            self._retired.append(retired)
+            rest = copy_st.st_size - old_pos
+            said = (
+                f"the {rest:,} bytes not read yet are read from its copy "
+                f"{os.path.basename(name)}, then"
+                if rest
+                else "everything before it was read;"
+            )
+            message = f"{self.path}: {what} (copytruncate); {said} reading it again"
+        else:
+            self._flush_tail(batch, cur)
+            missing = (
+                f"{unread:,} bytes may be missing"
+                if unread
+                else "bytes written after the last read may be missing"
+            )
+            message = f"{self.path}: {what}: {missing}; reading it again"
+        message += " from the start"
+        self._cur = self._new_incarnation(reread_from_start(cur.f), st, self.path)
+        self._event(batch, "truncated", message)
+
+    def _find_copy(
+        self, batch: FollowBatch, cur: Incarnation
+    ) -> tuple[str, BinaryIO, os.stat_result] | None:
+        """The copy copytruncate made of the file: a rotated copy not seen before that is at
+        least as long as what we read and holds the bytes we read last, where we read them."""
+        for name, st in reversed(self._look_around(batch)):  # the newest first
+            if st.st_size < cur.asm.pos or not cur.mark:
+                continue
+            try:
+                f, st = open_readonly(name)
+            except OSError:
+                continue
+            if st.st_size >= cur.asm.pos and cur.holds_mark(f):
+                return name, f, st
+            f.close()
+        return None
+
+    # -- rotation ----------------------------------------------------------------------------
+
+    def _check_path(self, batch: FollowBatch, cur: Incarnation) -> bool:
         """At EOF of the current file: switch to a new file at the path if there is one.
 
         Returns True if a new incarnation was opened (the caller reads it on).
@@ -435,7 +535,7 @@ class FileFollower:
             st = os.stat(self.path)
         except FileNotFoundError:
             # Renamed away or deleted, nothing new yet: keep reading the open file (a writer
-            # may still append to it) until a new file shows up.
+            # may still append to it) until a new one shows up.
             if not self._missing_reported:
                 self._missing_reported = True
                 self._event(
@@ -452,55 +552,219 @@ class FileFollower:
             if self._missing_reported:
                 self._missing_reported = False  # moved back, e.g. `mv a b; mv b a`
             return False
+        if not self._reopen:
+            if not self._missing_reported:
+                self._missing_reported = True
+                self._event(
+                    batch,
+                    "missing",
+                    f"{self.path}: now holds an older file of the log it is a rotated copy "
+                    "of (read as that log); still reading the file it held",
+                )
+            return False
         # A different file now lives at the path: rotation (old file renamed, nlink > 0) or
         # replacement (old file deleted). Drained to EOF already; hand the tail over now.
         try:
             old_links = os.fstat(cur.f.fileno()).st_nlink
         except OSError:
             old_links = 0
-        new = self._open(batch)
-        if new is None:
+        opened = self._open(batch)
+        if opened is None:
             return False
+        f, new_st = opened
+        if cur.same_file(new_st):
+            f.close()  # moved back between the stat and the open
+            return False
+        self._remember((new_st.st_dev, new_st.st_ino))
         self._retire(batch, cur)
-        self._cur = new
+        # Rotated copies that appeared since the last look, and that we never read, are
+        # incarnations that came and went between two polls: read them before the new file.
+        for name, sib_st in self._look_around(batch):
+            self.generation += 1
+            self._skipped.append((name, sib_st, self.generation))
+        self._cur = self._new_incarnation(f, new_st, self.path)
         self._missing_reported = False
         if old_links > 0:
-            self._event(batch, "rotated", f"{self.path}: file rotated, reopened")
+            self._cur_event = ("rotated", f"{self.path}: file rotated, reopened")
         else:
-            self._event(batch, "replaced", f"{self.path}: file deleted and recreated, reopened")
+            self._cur_event = ("replaced", f"{self.path}: file deleted and recreated, reopened")
         return True
 
-    def _retire(self, batch: FollowBatch, inc: _Incarnation) -> None:
+    def _look_around(self, batch: FollowBatch) -> list[tuple[str, os.stat_result]]:
+        """The rotated copies beside the path that were not there at the last look (oldest
+        first); all of them count as seen from now on. A copy we closed that has grown since
+        is reported as ``lost``: those bytes were never read."""
+        new: list[tuple[str, os.stat_result]] = []
+        for _ in range(_LOOKS):
+            siblings, settled = rotated_siblings(self.path)
+            for name, st in siblings:
+                key = (st.st_dev, st.st_ino)
+                closed = self._closed.get(key)
+                if closed is not None and st.st_size > closed[0]:
+                    self._closed[key] = (st.st_size, closed[1])
+                    self._event(
+                        batch,
+                        "lost",
+                        f"{self.path}: {os.path.basename(name)} grew by "
+                        f"{st.st_size - closed[0]:,} bytes after it was closed (quiet, or too "
+                        "many rotated files open); those bytes were not read",
+                        closed[1],
+                    )
+                if key not in self._known:
+                    self._remember(key)
+                    new.append((name, st))
+            if settled:
+                break  # else files were renamed under the listing: one may have slipped by
+        return oldest_first(self.path, new)
+
+    def _read_skipped(self, batch: FollowBatch) -> bool:
+        """Read the rotated copies found at the last rotation, oldest first; False while the
+        byte budget ran out before they were all read."""
+        while self._skipping is not None or self._skipped:
+            inc = self._skipping
+            if inc is None:
+                name, st, gen = self._skipped.pop(0)
+                try:
+                    name, f, st = self._open_sibling(name, (st.st_dev, st.st_ino))
+                except OSError as e:
+                    self._event(
+                        batch,
+                        "lost",
+                        f"{self.path}: rotated more than once between two reads, and the "
+                        f"rotated file {os.path.basename(name)} cannot be read "
+                        f"({e.strerror or e}): its lines may be missing",
+                        gen,
+                    )
+                    continue
+                inc = self._skipping = Incarnation(f, st, 0, self._cap, gen, name)
+                self._remember(inc.key)
+                self._event(
+                    batch,
+                    "rotated",
+                    f"{self.path}: rotated more than once between two reads; reading "
+                    f"{os.path.basename(name)} too, a rotated file not read before",
+                    gen,
+                )
+            if not self._read(batch, inc):
+                self._skipping = None
+                inc.close()
+                continue
+            if self._more:
+                return False
+            self._skipping = None
+            if self._skipped:
+                # A newer one exists: its writer moved on. Done with this one.
+                self._flush_tail(batch, inc)
+                self._forget(inc)
+            else:
+                self._retire(batch, inc)  # the newest may still be written to
+        return True
+
+    def _open_sibling(self, name: str, key: Key) -> tuple[str, BinaryIO, os.stat_result]:
+        """Open the rotated copy ``key`` that was at ``name`` when the directory was listed.
+
+        Rotation may have moved it on since (``app.log.3`` to ``app.log.4``), and another
+        file may sit at that name now: reading that one instead would read it twice and
+        lose this one. So the inode is checked, and looked for again under its new name.
+        """
+        for _ in range(_LOOKS):
+            try:
+                f, st = open_readonly(name)
+            except FileNotFoundError:
+                pass
+            else:
+                if (st.st_dev, st.st_ino) == key:
+                    return name, f, st
+                f.close()
+            siblings, settled = rotated_siblings(self.path)
+            found = [n for n, sib in siblings if (sib.st_dev, sib.st_ino) == key]
+            if found:
+                name = found[0]
+            elif settled:
+                break  # a quiet listing without it: deleted, or moved elsewhere
+        # Not found now; if it is still somewhere beside the path, a later look reads it.
+        self._known.pop(key, None)
+        raise FileNotFoundError(errno.ENOENT, "it was deleted or moved on", name)
+
+    def _retire(self, batch: FollowBatch, inc: Incarnation) -> None:
         """Stop treating ``inc`` as the current file (it was rotated away or deleted).
 
-        With a grace period, it stays open for a while: a writer that has not reopened yet may
-        still append to it (or finish the line it was writing). Its unterminated tail is
-        reported when the grace period ends without new data, so a line finished late is not
-        cut in two. Without a grace period, the tail is reported now.
+        It stays open while it grows: a writer that has not reopened yet may still append to
+        it (or finish the line it was writing). Its unterminated tail is reported when it is
+        closed, so a line finished late is not cut in two.
         """
-        if self._grace > 0:
-            inc.retire_at = self._clock() + self._grace
-            self._retired.append(inc)
-        else:
-            self._flush_tail(batch, inc)
-            inc.close()
+        inc.quiet_since = self._clock()
+        self._retired.append(inc)
+        self._poll_retired(batch, read=False)
 
-    def _poll_retired(self, batch: FollowBatch) -> None:
-        """Pick up lines still appended to rotated-away files during their grace period."""
+    def _quiet_limit(self, inc: Incarnation, links: int) -> float:
+        return self._rotated_quiet if links > 0 else self._deleted_quiet
+
+    def _poll_retired(self, batch: FollowBatch, read: bool = True) -> None:
+        """Read what was appended to rotated-away files; close those quiet long enough, and
+        the oldest beyond ``max_retired`` once read to their end."""
         if not self._retired:
             return
         now = self._clock()
-        keep: list[_Incarnation] = []
+        keep: list[Incarnation] = []
         for inc in self._retired:
-            before = inc.asm.pos
-            self._read(batch, inc, None)
-            if inc.asm.pos != before:
-                # A writer is still there: give it more time, and do not cut its line.
-                inc.retire_at = max(inc.retire_at, now + self._grace)
-                keep.append(inc)
-            elif now >= inc.retire_at:
+            try:
+                st = os.fstat(inc.f.fileno())
+            except OSError:
+                self._close_retired(batch, inc, "it cannot be read any more")
+                continue
+            if read and not self._more:
+                before = inc.asm.pos
+                if not self._read(batch, inc):
+                    self._close_retired(batch, inc, "it cannot be read any more")
+                    continue
+                if inc.asm.pos != before:
+                    inc.quiet_since = now  # a writer is still there: give it more time
+            at_end = inc.asm.pos >= st.st_size and not self._more
+            if inc.final and at_end:
                 self._flush_tail(batch, inc)
-                inc.close()
+                self._forget(inc)
+            elif at_end and now - inc.quiet_since >= self._quiet_limit(inc, st.st_nlink):
+                where = "renamed" if st.st_nlink > 0 else "deleted"
+                quiet = self._quiet_limit(inc, st.st_nlink)
+                self._close_retired(batch, inc, f"{where}, quiet for {quiet:g} s")
             else:
                 keep.append(inc)
+        while len(keep) > self._max_retired:
+            oldest = keep[0]
+            try:
+                at_end = oldest.asm.pos >= os.fstat(oldest.f.fileno()).st_size
+            except OSError:
+                at_end = True
+            if not at_end:
+                break  # read it to its end first (next poll)
+            keep.pop(0)
+            self._close_retired(
+                batch,
+                oldest,
+                f"more than {self._max_retired} rotated files open; lines still written "
+                "there are not read",
+            )
         self._retired = keep
+
+    def _close_retired(self, batch: FollowBatch, inc: Incarnation, why: str) -> None:
+        self._flush_tail(batch, inc)
+        self._forget(inc)
+        self._event(
+            batch,
+            "closed",
+            f"{self.path}: stopped reading the rotated-away file (generation "
+            f"{inc.generation}): {why}",
+            inc.generation,
+        )
+
+    def _forget(self, inc: Incarnation) -> None:
+        """Close an old incarnation, remembering its size to notice growth we missed."""
+        try:
+            size = os.fstat(inc.f.fileno()).st_size
+        except OSError:
+            size = inc.asm.pos
+        inc.close()
+        self._closed[inc.key] = (size, inc.generation)
+        if len(self._closed) > _CLOSED_KEPT:
+            del self._closed[next(iter(self._closed))]

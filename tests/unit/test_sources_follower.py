@@ -113,7 +113,7 @@ def test_rename_and_create_rotation_loses_and_doubles_nothing(tmp_path: Path) ->
     p = tmp_path / "app.log"
     clock = FakeClock()
     w = appender(p)
-    fol = FileFollower(p, rotation_grace_s=2.0, clock=clock)
+    fol = FileFollower(p, rotated_quiet_s=2.0, clock=clock)
     w.write(b"a1\na2\n")
     first = fol.poll()
     assert datas(first) == [b"a1", b"a2"] and fol.generation == 1
@@ -151,7 +151,7 @@ def test_rotation_tail_is_reported_when_grace_ends(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     clock = FakeClock()
     p.write_bytes(b"x1\nunterminated")
-    with FileFollower(p, rotation_grace_s=1.0, clock=clock) as fol:
+    with FileFollower(p, rotated_quiet_s=1.0, clock=clock) as fol:
         assert datas(fol.poll()) == [b"x1"]
         os.rename(p, tmp_path / "app.log.1")
         p.write_bytes(b"y1\n")
@@ -169,13 +169,13 @@ def test_rotation_tail_is_reported_when_grace_ends(tmp_path: Path) -> None:
 def test_rotation_without_grace_reports_tail_at_once(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     p.write_bytes(b"x1\nunterminated")
-    with FileFollower(p, rotation_grace_s=0) as fol:
+    with FileFollower(p, rotated_quiet_s=0) as fol:
         assert datas(fol.poll()) == [b"x1"]
         os.rename(p, tmp_path / "app.log.1")
         p.write_bytes(b"y1\n")
         b = fol.poll()
         assert datas(b) == [b"unterminated", b"y1"]
-        assert kinds(b) == ["rotated"] and b.events[0].line_index == 1
+        assert kinds(b) == ["closed", "rotated"] and b.events[1].line_index == 1
 
 
 def test_copytruncate_restarts_at_zero(tmp_path: Path) -> None:
@@ -203,7 +203,7 @@ def test_copytruncate_restarts_at_zero(tmp_path: Path) -> None:
 def test_delete_and_recreate(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     w = appender(p)
-    with FileFollower(p, rotation_grace_s=0) as fol:
+    with FileFollower(p, rotated_quiet_s=0, deleted_quiet_s=0) as fol:
         w.write(b"a1\n")
         assert datas(fol.poll()) == [b"a1"]
         w.write(b"a2\n")
@@ -216,8 +216,8 @@ def test_delete_and_recreate(tmp_path: Path) -> None:
         w.close()
         p.write_bytes(b"b1\n")
         b = fol.poll()
-        assert kinds(b) == ["replaced"] and datas(b) == [b"b1"]
-        assert b.events[0].message.endswith("file deleted and recreated, reopened")
+        assert kinds(b) == ["closed", "replaced"] and datas(b) == [b"b1"]
+        assert b.events[1].message.endswith("file deleted and recreated, reopened")
 
 
 def test_file_that_appears_later(tmp_path: Path) -> None:
@@ -279,7 +279,7 @@ def test_not_a_regular_file_is_an_event_not_an_exception(tmp_path: Path) -> None
 def test_unreadable_new_file_after_rotation_is_reported_once(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     w = appender(p)
-    with FileFollower(p, rotation_grace_s=0) as fol:
+    with FileFollower(p, rotated_quiet_s=0) as fol:
         w.write(b"a1\n")
         assert datas(fol.poll()) == [b"a1"]
         p.rename(tmp_path / "app.log.1")
@@ -294,7 +294,7 @@ def test_unreadable_new_file_after_rotation_is_reported_once(tmp_path: Path) -> 
         p.rmdir()
         p.write_bytes(b"b1\n")
         b = fol.poll()
-        assert kinds(b) == ["rotated"] and datas(b) == [b"b1"]
+        assert kinds(b) == ["closed", "rotated"] and datas(b) == [b"b1"]
     w.close()
 
 
@@ -354,7 +354,7 @@ def test_random_writes_rotations_and_polls_account_for_every_line(
     written = [f"req {i} ".encode() + b"z" * rng.randrange(0, 50) for i in range(600)]
     stream = b"".join(line + rng.choice([b"\n", b"\r\n"]) for line in written)
     w = appender(p)
-    fol = FileFollower(p, rotation_grace_s=5.0, clock=clock, max_batch_bytes=700)
+    fol = FileFollower(p, rotated_quiet_s=5.0, clock=clock, max_batch_bytes=700)
     got: list[bytes] = []
     pending_reopen = -1  # writes left before the writer notices a rotation
     rotations = 0

@@ -115,7 +115,7 @@ def test_several_files_and_one_that_appears_later(tmp_path: Path) -> None:
 def test_rotation_is_seen_through_the_directory_watch(tmp_path: Path) -> None:
     p = tmp_path / "app.log"
     p.write_bytes(b"a1\n")
-    with LogWatcher([p], rotation_grace_s=0) as watcher:
+    with LogWatcher([p], rotated_quiet_s=0) as watcher:
         assert drain(watcher) == {str(p): [b"a1"]}
 
         def rotate() -> None:

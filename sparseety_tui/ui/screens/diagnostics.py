@@ -1,7 +1,10 @@
-"""Diagnostics: per file, lines by kind, and the unparsed lines kept (up to DIAGNOSTIC_SAMPLES
-per file part; every one is counted), each with its reason.
+"""Diagnostics: per file, lines by kind, what happened to it (rotated, truncated, bytes that
+may be missing), and the unparsed lines kept (up to DIAGNOSTIC_SAMPLES per file part; every
+one is counted), each with its reason.
 
-So a user can see exactly what the tool did not understand (nothing is dropped silently).
+So a user can see exactly what the tool did not understand or could not read (nothing is
+dropped silently). A path that held several files (rotation, truncation) counts them all;
+lines of a later one say which (``file #2``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from sparseety_tui.ui.safe_text import display_path, escape
 
 #: Unparsed lines listed per file on screen (all kept samples are copied with `c`).
 SHOWN_PER_FILE = 500
+#: The most recent source events listed per path.
+EVENTS_PER_FILE = 50
 
 
 class DiagnosticsScreen(Screen[None]):
@@ -78,10 +83,17 @@ class DiagnosticsScreen(Screen[None]):
                 out.append(f"  {kind:<18}", style or "dim")
                 out.append(f"{count:>10,}\n", style)
                 plain.append(f"  {kind} {count}")
+            parts = [p for p in status.parts if p < len(state_files)]
+            events = [e for p in parts for e in state_files[p].events][-EVENTS_PER_FILE:]
+            if events:
+                out.append("\n  what happened to the file\n", "bold")
+                for event in events:
+                    out.append("  " + escape(event) + "\n", "yellow")
+                    plain.append(f"event: {event}")
+                out.append("\n")
             ignored: dict[str, int] = {}
-            for part in status.parts:
-                if part < len(state_files):
-                    add_counts(ignored, state_files[part].ignored)
+            for part in parts:
+                add_counts(ignored, state_files[part].ignored)
             if ignored:
                 out.append("\n  values left unknown (the rest of their line was read)\n", "bold")
             for reason, count in sorted(ignored.items()):
@@ -91,25 +103,31 @@ class DiagnosticsScreen(Screen[None]):
             if status.unparsed == 0:
                 out.append("  every line was understood\n", "green")
                 continue
-            samples: list[tuple[Diagnostic, int | None]] = []
+            # (order, incarnation, line number or None, diagnostic): the first file's lines
+            # in file order (its tail part's numbers follow the older part once counted,
+            # else "tail+N"), then each later file's.
+            samples: list[tuple[tuple[int, int], int, int | None, Diagnostic]] = []
             for part_no, part in enumerate(status.parts):
-                # Part 0 is the tail (line numbers follow the older part once counted).
-                base = status.line_base if part_no == 0 and len(status.parts) > 1 else 0
-                if part < len(state_files):
-                    samples.extend((diag, base) for diag in state_files[part].diagnostics)
-            samples.sort(
-                key=lambda s: (
-                    (s[0].line_no + (s[1] or 0)) if s[1] is not None else 10**12 + s[0].line_no
-                )
-            )
+                if part >= len(state_files):
+                    continue
+                n = status.incarnations[part_no] if part_no < len(status.incarnations) else 1
+                tail = part_no == 0 and status.backfill_total > 0
+                base = status.line_base if tail else 0
+                for diag in state_files[part].diagnostics:
+                    line = diag.line_no + base if base is not None else None
+                    order = (n, line if line is not None else 10**12 + diag.line_no)
+                    samples.append((order, n, line, diag))
+            samples.sort(key=lambda s: s[0])
             kept = len(samples)
             out.append(
                 f"\n  unparsed lines ({kept:,} kept of {status.unparsed:,}; "
                 f"at most {DIAGNOSTIC_SAMPLES:,} per file part)\n",
                 "bold",
             )
-            for diag, base in samples[:SHOWN_PER_FILE]:
-                where = f"{diag.line_no + base:>8,}" if base is not None else f"tail+{diag.line_no}"
+            for _, n, line, diag in samples[:SHOWN_PER_FILE]:
+                where = f"{line:>8,}" if line is not None else f"tail+{diag.line_no}"
+                if n > 1:
+                    where += f" (file #{n})"
                 out.append(f"  line {where}  ", "dim")
                 out.append(escape(diag.reason), "yellow")
                 out.append("\n      ")
