@@ -22,8 +22,9 @@ from sparseety_tui.core.figures import (
     column_figures,
     column_inputs,
     column_skip_sums,
+    whole_number,
 )
-from sparseety_tui.core.series import HeatCounts
+from sparseety_tui.core.series import HeatCounts, heat_matrix
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import ExtractorView
 
@@ -48,10 +49,9 @@ def quantiles(values: Any) -> dict[str, float | int | None]:
 
 
 def heat_summary(heat: HeatCounts) -> dict[str, Any]:
-    """Per-layer counts, and the load imbalance (max / mean over indices seen) per layer."""
-    layers = sorted(heat.counts)
-    width = 1 + max((max(row) for row in heat.counts.values() if row), default=-1)
-    rows = [[heat.counts[layer].get(i, 0) for i in range(width)] for layer in layers]
+    """Per-layer counts, and the load imbalance (max / mean over indices seen) per layer;
+    ``outside`` counts what the matrix leaves out (see ``series.heat_matrix``)."""
+    layers, width, rows, outside = heat_matrix(heat.counts)
     imbalance = []
     for row in rows:
         total = sum(row)
@@ -61,7 +61,8 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
         "layers": layers,
         "width": width,
         "counts": rows,
-        "total": sum(sum(r) for r in rows),
+        "total": sum(sum(r) for r in rows) + outside,
+        "outside": outside,
         "imbalance_max_over_mean": imbalance,
     }
 
@@ -82,8 +83,8 @@ class _Sums:
         self.latency: list[Any] = []
         self.ttft: list[Any] = []
         self.models: set[int] = set()
-        self.skips: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
-        self.wholes: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+        self.skips: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
+        self.wholes: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
 
     def add_known(self, name: str, values: Any) -> None:
         import numpy as np
@@ -101,10 +102,14 @@ class _Sums:
         if not self.counts.get(name):
             return None
         total = self.values[name]
-        return int(round(total)) if total.is_integer() else total
+        return whole_number(total) if total.is_integer() else total
 
 
-def _add_optional(a: int | None, b: int | None) -> int | None:
+def _whole(value: float | None) -> int | None:
+    return None if value is None else whole_number(value)
+
+
+def _add_optional(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else a + b
 
 
@@ -170,7 +175,7 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
     flagged = sums.counts.get("hit_flagged", 0)
     skipped: dict[str, Any] = {}
     for name in SKIP_FIELDS:
-        part, whole = sums.skips[name], sums.wholes[name]
+        part, whole = _whole(sums.skips[name]), _whole(sums.wholes[name])
         skipped[name] = {
             "value": part,
             "of": whole,
@@ -239,14 +244,15 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
     known = ~np.isnan(finished)
     if not known.any():
         return
-    minutes = (finished[known] // 60).astype(np.int64)
-    first = int(minutes.min())
-    index = minutes - first
-    requests = np.bincount(index)
+    # Counted per distinct minute, not over the span from the first to the last: two
+    # far-apart stamps (a bad clock, a stamp in milliseconds) must not allocate the years
+    # between them. Minutes stay floats: a stamp beyond int64 cannot wrap.
+    minutes, index = np.unique(finished[known] // 60, return_inverse=True)
+    requests = np.bincount(index, minlength=len(minutes))
     completion = np.bincount(index, weights=np.nan_to_num(cols["completion_tokens"][known]))
     prompt = np.bincount(index, weights=np.nan_to_num(cols["prompt_tokens"][known]))
-    for i in np.nonzero(requests)[0]:
-        bucket = acc.setdefault(first + int(i), [0, 0, 0])
+    for i, minute in enumerate(minutes.tolist()):
+        bucket = acc.setdefault(int(minute), [0, 0, 0])
         bucket[0] += int(requests[i])
         bucket[1] += int(prompt[i])
         bucket[2] += int(completion[i])
