@@ -39,7 +39,12 @@ If any check fails the file is read again by one process (correct, just slower).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
@@ -215,6 +220,27 @@ def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: i
             ingest_file(extractor, path)
 
 
+@contextmanager
+def _fork_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
+    """A pool of forked range workers that leave Ctrl+C to the parent.
+
+    Ctrl+C sends SIGINT to the whole foreground process group: workers that took it would
+    each print a KeyboardInterrupt traceback. They are forked with SIGINT ignored (set
+    around the fork, so no worker can take one before it could ignore it); the parent
+    gets KeyboardInterrupt as usual, and leaving the pool terminates the workers.
+    """
+    context = multiprocessing.get_context("fork")
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        pool = context.Pool(processes)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+    with pool:
+        yield pool
+
+
 def _scanner_takes_most(path: str) -> bool:
     """Whether the native scanner takes most lines of the file's head (request records).
 
@@ -243,8 +269,7 @@ def _ingest_split(
     starts = find_range_starts(path, workers)
     ends: list[int | None] = [*starts[1:], None]
     tasks = [(path, family, options.tokenizer, s, e) for s, e in zip(starts, ends)]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(len(tasks)) as pool:
+    with _fork_pool(len(tasks)) as pool:
         results = pool.map(_run_range, tasks, chunksize=1)
     file = extractor.add_file(path, format_name=family)
     results.reverse()
@@ -299,8 +324,7 @@ def _ingest_server_split(
         (path, family, options.tokenizer, start, end, i > 0 or record_first, seeds[i])
         for i, (start, end) in enumerate(zip(starts, ends))
     ]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(min(workers, len(tasks))) as pool:
+    with _fork_pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
     plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
     if isinstance(plan, Refusal):
