@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
-import os
 
-from sparseety_tui.ingest.batch import InputError, Options, check_readable, log_files_in
+from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
+from sparseety_tui.sources.inputs import expand
 
 
 def tail_paths(paths: list[str]) -> tuple[str, ...]:
+    """What ``tail`` follows (``sources.inputs.expand``, as every command).
+
+    A named path that does not exist yet is followed and read once it appears (like
+    ``tail -F``); a named path that exists but cannot be read is a one-line error. Every
+    entry of a named directory is followed: the follower never blocks on one, and shows on
+    screen (status line, diagnostics) why it cannot read a FIFO or an unreadable file.
+    """
     files: list[str] = []
-    for path in paths:
-        check_readable(path)
-        files.extend(log_files_in(path) if os.path.isdir(path) else [path])
+    for item in expand(paths):
+        if item.named and item.kind not in ("file", "missing"):
+            raise InputError(cannot_read(item))
+        files.append(item.path)
     if not files:
         raise InputError("no log files to follow")
     return tuple(files)
@@ -52,6 +60,8 @@ def run(command: str, args: argparse.Namespace) -> int:
             theme=args.theme,
             request_id=args.request,
         )
+        # Builds the Extractor with ingest.batch.make_extractor, which loads a named
+        # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
         app = SparseetyApp(config, themes=themes)
         app.run()
         return app.return_code or 0

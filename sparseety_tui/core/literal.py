@@ -22,6 +22,9 @@ Wide CJK characters and emoji are kept: Rich measures them as two cells.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import orjson
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
 
@@ -93,42 +96,86 @@ def json_text(text: str) -> str:
 #: already escape C0, and the strings hold no surrogates).
 JSON_ESCAPED = (0x7F, *range(0x80, 0xA0), *INVISIBLE)
 
-
-def _by_prefix(codes: tuple[int, ...]) -> dict[bytes, bytes]:
-    """UTF-8 encodings of ``codes`` grouped as {all bytes but the last: last bytes}."""
-    groups: dict[bytes, bytes] = {}
-    for code in codes:
-        encoded = chr(code).encode("utf-8")
-        groups[encoded[:-1]] = groups.get(encoded[:-1], b"") + encoded[-1:]
-    return groups
-
-
-_GROUPS = _by_prefix(JSON_ESCAPED)
-#: One alternative per prefix (``\xc2[\x80-\x9f]``-like), so the regex stays simple.
-_JSON_ESCAPED_UTF8 = re.compile(
-    b"|".join(
-        re.escape(prefix)
-        + b"["
-        + b"".join(re.escape(last[i : i + 1]) for i in range(len(last)))
-        + b"]"
-        for prefix, last in _GROUPS.items()
-    )
-)
-#: Where such a sequence may start: ``escape_json`` runs its regex only on output that
-#: holds one of these (a few memchr-speed scans; most output holds none).
-_LEADS = tuple(prefix or last for prefix, last in _GROUPS.items())
-
-
-def _json_escape(match: re.Match[bytes]) -> bytes:
-    return f"\\u{ord(match.group().decode('utf-8')):04x}".encode("ascii")
+#: Their UTF-8 encodings, and what each is written as.
+_JSON_REPLACEMENTS = {chr(code).encode("utf-8"): f"\\u{code:04x}".encode() for code in JSON_ESCAPED}
+#: The bytes those encodings start with: where one may start.
+_LEAD_BYTES = tuple(sorted({encoded[:1] for encoded in _JSON_REPLACEMENTS}))
+_JSON_ESCAPED_UTF8 = re.compile(b"|".join(map(re.escape, _JSON_REPLACEMENTS)))
+#: Above this share of lead bytes, one regex pass is cheaper than a find per lead byte.
+_FIND_MAX_SHARE = 1 / 256
 
 
 def escape_json(data: bytes) -> bytes:
     """Encoded JSON with DEL, C1 controls and invisible characters written as ``\\uXXXX``.
 
     Valid because these characters can only occur inside JSON strings (everything outside
-    strings is ASCII), where ``\\uXXXX`` means the same character.
+    strings is ASCII), where ``\\uXXXX`` means the same character. Output is mostly ASCII:
+    that is checked at C speed and costs nothing more; otherwise the few places where
+    such a character can start (its first byte) are looked at, or, when there are many, a
+    regex pass rewrites the whole block.
     """
-    if any(lead in data for lead in _LEADS):
-        return _JSON_ESCAPED_UTF8.sub(_json_escape, data)
-    return data
+    if data.isascii() and b"\x7f" not in data:
+        return data
+    budget = max(64, int(len(data) * _FIND_MAX_SHARE))
+    hits: list[tuple[int, bytes]] = []
+    for lead in _LEAD_BYTES:
+        size = _utf8_length(lead[0])
+        pos = data.find(lead)  # memchr: fast over the bytes between
+        while pos >= 0:
+            budget -= 1
+            if budget < 0:  # dense non-ASCII text: one regex pass is cheaper
+                return _JSON_ESCAPED_UTF8.sub(lambda m: _JSON_REPLACEMENTS[m.group()], data)
+            if data[pos : pos + size] in _JSON_REPLACEMENTS:
+                hits.append((pos, data[pos : pos + size]))
+            pos = data.find(lead, pos + 1)
+    if not hits:
+        return data
+    hits.sort()
+    out: list[bytes] = []
+    done = 0
+    for pos, encoded in hits:
+        out.append(data[done:pos])
+        out.append(_JSON_REPLACEMENTS[encoded])
+        done = pos + len(encoded)
+    out.append(data[done:])
+    return b"".join(out)
+
+
+def _utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 sequence that starts with byte ``lead`` (not a continuation)."""
+    return 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+#: The range of integers a JSON encoder (and most JSON readers) can hold.
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 64) - 1
+
+
+def json_bytes(value: Any, option: int = 0) -> bytes:
+    """``orjson.dumps(value)``, for any document the tool builds.
+
+    When a string cannot be encoded (a lone surrogate: bytes of a non-UTF-8 file name) or
+    an integer does not fit in 64 bits, the document is written again with such strings as
+    ``json_text`` gives them and such integers as ``null``: a number the tool cannot
+    write is unknown, never wrapped. The counts the tool derives are kept in range where
+    they are made (``core.totals``); this is the guarantee that no output ever fails.
+    """
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(_representable(value), option=option)
+
+
+def _representable(value: Any) -> Any:
+    if isinstance(value, str):
+        return json_text(value)
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if _INT_MIN <= value <= _INT_MAX else None
+    if isinstance(value, dict):
+        return {
+            json_text(k) if isinstance(k, str) else k: _representable(v) for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_representable(v) for v in value]
+    return value

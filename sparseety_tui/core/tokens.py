@@ -129,6 +129,11 @@ class TokenCounter:
     def available(self) -> bool:
         return self._path is not None
 
+    def load(self) -> None:
+        """Load the tokenizer now (it is otherwise loaded on first use); raises
+        ``TokenizerError`` when it cannot be."""
+        self._load()
+
     def _load(self) -> _Backend:
         with self._lock:
             if self._backend is None:

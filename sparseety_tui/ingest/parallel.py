@@ -55,7 +55,8 @@ from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
-from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
+from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
+from sparseety_tui.sources.inputs import open_regular
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER_BYTES,
@@ -209,15 +210,20 @@ def _detect_family(path: str, forced: str | None) -> str | None:
 def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: int = 0) -> None:
     workers = jobs or os.cpu_count() or 1
     for path in paths:
-        size = os.path.getsize(path)
-        family = _detect_family(path, options.format) if workers > 1 else None
-        big = workers > 1 and size >= PARALLEL_MIN_BYTES
-        if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
-            ingest_file(extractor, path)
-        elif registry.family_by_name(family).range_start is None:
-            _ingest_split(extractor, options, path, family, workers)  # stateless lines
-        elif not _ingest_server_split(extractor, options, path, family, workers):
-            ingest_file(extractor, path)
+        with reading(path):
+            _ingest_one(extractor, options, path, workers)
+
+
+def _ingest_one(extractor: Extractor, options: Options, path: str, workers: int) -> None:
+    size = os.path.getsize(path)
+    family = _detect_family(path, options.format) if workers > 1 else None
+    big = workers > 1 and size >= PARALLEL_MIN_BYTES
+    if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
+        ingest_file(extractor, path)
+    elif registry.family_by_name(family).range_start is None:
+        _ingest_split(extractor, options, path, family, workers)  # stateless lines
+    elif not _ingest_server_split(extractor, options, path, family, workers):
+        ingest_file(extractor, path)
 
 
 @contextmanager
@@ -251,7 +257,8 @@ def _scanner_takes_most(path: str) -> bool:
     scanner = trace_native.SCANNER
     if scanner is None:
         return False
-    with open(path, "rb") as f:
+    f, _st = open_regular(path)
+    with f:
         head = f.read(SCANNER_PROBE_BYTES)
     head = head[: head.rfind(b"\n") + 1]
     lines = head.count(b"\n")
@@ -286,7 +293,8 @@ def server_range_starts(path: str, family: str, n: int) -> list[int]:
     range_start = registry.family_by_name(family).range_start
     assert range_start is not None, family
     starts = [0]
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+    f, _st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
         for candidate in find_range_starts(path, n)[1:]:
             if candidate <= starts[-1]:
                 continue
@@ -355,7 +363,8 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
     ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
     guesser: RangeAware = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
     seeds: list[tuple[int | None, int] | None] = [None]
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+    f, _st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
         for _ in range(200):  # the file's first stamped line, before range 1
             line = f.readline()
             if not line or line.startswith(b"Traceback"):

@@ -17,14 +17,13 @@ opened read-only.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import BinaryIO, Literal
 
+from .inputs import open_regular
 from .lines import (
     _BACK_BLOCK,
     DEFAULT_MAX_LINE_BYTES,
@@ -131,28 +130,6 @@ class _Incarnation:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.f.close()
-
-
-def _open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:
-    """Open ``path`` read-only (never create), refusing anything but a regular file.
-
-    A FIFO would block the open until a writer comes; O_NONBLOCK avoids that hang, and the
-    check below then turns it away. The flag is cleared again for the regular file.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | nonblock)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if nonblock:
-            os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
-    except BaseException:
-        os.close(fd)
-        raise
-    return f, st
 
 
 def _start_of_last_lines(f: BinaryIO, size: int, n: int) -> int:
@@ -318,7 +295,7 @@ class FileFollower:
     def _open(self, batch: FollowBatch) -> _Incarnation | None:
         """Open the path as a new incarnation at offset 0, or report why not."""
         try:
-            f, st = _open_readonly(self.path)
+            f, st = open_regular(self.path, READ_BUFFER_BYTES)
         except FileNotFoundError:
             if not self._missing_reported:
                 self._missing_reported = True
