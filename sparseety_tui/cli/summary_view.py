@@ -113,24 +113,14 @@ def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
         "completion tok",
     )
     for m in minutes[-last:]:
+        stamp = datetime.fromtimestamp(m["minute"], tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
         table.add_row(
-            _minute_label(m["minute"]),
+            stamp,
             fmt_int(m["requests"]),
             fmt_int(m["prompt_tokens"]),
             fmt_int(m["completion_tokens"]),
         )
     return table
-
-
-def _minute_label(seconds: int | None) -> str:
-    """A minute as a UTC date; the number itself when no calendar date can show it (a
-    stamp in the wrong unit, a bad clock)."""
-    if seconds is None:
-        return "—"
-    try:
-        return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
-    except (OverflowError, OSError, ValueError):
-        return f"{seconds:,} s"
 
 
 def _experts(doc: dict[str, Any]) -> Table | None:

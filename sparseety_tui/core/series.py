@@ -13,7 +13,6 @@ from __future__ import annotations
 import operator
 from array import array
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any
@@ -223,26 +222,3 @@ class HeatCounts:
         for layer, row in other.counts.items():
             for index, count in row.items():
                 self.add(layer, index, count)
-
-
-#: The widest and the tallest heat matrix built (for the summary and the heatmaps). No
-#: model has that many experts, heads or layers, but a log line can name index 2**31 - 1,
-#: and a matrix that wide would take all memory: counts outside are totalled, not placed.
-HEAT_MAX_INDEX = 1 << 12
-HEAT_MAX_LAYERS = 1 << 10
-
-
-def heat_matrix(
-    counts: Mapping[int, Mapping[int, int]],
-) -> tuple[list[int], int, list[list[int]], int]:
-    """``(layers, width, rows, outside)`` from {layer: {index: count}}: dense rows over
-    indices ``0 .. width-1`` for the first ``HEAT_MAX_LAYERS`` layers, ``width`` at most
-    ``HEAT_MAX_INDEX``; ``outside`` is the sum of the counts left out (a negative or too
-    large index, a layer beyond), so that rows and ``outside`` add up to every count."""
-    layers = sorted(counts)[:HEAT_MAX_LAYERS]
-    width = 1 + max(
-        (i for layer in layers for i in counts[layer] if 0 <= i < HEAT_MAX_INDEX), default=-1
-    )
-    rows = [[counts[layer].get(i, 0) for i in range(width)] for layer in layers]
-    everything = sum(sum(row.values()) for row in counts.values())
-    return layers, width, rows, everything - sum(map(sum, rows))

@@ -24,7 +24,7 @@ from sparseety_tui.core.figures import (
     column_skip_sums,
     whole_number,
 )
-from sparseety_tui.core.series import HeatCounts, heat_matrix
+from sparseety_tui.core.series import HeatCounts
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import ExtractorView
 
@@ -49,9 +49,10 @@ def quantiles(values: Any) -> dict[str, float | int | None]:
 
 
 def heat_summary(heat: HeatCounts) -> dict[str, Any]:
-    """Per-layer counts, and the load imbalance (max / mean over indices seen) per layer;
-    ``outside`` counts what the matrix leaves out (see ``series.heat_matrix``)."""
-    layers, width, rows, outside = heat_matrix(heat.counts)
+    """Per-layer counts, and the load imbalance (max / mean over indices seen) per layer."""
+    layers = sorted(heat.counts)
+    width = 1 + max((max(row) for row in heat.counts.values() if row), default=-1)
+    rows = [[heat.counts[layer].get(i, 0) for i in range(width)] for layer in layers]
     imbalance = []
     for row in rows:
         total = sum(row)
@@ -61,8 +62,7 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
         "layers": layers,
         "width": width,
         "counts": rows,
-        "total": sum(sum(r) for r in rows) + outside,
-        "outside": outside,
+        "total": sum(sum(r) for r in rows),
         "imbalance_max_over_mean": imbalance,
     }
 
@@ -244,15 +244,14 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
     known = ~np.isnan(finished)
     if not known.any():
         return
-    # Counted per distinct minute, not over the span from the first to the last: two
-    # far-apart stamps (a bad clock, a stamp in milliseconds) must not allocate the years
-    # between them. Minutes stay floats: a stamp beyond int64 cannot wrap.
-    minutes, index = np.unique(finished[known] // 60, return_inverse=True)
-    requests = np.bincount(index, minlength=len(minutes))
+    minutes = (finished[known] // 60).astype(np.int64)
+    first = int(minutes.min())
+    index = minutes - first
+    requests = np.bincount(index)
     completion = np.bincount(index, weights=np.nan_to_num(cols["completion_tokens"][known]))
     prompt = np.bincount(index, weights=np.nan_to_num(cols["prompt_tokens"][known]))
-    for i, minute in enumerate(minutes.tolist()):
-        bucket = acc.setdefault(int(minute), [0, 0, 0])
+    for i in np.nonzero(requests)[0]:
+        bucket = acc.setdefault(first + int(i), [0, 0, 0])
         bucket[0] += int(requests[i])
         bucket[1] += int(prompt[i])
         bucket[2] += int(completion[i])

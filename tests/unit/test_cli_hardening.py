@@ -1,15 +1,14 @@
 """The CLI under hostile or broken inputs (issue #9, items 7-9): paths that are not regular
 files, output shown literally, and one-line errors instead of tracebacks.
 
-Most tests run the CLI as a subprocess, as a user does: with a timeout (a hang fails the
-test instead of stalling the suite) and, where a bug could take all memory, a memory limit.
+Most tests run the CLI as a subprocess, as a user does, with a timeout: a hang fails the
+test instead of stalling the suite.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -35,23 +34,15 @@ from sparseety_tui.sources.lines import iter_chunks, iter_lines
 
 SAMPLE = Path(__file__).parents[2] / "sample_logs" / "kv_lines.log"
 INT32_MAX = 2**31 - 1
-#: Enough for the CLI; far too little for the 2**31-entry lists the old code built.
-MEMORY_LIMIT = 4 << 30
 
 
 def cli(
     *args: str,
     timeout: float = 120,
     cwd: Path | None = None,
-    memory_limit: int | None = None,
     env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """The CLI in a subprocess; output as bytes, since it is checked byte by byte."""
-
-    def limit_memory() -> None:
-        if memory_limit is not None:
-            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
-
     return subprocess.run(
         [sys.executable, "-m", "sparseety_tui", *args],
         capture_output=True,
@@ -59,7 +50,6 @@ def cli(
         timeout=timeout,
         cwd=cwd,
         env={**os.environ, **(env or {})},
-        preexec_fn=limit_memory,
     )
 
 
@@ -407,27 +397,3 @@ def test_int32_max_counts_and_experts(tmp_path: Path) -> None:
     assert extract.returncode == 0, extract.stderr
     rows = [orjson.loads(line) for line in extract.stdout.splitlines()]
     assert [r["logical_tokens"] for r in rows] == [tokens, tokens]
-
-
-def test_a_huge_expert_index_is_counted_outside_the_matrix(tmp_path: Path) -> None:
-    path = tmp_path / "hostile.jsonl"
-    path.write_bytes(trace_line(request_id="a", type="token", pos=0, experts=[[INT32_MAX, 3]]))
-    result = cli("summary", "--json", str(path), timeout=60, memory_limit=MEMORY_LIMIT)
-    assert result.returncode == 0, result.stderr[-2000:]
-    experts = orjson.loads(result.stdout)["experts"]
-    assert (experts["width"], experts["counts"]) == (4, [[0, 0, 0, 1]])
-    assert (experts["total"], experts["outside"]) == (2, 1)
-
-
-def test_far_apart_stamps_do_not_allocate_the_years_between(tmp_path: Path) -> None:
-    path = tmp_path / "stamps.jsonl"
-    path.write_bytes(
-        trace_line(request_id="b", prompt_tokens=1, ts=60)
-        + trace_line(request_id="c", prompt_tokens=1, ts=9e10)
-    )
-    result = cli("summary", "--json", str(path), timeout=60, memory_limit=MEMORY_LIMIT)
-    assert result.returncode == 0, result.stderr[-2000:]
-    minutes = orjson.loads(result.stdout)["throughput_per_minute"]
-    assert len(minutes) == 2 and sum(m["requests"] for m in minutes) == 2
-    text = cli("summary", str(path), timeout=60, memory_limit=MEMORY_LIMIT)
-    assert text.returncode == 0 and b"Throughput" in text.stdout

@@ -13,7 +13,6 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.series import heat_matrix
 from sparseety_tui.ui.widgets.fit import fit_height
 
 SHADES = "░▒▓█"
@@ -22,8 +21,10 @@ SHADES = "░▒▓█"
 def heat_rows(
     counts: Mapping[int, Mapping[int, int]],
 ) -> tuple[list[int], int, list[list[int]]]:
-    """(layers, width, rows) from {layer: {index: count}} (``core.series.heat_matrix``)."""
-    layers, width, rows, _outside = heat_matrix(counts)
+    """(layers, width, rows) from {layer: {index: count}}."""
+    layers = sorted(counts)
+    width = 1 + max((max(row) for row in counts.values() if row), default=-1)
+    rows = [[counts[layer].get(i, 0) for i in range(width)] for layer in layers]
     return layers, width, rows
 
 
