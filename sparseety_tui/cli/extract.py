@@ -11,20 +11,26 @@ from typing import IO
 
 import orjson
 
+from sparseety_tui.cli.main import warn
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.literal import escape, escape_json, json_bytes, quote
 from sparseety_tui.core.report import request_records
+from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.ingest.batch import (
     InputError,
     Options,
-    check_readable,
+    batch_inputs,
     ingest_file,
-    ingest_paths,
-    log_files_in,
+    load_tokens,
     make_extractor,
     make_shape,
 )
+from sparseety_tui.sources.inputs import os_reason
+
+#: Output lines gathered before one write: ``escape_json`` then scans a block, not a line.
+WRITE_BLOCK_BYTES = 1 << 20
 
 
 def records(
@@ -33,12 +39,20 @@ def records(
     for row, record in enumerate(request_records(extractor, shape, limit)):
         if with_text:
             record.update(request_text(extractor, row))
-        yield orjson.dumps(record) + b"\n"
+        yield json_bytes(record, orjson.OPT_APPEND_NEWLINE)
 
 
 def _write_all(out: IO[bytes], lines: Iterator[bytes]) -> None:
+    block: list[bytes] = []
+    size = 0
     for line in lines:
-        out.write(line)
+        block.append(line)
+        size += len(line)
+        if size >= WRITE_BLOCK_BYTES:
+            out.write(escape_json(b"".join(block)))
+            block.clear()
+            size = 0
+    out.write(escape_json(b"".join(block)))
 
 
 def _write_atomic(path: str, lines: Iterator[bytes]) -> None:
@@ -55,6 +69,20 @@ def _write_atomic(path: str, lines: Iterator[bytes]) -> None:
         raise
 
 
+def _write_output(output: str, lines: Iterator[bytes]) -> None:
+    """``-o OUTPUT``: a regular file (new or not) is written atomically; a symlink's
+    target is; a device or a FIFO (``/dev/null``) is written to as it is, never replaced."""
+    target = os.path.realpath(output)
+    try:
+        if os.path.exists(target) and not os.path.isfile(target):
+            with open(target, "wb") as out:
+                _write_all(out, lines)
+        else:
+            _write_atomic(target, lines)
+    except OSError as exc:
+        raise InputError(f"cannot write {quote(output)}: {os_reason(exc)}") from exc
+
+
 def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
     """The tool never writes to the logs it reads: ``-o`` naming an input is an error."""
     if output == "-" or not os.path.exists(output):
@@ -62,68 +90,118 @@ def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
     for path in inputs:
         if os.path.exists(path) and os.path.samefile(output, path):
             raise InputError(
-                f"-o {output!r} is one of the inputs: refusing to overwrite a log it reads"
+                f"-o {quote(output)} is one of the inputs: refusing to overwrite a log it reads"
             )
 
 
+def _check_output_file(output: str) -> None:
+    """Refuse, before reading anything, an ``-o`` file that cannot be written: a directory,
+    or a file in a directory that does not exist. An existing regular file is replaced
+    (atomically), as ``> file`` would."""
+    if output == "-":
+        return
+    if os.path.isdir(output):
+        raise InputError(
+            f"cannot write {quote(output)}: it is a directory (a directory output is for "
+            "directory inputs)"
+        )
+    parent = os.path.dirname(os.path.realpath(output))
+    if not os.path.isdir(parent):
+        raise InputError(f"cannot write {quote(output)}: no such directory {quote(parent)}")
+
+
 def run(args: argparse.Namespace, options: Options) -> int:
-    for path in args.paths:
-        check_readable(path)
-    _refuse_input_as_output(args.output, args.paths)
     if any(os.path.isdir(p) for p in args.paths):
         return _run_directories(args, options)
-    extractor = ingest_paths(options, args.paths)
-    shape = make_shape(options)
-    lines = records(extractor, shape, args.limit, args.text)
+    files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
+    _refuse_input_as_output(args.output, args.paths)
+    _check_output_file(args.output)
+    tokens = load_tokens(options)
+    extractor = make_extractor(options, tokens)
+    for path in files:
+        ingest_file(extractor, path)
+    lines = records(extractor, make_shape(options), args.limit, args.text)
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
     else:
-        _write_atomic(args.output, lines)
+        _write_output(args.output, lines)
     return 0
+
+
+def _prepare_out_dir(out_dir: str) -> None:
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise InputError(
+            f"cannot write into {quote(out_dir)}: not a directory (a directory input needs "
+            "-o OUTDIR, one output file per input)"
+        )
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {quote(out_dir)}: {os_reason(exc)}") from exc
 
 
 def _run_directories(args: argparse.Namespace, options: Options) -> int:
     """Batch mode: one output per input file, `.done` markers, `failed.log`, retries."""
-    if args.output == "-":
-        raise InputError("a directory input needs -o OUTDIR (one output file per input)")
     out_dir = args.output
-    os.makedirs(out_dir, exist_ok=True)
+    if out_dir == "-":
+        raise InputError("a directory input needs -o OUTDIR (one output file per input)")
+    inputs = batch_inputs(args.paths)
+    _refuse_input_as_output(out_dir, args.paths)
+    _prepare_out_dir(out_dir)
     shape = make_shape(options)
-    inputs: list[str] = []
-    for path in args.paths:
-        inputs.extend(log_files_in(path) if os.path.isdir(path) else [path])
-    failed = 0
-    done = skipped = 0
-    for path in inputs:
-        name = os.path.basename(path)
+    tokens = load_tokens(options)
+    failed_log = os.path.join(out_dir, "failed.log")
+    failed = done = skipped = 0
+    for item in inputs.items:
+        name = os.path.basename(item.path)
         marker = os.path.join(out_dir, name + ".done")
         if os.path.exists(marker):
             skipped += 1
             continue
-        error = ""
-        for _attempt in range(max(args.retries, 1)):
-            try:
-                check_readable(path)
-                extractor = make_extractor(options)
-                ingest_file(extractor, path)
-                target = os.path.join(out_dir, name + ".requests.jsonl")
-                _write_atomic(target, records(extractor, shape, args.limit, args.text))
-                with open(marker, "wb"):
-                    pass
-                error = ""
-                break
-            except (OSError, InputError) as exc:
-                error = str(exc)
+        error = item.reason
+        if item.kind == "file":
+            target = os.path.join(out_dir, name + ".requests.jsonl")
+            error = _extract_one(args, options, tokens, shape, item.path, target, marker)
         if error:
             failed += 1
-            with open(os.path.join(out_dir, "failed.log"), "a", encoding="utf-8") as log:
-                log.write(f"{path}\t{error}\n")
+            warn(f"failed {quote(item.path)}: {error}")
+            _log_failure(failed_log, item.path, error)
         else:
             done += 1
-    print(
-        f"{done} done, {skipped} already done, {failed} failed"
-        + (f" (see {os.path.join(out_dir, 'failed.log')})" if failed else ""),
-        file=sys.stderr,
-    )
+    summary = f"{done} done, {skipped} already done, {failed} failed"
+    print(escape(summary + (f" (see {failed_log})" if failed else "")), file=sys.stderr)
     return 1 if failed else 0
+
+
+def _extract_one(
+    args: argparse.Namespace,
+    options: Options,
+    tokens: TokenCounter,
+    shape: ModelShape,
+    path: str,
+    target: str,
+    marker: str,
+) -> str:
+    """Extract one file of a directory batch, with retries; "" or why it failed."""
+    error = ""
+    for _attempt in range(max(args.retries, 1)):
+        try:
+            extractor = make_extractor(options, tokens)
+            ingest_file(extractor, path)
+            _write_atomic(target, records(extractor, shape, args.limit, args.text))
+            with open(marker, "wb"):
+                pass
+            return ""
+        except InputError as exc:
+            error = str(exc)
+        except OSError as exc:
+            error = f"cannot write {quote(target)}: {os_reason(exc)}"
+    return error
+
+
+def _log_failure(failed_log: str, path: str, error: str) -> None:
+    """One line per failure in ``failed.log``: the path and the reason, tab-separated
+    (escaped, so a name with a newline or a tab cannot break the line apart)."""
+    with open(failed_log, "a", encoding="utf-8") as log:
+        log.write(f"{escape(path)}\t{escape(error)}\n")

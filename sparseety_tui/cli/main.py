@@ -9,15 +9,29 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from sparseety_tui import __version__
+from sparseety_tui.core.literal import escape
 
 PROG = "sparseety-tui"
 
 
 class CliError(Exception):
     """A user-facing error: printed as one line, exit status 2."""
+
+
+def warn(message: str) -> None:
+    """One line on stderr, shown literally (file names can hold terminal controls)."""
+    print(f"{PROG}: {escape(message)}", file=sys.stderr)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its error messages (which quote the arguments, file names among
+    them) shown literally like everything else the CLI prints."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(escape(message))
 
 
 def _add_core_options(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +50,7 @@ def _add_core_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="See what a sparse LLM serving system really computed: follow vLLM, "
         "SGLang and JSONL trace logs.",
@@ -133,15 +147,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     from sparseety_tui.core.tokens import TokenizerError
     from sparseety_tui.formats.registry import UnknownFormatError
     from sparseety_tui.ingest.batch import InputError
+    from sparseety_tui.sources.inputs import os_reason
 
     try:
         code = run(argv)
     except (CliError, InputError, ModelConfigError, TokenizerError, UnknownFormatError) as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        warn(f"error: {exc}")
         code = 2
     except BrokenPipeError:
         code = 0  # `| head` closed the pipe: not an error
         sys.stderr.close()
+    except OSError as exc:  # the system refused something the commands did not expect to fail
+        where = f" ({exc.filename})" if exc.filename else ""
+        warn(f"error: {os_reason(exc)}{where}")
+        code = 2
     except KeyboardInterrupt:
+        warn("interrupted")
         code = 130
     sys.exit(code)

@@ -7,18 +7,24 @@ import sys
 
 import orjson
 
+from sparseety_tui.cli.main import warn
+from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
-from sparseety_tui.ingest.batch import Options, expand_inputs, make_extractor, make_shape
+from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape
 from sparseety_tui.ingest.parallel import ingest_all
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
-    paths = expand_inputs(args.paths)
+    """0, or 1 when entries of a named directory could not be read (each was reported on
+    stderr and the summary covers the rest)."""
+    inputs = batch_inputs(args.paths)
     extractor = make_extractor(options)
-    ingest_all(extractor, options, paths, jobs=args.jobs)
+    for item in inputs.skipped:
+        warn(f"skipped {quote(item.path)}: {item.reason}")
+    ingest_all(extractor, options, inputs.files, jobs=args.jobs)
     document = summary_document(extractor, make_shape(options))
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n")
+        sys.stdout.buffer.write(escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n")
         sys.stdout.buffer.flush()
     else:
         from rich.console import Console
@@ -27,4 +33,4 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
         console = Console()
         console.print(render_summary(document))
-    return 0
+    return 1 if inputs.skipped else 0

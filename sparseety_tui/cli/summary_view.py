@@ -1,7 +1,9 @@
 """The Rich rendering of a ``summary`` document (the same dict ``--json`` prints).
 
-Every cell is a ``Text`` object: log-derived strings (paths, model names, error messages)
-are never read as Rich markup.
+Every string of the document (paths, model names, kinds, metric names: many come from
+logs or file names) is first shown literally with ``core.literal.escape``, the rule the
+TUI uses, so none can drive the terminal; and every cell that holds one is a ``Text``
+object, never read as Rich markup.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sparseety_tui.core.literal import escape
 from sparseety_tui.formats.timestamps import utc_text
 
 
@@ -156,7 +159,19 @@ def _engine(doc: dict[str, Any]) -> Table | None:
     return table
 
 
-def render_summary(doc: dict[str, Any]) -> RenderableType:
+def literal(value: Any) -> Any:
+    """``value`` with every string in it (keys too) escaped for the terminal."""
+    if isinstance(value, str):
+        return escape(value)
+    if isinstance(value, dict):
+        return {literal(k): literal(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [literal(v) for v in value]
+    return value
+
+
+def render_summary(document: dict[str, Any]) -> RenderableType:
+    doc = literal(document)
     parts: list[RenderableType] = [_files(doc), _requests(doc), _skips(doc), _latency(doc)]
     if doc["throughput_per_minute"]:
         parts.append(_throughput(doc))

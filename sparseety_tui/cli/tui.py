@@ -5,31 +5,29 @@ from __future__ import annotations
 import argparse
 import os
 
-from sparseety_tui.ingest.batch import InputError, Options, check_readable, log_files_in
+from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
+from sparseety_tui.sources.inputs import expand
 
 
 def tail_inputs(paths: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The files ``tail`` follows, and the directories whose new files it follows too.
+    """The files ``tail`` follows, and the directories whose new files it follows too
+    (``sources.inputs.expand``, as every command).
 
-    A file that does not exist yet is awaited ("waiting for … to appear") if its directory
-    exists and can be read; otherwise, as for any path that cannot be read, one clear
-    sentence (exit 2). A directory's files are followed, and those that appear in it later.
+    A named path that does not exist yet is awaited ("waiting for … to appear") if its
+    directory exists and can be read (like ``tail -F``); a named path that exists but cannot
+    be read is a one-line error. Every entry of a named directory is followed, and those
+    that appear in it later: the follower never blocks on one, and shows on screen (status
+    line, diagnostics) why it cannot read a FIFO or an unreadable file.
     """
     files: list[str] = []
-    directories: list[str] = []
-    for path in paths:
-        if not os.path.exists(path):
-            check_can_appear(path)
-            files.append(path)
-            continue
-        check_readable(path)
-        if os.path.isdir(path):
-            directories.append(path)
-            files.extend(log_files_in(path))
-        else:
-            files.append(path)
-    return tuple(files), tuple(directories)
+    for item in expand(paths):
+        if item.named and item.kind == "missing":
+            check_can_appear(item.path)
+        elif item.named and item.kind != "file":
+            raise InputError(cannot_read(item))
+        files.append(item.path)
+    return tuple(files), tuple(path for path in paths if os.path.isdir(path))
 
 
 def check_can_appear(path: str) -> None:
@@ -85,6 +83,8 @@ def run(command: str, args: argparse.Namespace) -> int:
             theme=args.theme,
             request_id=args.request,
         )
+        # Builds the Extractor with ingest.batch.make_extractor, which loads a named
+        # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
         app = SparseetyApp(config, themes=themes)
         app.run()
         return app.return_code or 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS
+from sparseety_tui.core.tokens import TokenizerError
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
@@ -209,7 +210,11 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     meta = extractor.meta()
     moe_layers = list(sparse.get("moe_layers") or meta.get("moe_layers") or [])
 
-    tokens, token_source, tokens_omitted = _token_views(extractor, fields)
+    try:
+        tokens, token_source, tokens_omitted = _token_views(extractor, fields)
+    except TokenizerError as exc:  # a tokenizer that fails to load: say so, show the rest
+        tokens, token_source, tokens_omitted = [], "", 0
+        payloads.problems.append(f"tokens not shown: {exc}")
     last_pos = len(tokens) - 1 + tokens_omitted  # the last token position known
     by_pos = {t.pos: t for t in tokens}
     cached = store.columns["cached_tokens"][row]

@@ -13,6 +13,18 @@ from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
 from sparseety_tui.core.store import CACHE_HIT_REPORTED, RowExtras
 from sparseety_tui.core.views import StoreView
 
+#: Whole numbers are exact in float64 below 2**53. A count computed in float64 that
+#: reaches it (only absurd input can: int32-max tokens times int32-max experts) is
+#: unknown, never a rounded integer that looks exact or one too big to write.
+MAX_EXACT = float(1 << 53)
+
+
+def whole_number(value: float) -> int | None:
+    """A float64 count as an exact int: None when unknown (NaN) or beyond ``MAX_EXACT``."""
+    if math.isnan(value) or abs(value) >= MAX_EXACT:
+        return None
+    return int(round(value))
+
 
 def _nan_if_unknown(value: int) -> float:
     return math.nan if value < 0 else float(value)
@@ -230,22 +242,23 @@ def column_skip_sums(
     cols: dict[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
-) -> tuple[dict[str, int | None], dict[str, int | None]]:
+) -> tuple[dict[str, float | None], dict[str, float | None]]:
     """Sums of ``column_skips`` over all rows (None where no row knew), and for each the
-    natural whole it is a part of (prompt tokens, visible positions, slots)."""
+    natural whole it is a part of (prompt tokens, visible positions, slots). Float64
+    sums of whole numbers: exact while below ``MAX_EXACT`` (see ``whole_number``)."""
     import numpy as np
 
     x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
     parts = column_skips(store, shape, cols, first_row, x)
-    out: dict[str, int | None] = {}
+    out: dict[str, float | None] = {}
     known: dict[str, Any] = {}
     for name in SKIP_FIELDS:
         known[name] = ~np.isnan(parts[name])
-        out[name] = int(parts[name][known[name]].sum()) if known[name].any() else None
-    whole: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+        out[name] = float(parts[name][known[name]].sum()) if known[name].any() else None
+    whole: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
     if out["cached_tokens"] is not None:
         both = known["cached_tokens"] & ~np.isnan(x.prompt)
-        whole["cached_tokens"] = int(x.prompt[both].sum()) if both.any() else None
+        whole["cached_tokens"] = float(x.prompt[both].sum()) if both.any() else None
     # Visible positions of the rows that know their KV skips; routed slots likewise.
     visible = np.where(known["evicted_kv_positions"], cols["kv_total"], 0.0)
     routed = 0
@@ -259,13 +272,15 @@ def column_skip_sums(
         if extras.dropped_slots or extras.routing_rows:
             routed += extras.routed_slots
     if out["evicted_kv_positions"] is not None:
-        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = int(visible.sum())
-    if out["dropped_expert_slots"] is not None:
-        whole["dropped_expert_slots"] = out["dropped_expert_slots"] + routed
+        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = float(visible.sum())
+    dropped = out["dropped_expert_slots"]
+    if dropped is not None:
+        whole["dropped_expert_slots"] = dropped + routed
     computed = x.prompt - x.cached + x.completion
     computed_known = ~np.isnan(computed)
     if computed_known.any():
         expert_slots = computed * _moe_layers(shape, x.experts) * x.experts
-        whole["inactive_expert_slots"] = int(expert_slots[computed_known].sum())
-        whole["skipped_head_slots"] = int((computed * shape.layers * x.heads)[computed_known].sum())
+        whole["inactive_expert_slots"] = float(expert_slots[computed_known].sum())
+        head_slots = computed * shape.layers * x.heads
+        whole["skipped_head_slots"] = float(head_slots[computed_known].sum())
     return out, whole

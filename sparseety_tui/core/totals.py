@@ -22,6 +22,7 @@ from sparseety_tui.core.figures import (
     column_figures,
     column_inputs,
     column_skip_sums,
+    whole_number,
 )
 from sparseety_tui.core.series import HeatCounts
 from sparseety_tui.core.store import STATES
@@ -87,8 +88,8 @@ class _Sums:
         self.latency: list[Any] = []
         self.ttft: list[Any] = []
         self.models: set[int] = set()
-        self.skips: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
-        self.wholes: dict[str, int | None] = dict.fromkeys(SKIP_FIELDS)
+        self.skips: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
+        self.wholes: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
 
     def add_known(self, name: str, values: Any) -> None:
         import numpy as np
@@ -106,10 +107,14 @@ class _Sums:
         if not self.counts.get(name):
             return None
         total = self.values[name]
-        return int(round(total)) if total.is_integer() else total
+        return whole_number(total) if total.is_integer() else total
 
 
-def _add_optional(a: int | None, b: int | None) -> int | None:
+def _whole(value: float | None) -> int | None:
+    return None if value is None else whole_number(value)
+
+
+def _add_optional(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else a + b
 
 
@@ -175,7 +180,7 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
     flagged = sums.counts.get("hit_flagged", 0)
     skipped: dict[str, Any] = {}
     for name in SKIP_FIELDS:
-        part, whole = sums.skips[name], sums.wholes[name]
+        part, whole = _whole(sums.skips[name]), _whole(sums.wholes[name])
         skipped[name] = {
             "value": part,
             "of": whole,

@@ -6,14 +6,17 @@ file once, start to end, with the same Extractor.
 
 from __future__ import annotations
 
-import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.literal import quote
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.sources.inputs import InputPath, expand, os_reason
 from sparseety_tui.sources.lines import iter_chunks
 
 
@@ -28,47 +31,67 @@ class Options:
     model_config: str | None = None
 
 
-def check_readable(path: str) -> None:
-    """Fail early, with one clear sentence, on a path we cannot read."""
-    if not os.path.exists(path):
-        raise InputError(f"cannot read {path!r}: no such file or directory")
-    if os.path.isdir(path):
-        if not os.access(path, os.R_OK | os.X_OK):
-            raise InputError(f"cannot read directory {path!r}: permission denied")
-        return
-    if not os.path.isfile(path):
-        raise InputError(f"cannot read {path!r}: not a regular file")
+def cannot_read(item: InputPath) -> str:
+    """Why ``item`` cannot be read, as one line naming it."""
+    return f"cannot read {quote(item.path)}: {item.reason}"
+
+
+@dataclass(frozen=True)
+class BatchInputs:
+    """What a batch command reads: every path in order, named or found in a named
+    directory. ``files`` are the regular files; ``skipped`` the directory entries it
+    passes over, each with its reason, for the caller to report (the batch is partial)."""
+
+    items: list[InputPath]
+
+    @property
+    def files(self) -> list[str]:
+        return [item.path for item in self.items if item.kind == "file"]
+
+    @property
+    def skipped(self) -> list[InputPath]:
+        return [item for item in self.items if item.kind != "file"]
+
+
+def batch_inputs(paths: list[str]) -> BatchInputs:
+    """The paths ``paths`` stand for (``sources.inputs.expand``), checked for a batch.
+
+    A path the user named that cannot be read (missing, unreadable, a FIFO or a device)
+    is an ``InputError``, raised before anything is read; an entry of a named directory
+    that cannot be read is kept as skipped, so one bad file does not stop the batch.
+    """
+    items = expand(paths)
+    for item in items:
+        if item.named and item.kind != "file":
+            raise InputError(cannot_read(item))
+    return BatchInputs(items)
+
+
+@contextmanager
+def reading(path: str) -> Iterator[None]:
+    """Turn an OSError while ``path`` is read into an ``InputError`` that names it."""
     try:
-        with open(path, "rb") as handle:
-            handle.read(1)
+        yield
     except OSError as exc:
-        raise InputError(f"cannot read {path!r}: {exc.strerror or exc}") from exc
+        raise InputError(f"cannot read {quote(path)}: {os_reason(exc)}") from exc
 
 
-def log_files_in(directory: str) -> list[str]:
-    """Visible entries of a directory that are not directories (sorted; our markers and
-    temporary files skipped). Special files stay in the list, so the caller reports them
-    instead of silently passing them over."""
-    names = sorted(
-        name
-        for name in os.listdir(directory)
-        if not name.startswith(".")
-        and not name.endswith((".done", ".tmp", ".md"))
-        and not os.path.isdir(os.path.join(directory, name))
+def load_tokens(options: Options) -> TokenCounter:
+    """The command's tokenizer. One named with ``--tokenizer`` is loaded now, so that a bad
+    one is a one-line error at start (not a failure on the first text, in the middle of a
+    batch or inside the UI); the default one still loads only when text needs counting."""
+    tokens = TokenCounter(options.tokenizer)
+    if options.tokenizer is not None:
+        tokens.load()
+    return tokens
+
+
+def make_extractor(options: Options, tokens: TokenCounter | None = None) -> Extractor:
+    """An Extractor for ``options``; pass ``tokens`` to share one loaded tokenizer."""
+    return Extractor(
+        tokens=tokens if tokens is not None else load_tokens(options),
+        forced_format=options.format,
     )
-    return [os.path.join(directory, name) for name in names]
-
-
-def expand_inputs(paths: list[str]) -> list[str]:
-    files: list[str] = []
-    for path in paths:
-        check_readable(path)
-        files.extend(log_files_in(path) if os.path.isdir(path) else [path])
-    return files
-
-
-def make_extractor(options: Options) -> Extractor:
-    return Extractor(tokens=TokenCounter(options.tokenizer), forced_format=options.format)
 
 
 def make_shape(options: Options) -> ModelShape:
@@ -78,7 +101,8 @@ def make_shape(options: Options) -> ModelShape:
 def ingest_file(extractor: Extractor, path: str) -> int:
     """Read a whole file into the extractor; returns its file index."""
     file = extractor.add_file(str(Path(path)))
-    extractor.feed_chunks(file, iter_chunks(path))
+    with reading(path):
+        extractor.feed_chunks(file, iter_chunks(path))
     extractor.finish_file(file)
     release_free_memory()
     return file
@@ -107,7 +131,10 @@ _malloc_trim: Any = None
 
 
 def ingest_paths(options: Options, paths: list[str]) -> Extractor:
+    """The regular files ``paths`` stand for through one Extractor (entries of a named
+    directory that cannot be read are left out: ``summary`` reports them, see
+    ``batch_inputs``)."""
     extractor = make_extractor(options)
-    for path in expand_inputs(paths):
+    for path in batch_inputs(paths).files:
         ingest_file(extractor, path)
     return extractor

@@ -39,7 +39,12 @@ If any check fails the file is read again by one process (correct, just slower).
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
@@ -50,7 +55,8 @@ from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
-from sparseety_tui.ingest.batch import Options, ingest_file, release_free_memory
+from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
+from sparseety_tui.sources.inputs import open_regular
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER_BYTES,
@@ -204,15 +210,41 @@ def _detect_family(path: str, forced: str | None) -> str | None:
 def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: int = 0) -> None:
     workers = jobs or os.cpu_count() or 1
     for path in paths:
-        size = os.path.getsize(path)
-        family = _detect_family(path, options.format) if workers > 1 else None
-        big = workers > 1 and size >= PARALLEL_MIN_BYTES
-        if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
-            ingest_file(extractor, path)
-        elif registry.family_by_name(family).range_start is None:
-            _ingest_split(extractor, options, path, family, workers)  # stateless lines
-        elif not _ingest_server_split(extractor, options, path, family, workers):
-            ingest_file(extractor, path)
+        with reading(path):
+            _ingest_one(extractor, options, path, workers)
+
+
+def _ingest_one(extractor: Extractor, options: Options, path: str, workers: int) -> None:
+    size = os.path.getsize(path)
+    family = _detect_family(path, options.format) if workers > 1 else None
+    big = workers > 1 and size >= PARALLEL_MIN_BYTES
+    if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
+        ingest_file(extractor, path)
+    elif registry.family_by_name(family).range_start is None:
+        _ingest_split(extractor, options, path, family, workers)  # stateless lines
+    elif not _ingest_server_split(extractor, options, path, family, workers):
+        ingest_file(extractor, path)
+
+
+@contextmanager
+def _fork_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
+    """A pool of forked range workers that leave Ctrl+C to the parent.
+
+    Ctrl+C sends SIGINT to the whole foreground process group: workers that took it would
+    each print a KeyboardInterrupt traceback. They are forked with SIGINT ignored (set
+    around the fork, so no worker can take one before it could ignore it); the parent
+    gets KeyboardInterrupt as usual, and leaving the pool terminates the workers.
+    """
+    context = multiprocessing.get_context("fork")
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+    try:
+        pool = context.Pool(processes)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGINT, previous)
+    with pool:
+        yield pool
 
 
 def _scanner_takes_most(path: str) -> bool:
@@ -225,7 +257,8 @@ def _scanner_takes_most(path: str) -> bool:
     scanner = trace_native.SCANNER
     if scanner is None:
         return False
-    with open(path, "rb") as f:
+    f, _st = open_regular(path)
+    with f:
         head = f.read(SCANNER_PROBE_BYTES)
     head = head[: head.rfind(b"\n") + 1]
     lines = head.count(b"\n")
@@ -243,8 +276,7 @@ def _ingest_split(
     starts = find_range_starts(path, workers)
     ends: list[int | None] = [*starts[1:], None]
     tasks = [(path, family, options.tokenizer, s, e) for s, e in zip(starts, ends)]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(len(tasks)) as pool:
+    with _fork_pool(len(tasks)) as pool:
         results = pool.map(_run_range, tasks, chunksize=1)
     file = extractor.add_file(path, format_name=family)
     results.reverse()
@@ -261,7 +293,8 @@ def server_range_starts(path: str, family: str, n: int) -> list[int]:
     range_start = registry.family_by_name(family).range_start
     assert range_start is not None, family
     starts = [0]
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+    f, _st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
         for candidate in find_range_starts(path, n)[1:]:
             if candidate <= starts[-1]:
                 continue
@@ -299,8 +332,7 @@ def _ingest_server_split(
         (path, family, options.tokenizer, start, end, i > 0 or record_first, seeds[i])
         for i, (start, end) in enumerate(zip(starts, ends))
     ]
-    context = multiprocessing.get_context("fork")
-    with context.Pool(min(workers, len(tasks))) as pool:
+    with _fork_pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
     plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
     if isinstance(plan, Refusal):
@@ -331,7 +363,8 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
     ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
     guesser: RangeAware = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
     seeds: list[tuple[int | None, int] | None] = [None]
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+    f, _st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
         for _ in range(200):  # the file's first stamped line, before range 1
             line = f.readline()
             if not line or line.startswith(b"Traceback"):

@@ -52,10 +52,11 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
-from sparseety_tui.ingest.batch import log_files_in, release_free_memory
+from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
+from sparseety_tui.sources.inputs import log_files_in
 from sparseety_tui.sources.lines import Chunk, iter_chunks
 
 if TYPE_CHECKING:

@@ -41,11 +41,11 @@ from typing import BinaryIO, Literal
 from .incarnation import (
     Incarnation,
     Key,
-    open_readonly,
     reread_from_start,
     start_of_last_lines,
 )
-from .lines import DEFAULT_MAX_LINE_BYTES, RawLine
+from .inputs import open_regular
+from .lines import DEFAULT_MAX_LINE_BYTES, READ_BUFFER_BYTES, RawLine
 from .rotated import oldest_first, rotated_siblings
 
 __all__ = [
@@ -351,7 +351,7 @@ class FileFollower:
     def _open(self, batch: FollowBatch) -> tuple[BinaryIO, os.stat_result] | None:
         """Open the path read-only, or report why not."""
         try:
-            opened = open_readonly(self.path)
+            opened = open_regular(self.path, READ_BUFFER_BYTES)
         except FileNotFoundError:
             if not self._missing_reported:
                 self._missing_reported = True
@@ -516,7 +516,7 @@ class FileFollower:
             if st.st_size < cur.asm.pos or not cur.mark:
                 continue
             try:
-                f, st = open_readonly(name)
+                f, st = open_regular(name, READ_BUFFER_BYTES)
             except OSError:
                 continue
             if st.st_size >= cur.asm.pos and cur.holds_mark(f):
@@ -669,7 +669,7 @@ class FileFollower:
         """
         for _ in range(_LOOKS):
             try:
-                f, st = open_readonly(name)
+                f, st = open_regular(name, READ_BUFFER_BYTES)
             except FileNotFoundError:
                 pass
             else:

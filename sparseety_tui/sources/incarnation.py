@@ -8,9 +8,7 @@ file changing under it (``MARK_BYTES``).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import stat
 from typing import BinaryIO
 
 from .lines import _BACK_BLOCK, READ_BUFFER_BYTES, LineAssembler, RawLine
@@ -19,7 +17,6 @@ __all__ = [
     "MARK_BYTES",
     "Incarnation",
     "Key",
-    "open_readonly",
     "reread_from_start",
     "start_of_last_lines",
 ]
@@ -129,28 +126,6 @@ class Incarnation:
 def _ending(line: RawLine) -> bytes:
     """The bytes that ended a complete line in the file (its data has them stripped)."""
     return b"\r\n" if line.length - len(line.data) == 2 else b"\n"
-
-
-def open_readonly(path: str) -> tuple[BinaryIO, os.stat_result]:
-    """Open ``path`` read-only (never create), refusing anything but a regular file.
-
-    A FIFO would block the open until a writer comes; O_NONBLOCK avoids that hang, and the
-    check below then turns it away. The flag is cleared again for the regular file.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags | nonblock)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if nonblock:
-            os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
-    except BaseException:
-        os.close(fd)
-        raise
-    return f, st
 
 
 def start_of_last_lines(f: BinaryIO, size: int, n: int) -> int:

@@ -21,6 +21,8 @@ from functools import partial
 from itertools import accumulate, repeat
 from typing import BinaryIO, NamedTuple
 
+from .inputs import open_regular
+
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "Chunk",
@@ -229,7 +231,8 @@ def iter_lines(
         raise ValueError("start must be >= 0")
     if end is not None and end <= start:
         return
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
+    f, _st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
         pos = _align_to_line_start(f, start)
         if end is not None and pos >= end:
             return
@@ -269,8 +272,9 @@ def find_range_starts(path: str | os.PathLike[str], n: int) -> list[int]:
     if n < 1:
         raise ValueError("n must be >= 1")
     starts = [0]
-    with open(path, "rb", buffering=READ_BUFFER_BYTES) as f:
-        size = os.fstat(f.fileno()).st_size
+    f, st = open_regular(path, READ_BUFFER_BYTES)
+    with f:
+        size = st.st_size
         for i in range(1, n):
             target = size * i // n
             if target <= starts[-1]:
@@ -298,7 +302,9 @@ def read_line_at(
     if offset < 0 or length < 0:
         raise ValueError("offset and length must be >= 0")
     want = min(length, max_line_bytes + 2)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    # O_NONBLOCK: a file replaced by a FIFO must not hang the open (pread then fails).
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)
     try:
         chunks: list[bytes] = []
         got = 0
@@ -350,7 +356,8 @@ def iter_chunks(
         raise ValueError("start must be >= 0")
     if end is not None and end <= start:
         return
-    with open(path, "rb") as f:
+    f, _st = open_regular(path)
+    with f:
         pos = _align_to_line_start(f, start)
         while end is None or pos < end:
             f.seek(pos)
