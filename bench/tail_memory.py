@@ -31,20 +31,13 @@ from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker
 
 
-def rss_mib() -> float:
+def status_mib(field: str) -> float:
+    """A field of /proc/self/status in MiB: VmRSS (now) or VmHWM (the peak)."""
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmRSS"):
+            if line.startswith(field):
                 return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
-
-
-def peak_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM")
+    raise RuntimeError(f"no {field}")
 
 
 def store_nbytes(store: RequestStore) -> int:
@@ -96,7 +89,7 @@ def main() -> None:
         log = Path(tmp) / "live.jsonl"
         log.write_bytes(b"")
         gc.collect()
-        before = rss_mib()
+        before = status_mib("VmRSS")
         worker = IngestWorker(
             Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=True)
         )
@@ -111,7 +104,7 @@ def main() -> None:
             wall = time.perf_counter() - t0
             time.sleep(1.0)  # let the last totals job finish
             gc.collect()
-            after = rss_mib()
+            after = status_mib("VmRSS")
             snap = worker.snapshot
             assert snap is not None and snap.state is not None
             rows = len(snap.state.store)
@@ -126,7 +119,7 @@ def main() -> None:
                 "wall_s": round(wall, 1),
                 "rss_before_mib": round(before, 1),
                 "rss_after_mib": round(after, 1),
-                "peak_rss_mib": round(peak_mib(), 1),
+                "peak_rss_mib": round(status_mib("VmHWM"), 1),
                 "rss_per_request_bytes": round(per_request, 1),
                 "store_per_request_bytes": round(store_bytes / rows, 1),
                 "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, "

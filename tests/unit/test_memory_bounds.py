@@ -5,16 +5,14 @@ the bytes per request; these tests hold the mechanisms, without timing anything)
 from __future__ import annotations
 
 import json
-import tracemalloc
 from pathlib import Path
 
 import pytest
+from totals_helpers import totals_and_peak
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.ingest import worker as worker_mod
-from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker
 
@@ -33,23 +31,11 @@ def _write(path: Path, start: int, n: int) -> None:
             f.write(json.dumps(record) + "\n")
 
 
-def _totals_peak(path: Path) -> int:
-    extractor = Extractor()
-    ingest_file(extractor, str(path))
-    frozen = extractor.freeze()
-    tracemalloc.start()
-    try:
-        compute_totals(frozen, DEFAULT_SHAPE)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_the_totals_transient_memory_does_not_grow_with_the_rows(tmp_path: Path) -> None:
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
     _write(small, 0, 70_000)
     _write(big, 0, 280_000)
-    per_added_row = (_totals_peak(big) - _totals_peak(small)) / 210_000
+    per_added_row = (totals_and_peak(big)[1] - totals_and_peak(small)[1]) / 210_000
     # What must grow: the latency and TTFT values kept for exact quantiles (2 x 8 B a row)
     # and small per-chunk results. Whole-store temporaries cost ~300 B a row.
     assert per_added_row < 64

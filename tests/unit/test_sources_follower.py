@@ -7,33 +7,12 @@ import random
 import shutil
 import stat
 from pathlib import Path
-from typing import BinaryIO
 
 import pytest
+from follow_helpers import FakeClock, appender, datas, kinds
 
-from sparseety_tui.sources.follower import FileFollower, FollowBatch
+from sparseety_tui.sources.follower import FileFollower
 from sparseety_tui.sources.lines import RawLine
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def datas(batch: FollowBatch) -> list[bytes]:
-    return [line.data for line in batch.lines]
-
-
-def kinds(batch: FollowBatch) -> list[str]:
-    return [e.kind for e in batch.events]
-
-
-def appender(path: Path) -> BinaryIO:
-    """A writer like a logging process: unbuffered appends to one open file."""
-    return open(path, "ab", buffering=0)
 
 
 def test_line_cut_by_slow_writer_is_reported_once_complete(tmp_path: Path) -> None:

@@ -14,32 +14,11 @@ import shutil
 import threading
 import time
 from pathlib import Path
-from typing import BinaryIO
 
 import pytest
+from follow_helpers import FakeClock, appender, datas, kinds
 
 from sparseety_tui.sources import FileFollower, FollowBatch, LogWatcher
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def datas(batch: FollowBatch) -> list[bytes]:
-    return [line.data for line in batch.lines]
-
-
-def kinds(batch: FollowBatch) -> list[str]:
-    return [e.kind for e in batch.events]
-
-
-def appender(path: Path) -> BinaryIO:
-    """A writer like a logging process: unbuffered appends to one open file."""
-    return open(path, "ab", buffering=0)
 
 
 def numbered(prefix: str, n: int, start: int = 0) -> list[bytes]:

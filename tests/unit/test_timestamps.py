@@ -9,17 +9,15 @@ and never raises.
 from __future__ import annotations
 
 import math
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.timing import derive_times
-from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.formats.kvline import KvLineParser
 from sparseety_tui.formats.trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
@@ -172,15 +170,7 @@ def test_minutes_far_apart_do_not_allocate_every_minute_between(tmp_path: Path) 
         b'{"request_id": "old", "ts": 1600000000, "prompt_tokens": 1, "completion_tokens": 2}\n'
         b'{"request_id": "new", "ts": 1732968000, "prompt_tokens": 3, "completion_tokens": 4}\n'
     )
-    extractor = Extractor()
-    ingest_file(extractor, str(path))
-    compute_totals(extractor, DEFAULT_SHAPE)  # lazy imports and set-up, not measured
-    tracemalloc.start()
-    try:
-        totals = compute_totals(extractor, DEFAULT_SHAPE)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    totals, peak, _ = totals_and_peak(path)
     assert totals["throughput_per_minute"] == [
         {
             "minute": 1600000000 // 60 * 60,

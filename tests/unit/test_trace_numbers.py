@@ -10,7 +10,6 @@ beyond float32) was stored as infinity.
 from __future__ import annotations
 
 import math
-import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,9 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.formats.trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
 
@@ -148,15 +146,7 @@ def test_ids_beyond_any_model_stay_out_of_the_heat_maps(tmp_path: Path) -> None:
     ]
     path = tmp_path / "t.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
-    extractor = Extractor()
-    ingest_file(extractor, str(path))
-    compute_totals(extractor, DEFAULT_SHAPE)  # lazy imports and set-up, not measured
-    tracemalloc.start()
-    try:
-        totals = compute_totals(extractor, DEFAULT_SHAPE)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    totals, peak, extractor = totals_and_peak(path)
     assert totals["experts"]["layers"] == [1, 2, 7]
     assert totals["experts"]["width"] == 7
     assert totals["experts"]["total"] == 4  # 3 and 4, 5 of "a"; 6 of "c" in layer "7"
