@@ -44,7 +44,10 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 _WS = re.compile(r"\s*")
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)")
+#: ASCII digits only (``\d`` of a str pattern also takes ``١٢``), split one way.
+_NUMBER = re.compile(
+    r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?)"
+)
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _STR_PREFIX = re.compile(r"[rRbBuUfF]{1,2}(?=['\"])")
 _SIMPLE_ESCAPES = {
@@ -134,7 +137,7 @@ class _Parser:
         if ch == "-" and text.startswith("-inf", pos):
             return float("-inf"), pos + 4
         m = _NUMBER.match(text, pos)
-        if m is not None and (ch.isdigit() or ch in "+-."):
+        if m is not None and ch in "0123456789+-.":
             raw = m.group()
             end = m.end()
             if end < self.n and text[end] in "jJ":
