@@ -5,13 +5,19 @@ parser gives goes through ``Merger.on_event``: request updates become store rows
 request id with ``RequestStore.merge_row``: a known value wins), per-token data becomes row
 extras and heat counts, stats lines the engine series, errors a count and a failed state.
 This is the one place that maps payload fields to columns.
+
+A merge either happens whole or changes nothing: every value is checked and converted to
+what its column holds before anything is written (a value a column cannot hold, such as a
+count beyond int32, a non-finite time or a layer id that is not a count, is unknown), so
+an exception can only come before the first write. The Extractor then counts the line
+``unparsed`` with the exception as its reason and goes on.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
@@ -28,6 +34,7 @@ from sparseety_tui.core.store import (
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
+from sparseety_tui.formats.numbers import count
 
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
@@ -55,9 +62,11 @@ _META_DEFAULTS = (
 
 #: The largest count an int32 column holds; a line claiming more is taken as unknown.
 COUNT_MAX = 2**31 - 1
+#: The largest number of seconds a float32 column holds (beyond it: unknown, not inf).
+SECONDS_MAX = 3.4028234663852886e38
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return type(value) is int and 0 <= value <= COUNT_MAX
 
 
@@ -65,11 +74,36 @@ def _count_or_unknown(value: Any) -> int:
     return value if _is_count(value) else UNKNOWN
 
 
-def _as_int(value: Any) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return -1
+def _index(value: Any) -> int:
+    """A layer, expert or head id: a count, or the digits of one (JSON object keys are
+    strings); -1 (the "unknown" row of a heat map) for anything else. Never raises."""
+    if type(value) is int:
+        return value if 0 <= value <= COUNT_MAX else -1
+    if type(value) is float:
+        return int(value) if value.is_integer() and 0 <= value <= COUNT_MAX else -1
+    if type(value) is str:
+        number = count(value.strip())
+        return number if number is not None and number <= COUNT_MAX else -1
+    return -1
+
+
+def _seconds_or_nan(value: Any) -> float:
+    """A duration: a number from 0 to ``SECONDS_MAX``, else NaN."""
+    if (type(value) is float or type(value) is int) and 0 <= value <= SECONDS_MAX:
+        return float(value)
+    return NAN
+
+
+def _time_or_nan(value: Any) -> float:
+    """Unix seconds: a finite number (an int is converted), else NaN."""
+    if type(value) is float:
+        return value if value - value == 0.0 else NAN  # inf - inf and nan - nan are nan
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return NAN
+    return NAN
 
 
 class EventObserver(Protocol):
@@ -146,12 +180,14 @@ class Merger:
         length: int,
         line_no: int,
     ) -> None:
-        if self._observer is not None:
-            self._observer.request(p)
         store = self.store
         rid = p["request_id"]
+        if type(rid) is not str:
+            raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
-        values = self._request_values(p)
+        values = self._request_values(p)  # may raise: nothing is written before this
+        if self._observer is not None:
+            self._observer.request(p)
         if row is None:
             row = store.append_row(rid, values, file, offset, length, line_no)
         else:
@@ -234,11 +270,11 @@ class Merger:
             kv_name = sget("kv_skip")
             kv_skip = KV_SKIP_NAMES.get(kv_name, 0) if type(kv_name) is str else 0
         latency: Any = get("latency_s")
-        if type(latency) is not float or latency < 0:
-            latency = float(latency) if type(latency) is int and latency >= 0 else NAN
+        if type(latency) is not float or not 0.0 <= latency <= SECONDS_MAX:
+            latency = _seconds_or_nan(latency)
         ttft: Any = get("ttft_s")
-        if type(ttft) is not float or ttft < 0:
-            ttft = float(ttft) if type(ttft) is int and ttft >= 0 else NAN
+        if type(ttft) is not float or not 0.0 <= ttft <= SECONDS_MAX:
+            ttft = _seconds_or_nan(ttft)
         state_name: Any = get("state")
         state = STATE_CODE.get(state_name, 0) if type(state_name) is str else 0
         if type(state_name) is not str:
@@ -251,6 +287,10 @@ class Merger:
                 finished = ts
             elif received is None and state_name in ("received", "running"):
                 received = ts
+        if received is not None and (type(received) is not float or received - received != 0.0):
+            received = _time_or_nan(received)
+        if finished is not None and (type(finished) is not float or finished - finished != 0.0):
+            finished = _time_or_nan(finished)
         cache_hit: Any = get("cache_hit")
         model: Any = get("model")
         return (
@@ -297,7 +337,7 @@ class Merger:
             for item in dropped:
                 if type(item) is list and len(item) == 3:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[1]), _as_int(item[2]))
+                    self.dropped.add(_index(item[1]), _index(item[2]))
         kv = sparse.get("kv")
         if type(kv) is list:
             extras = self.store.extras_for(row)
@@ -318,8 +358,8 @@ class Merger:
             for j, experts in enumerate(token):
                 if type(experts) is not list:
                     continue
-                layer = layer_ids[j] if layer_ids is not None and j < len(layer_ids) else j
-                real = [e for e in experts if type(e) is int and e >= 0]
+                layer = _index(layer_ids[j]) if layer_ids is not None and j < len(layer_ids) else j
+                real = [e for e in experts if _is_count(e)]
                 if not real:
                     continue  # a dense layer's placeholder row
                 extras.routing_rows += 1
@@ -330,7 +370,7 @@ class Merger:
 
     def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
         visible, kept = summary.get("visible"), summary.get("kept")
-        if type(visible) is not int or type(kept) is not int or kept > visible:
+        if not _is_count(visible) or not _is_count(kept) or kept > visible:
             return
         extras.kv_tokens += 1
         extras.kv_visible += visible
@@ -347,7 +387,7 @@ class Merger:
         layers = masks.get("layers")
         skipped = masks.get("skipped")
         heads = masks.get("num_heads")
-        if type(skipped) is not list or type(heads) is not int or heads <= 0:
+        if type(skipped) is not list or not _is_count(heads) or heads <= 0:
             return
         extras = self.store.extras_for(row)
         prompt = max(self.store.prompt_tokens[row], 0)
@@ -356,12 +396,12 @@ class Merger:
         for j, head_list in enumerate(skipped):
             if type(head_list) is not list:
                 continue
-            layer = layers[j] if type(layers) is list and j < len(layers) else j
+            layer = _index(layers[j]) if type(layers) is list and j < len(layers) else j
             extras.head_rows += tokens
             extras.head_slots += heads * tokens
             extras.skipped_head_slots += len(head_list) * tokens
             for head in head_list:
-                self.head_skips.add(_as_int(layer), _as_int(head), tokens)
+                self.head_skips.add(layer, _index(head), tokens)
 
     def _on_token(
         self,
@@ -372,8 +412,11 @@ class Merger:
         length: int,
         line_no: int,
     ) -> None:
-        row = self._row_for(p["request_id"], file, offset, length, line_no)
-        extras = self.store.extras_for(row)
+        rid = p["request_id"]
+        if type(rid) is not str:
+            raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
+        row = self._row_for(rid, file, offset, length, line_no)
+        extras = self.store.extras_for(row)  # from here on every value is checked as used
         experts = p.get("experts")
         if type(experts) is list:
             layers = p.get("moe_layers") or meta.get("moe_layers")
@@ -383,7 +426,7 @@ class Merger:
             self._on_kv(kv, extras)
         heads = p.get("heads_skipped")
         num_heads = p.get("num_heads") or meta.get("total_attention_heads")
-        if type(heads) is dict and type(num_heads) is int:
+        if type(heads) is dict and _is_count(num_heads):
             for layer_key, head_list in heads.items():
                 if type(head_list) is not list:
                     continue
@@ -391,13 +434,13 @@ class Merger:
                 extras.head_slots += num_heads
                 extras.skipped_head_slots += len(head_list)
                 for head in head_list:
-                    self.head_skips.add(_as_int(layer_key), _as_int(head))
+                    self.head_skips.add(_index(layer_key), _index(head))
         dropped = p.get("dropped")
         if type(dropped) is list:
             for item in dropped:
                 if type(item) is list and len(item) == 2:
                     extras.dropped_slots += 1
-                    self.dropped.add(_as_int(item[0]), _as_int(item[1]))
+                    self.dropped.add(_index(item[0]), _index(item[1]))
         if self.store.state[row] == 0:
             self.store.state[row] = STATE_CODE["running"]
 

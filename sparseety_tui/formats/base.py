@@ -256,3 +256,9 @@ def decode_text(line: bytes) -> str:
     Undecodable bytes become U+FFFD so the text stays literal and measurable.
     """
     return line.decode("utf-8", errors="replace")
+
+
+def failure_reason(what: str, exc: BaseException) -> str:
+    """The reason shown for a line that code failed on: ``what`` failed, with which
+    exception (kept short: an exception's text may quote the whole line)."""
+    return f"{what}: {type(exc).__name__}: {exc}"[:200]

@@ -21,6 +21,7 @@ parsing the (possibly huge) prompt in front of it.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -43,6 +44,8 @@ class _Unknown:
 
 UNKNOWN: Any = _Unknown()
 
+#: Longer integers are UNKNOWN (Python's ``int`` refuses more than 4,300 digits by default).
+_MAX_INT_DIGITS = 4000
 _WS = re.compile(r"\s*")
 #: ASCII digits only (``\d`` of a str pattern also takes ``١٢``), split one way.
 _NUMBER = re.compile(
@@ -144,6 +147,8 @@ class _Parser:
                 raise LiteralError("complex numbers unsupported")
             if any(c in raw for c in ".eE"):
                 return float(raw), end
+            if len(raw) > _MAX_INT_DIGITS:
+                return UNKNOWN, end  # int() refuses it; no field holds it anyway
             return int(raw), end
         m = _STR_PREFIX.match(text, pos)
         if m is not None:
@@ -181,11 +186,15 @@ class _Parser:
         out: list[str] = []
         n = self.n
         start = i
+        surrogates = False
         while i < n:
             c = text[i]
             if c == quote:
                 out.append(text[start:i])
-                return "".join(out), i + 1
+                joined = "".join(out)
+                if surrogates:  # pair them (JSON writes 😀 as two) or replace lone ones
+                    joined = joined.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                return joined, i + 1
             if c == "\\":
                 out.append(text[start:i])
                 if i + 1 >= n:
@@ -198,7 +207,9 @@ class _Parser:
                     width = {"x": 2, "u": 4, "U": 8}[e]
                     digits = text[i + 2 : i + 2 + width]
                     try:
-                        out.append(chr(int(digits, 16)))
+                        code = int(digits, 16)
+                        out.append(chr(code))
+                        surrogates = surrogates or 0xD800 <= code <= 0xDFFF
                     except ValueError:
                         out.append(text[i : i + 2 + width])
                     i += 2 + width
@@ -299,8 +310,11 @@ def as_int(value: Any) -> int | None:
 
 
 def as_float(value: Any) -> float | None:
-    if isinstance(value, bool):
+    """A finite float from a parsed value (not nan, not inf, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, (int, float)) and value == value:  # excludes nan
-        return float(value)
-    return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond any float
+        return None
+    return number if math.isfinite(number) else None

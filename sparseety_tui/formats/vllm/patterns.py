@@ -42,29 +42,37 @@ _FAST_PROC_RE = re.compile(rb"\([^()\r\n]{1,120}? pid=\d{1,10}\) (?=INFO:     )"
 #: Where wrapper stripping stops: a process prefix or the logging head.
 _OWN_PREFIX_RE = re.compile(_PROC + rb"|" + _HEAD)
 
+#: A count and a plain decimal as the stats lines print them, bounded so that every one
+#: ``int``/``float`` converts exactly (a longer or odd number sends the line to
+#: ``StatsLines._generic_stats``, which leaves that field unknown).
+_INT = rb"\d{1,18}"
+_NUM = rb"\d{1,18}(?:\.\d{1,18})?"
+
 #: V1: ``Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
 #: 25.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache
 #: hit rate: 64.4%, MM cache hit rate: 66.7%`` (0.8.x: no ``Engine`` part). A search
 #: tries the engine count only at the start of a run of digits.
 V1_STATS_RE = re.compile(
-    rb"(?:Engine (?P<engine>\d+): |(?<![0-9])(?P<nagg>\d+) Engines Aggregated: )?"
-    rb"Avg prompt throughput: (?P<p>[\d.]+) tokens/s, "
-    rb"Avg generation throughput: (?P<g>[\d.]+) tokens/s, "
-    rb"Running: (?P<run>\d+) reqs, Waiting: (?P<wait>\d+) reqs"
+    rb"(?:Engine (?P<engine>" + _INT + rb"): |(?<![0-9])(?P<nagg>\d+) Engines Aggregated: )?"
+    rb"Avg prompt throughput: (?P<p>" + _NUM + rb") tokens/s, "
+    rb"Avg generation throughput: (?P<g>" + _NUM + rb") tokens/s, "
+    rb"Running: (?P<run>" + _INT + rb") reqs, Waiting: (?P<wait>" + _INT + rb") reqs"
     rb"(?:, Deferred: \d+ reqs)?(?:, Preemptions: \d+)?, "
-    rb"GPU KV cache usage: (?P<kv>[\d.]+)%, Prefix cache hit rate: (?P<hit>[\d.]+)%"
+    rb"GPU KV cache usage: (?P<kv>" + _NUM + rb")%, Prefix cache hit rate: (?P<hit>" + _NUM + rb")%"
 )
 #: V0: ``Avg prompt throughput: 0.9 tokens/s, Avg generation throughput: 0.0 tokens/s,
 #: Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs, GPU KV cache usage: 0.0%, CPU KV
 #: cache usage: 0.0%[.]``
 V0_STATS_RE = re.compile(
-    rb"Avg prompt throughput: (?P<p>[\d.]+) tokens/s, "
-    rb"Avg generation throughput: (?P<g>[\d.]+) tokens/s, "
-    rb"Running: (?P<run>\d+) reqs, Swapped: (?P<sw>\d+) reqs, Pending: (?P<pend>\d+) reqs, "
-    rb"GPU KV cache usage: (?P<kv>[\d.]+)%"
+    rb"Avg prompt throughput: (?P<p>" + _NUM + rb") tokens/s, "
+    rb"Avg generation throughput: (?P<g>" + _NUM + rb") tokens/s, "
+    rb"Running: (?P<run>" + _INT + rb") reqs, Swapped: (?P<sw>" + _INT + rb") reqs, "
+    rb"Pending: (?P<pend>" + _INT + rb") reqs, GPU KV cache usage: (?P<kv>" + _NUM + rb")%"
 )
 #: ``Prefix cache hit rate: GPU: 22.16%, CPU: 0.00%`` (V0, 0.5.5+).
-V0_HIT_RE = re.compile(rb"Prefix cache hit rate: GPU: (?P<gpu>[\d.]+)%, CPU: (?P<cpu>[\d.]+)%")
+V0_HIT_RE = re.compile(
+    rb"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + rb")%, CPU: (?P<cpu>" + _NUM + rb")%"
+)
 
 #: Request lines, searched in the message (after the head):
 #:   ``Received request chatcmpl-a269fdcb7c6ce890: params: SamplingParams(n=1, ...``
