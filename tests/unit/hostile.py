@@ -1,5 +1,5 @@
-"""Hostile lines for the robustness tests (issue #9): the real corpus, and near-miss lines
-made by pumping one spot of a real line.
+"""Hostile lines for the robustness tests (issue #9): the real corpus, near-miss lines made
+by pumping one spot of a real line, and random lines built from fragments of real ones.
 
 A regex is super-linear when some spot of an almost-matching line can be repeated ("pumped")
 so that each extra copy costs more than the one before; this is how ReDoS detectors search
@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import gc
 import math
+import random
 import re
 import time
 import warnings
@@ -22,6 +23,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+from sparseety_tui.formats import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = (ROOT / "tests" / "data" / "real_logs", ROOT / "sample_logs")
@@ -49,6 +52,36 @@ def corpus_files() -> dict[str, list[bytes]]:
 @cache
 def corpus_lines() -> tuple[bytes, ...]:
     return tuple(line for lines in corpus_files().values() for line in lines)
+
+
+@cache
+def family_lines() -> dict[str, list[bytes]]:
+    """Family name -> the corpus lines of the files detection gives it ("" for files that
+    no family claims)."""
+    by_family: dict[str, list[bytes]] = {name: [] for name in registry.FAMILIES}
+    for name, lines in corpus_files().items():
+        family = registry.detect(lines[: registry.SNIFF_LINES], path=name)
+        by_family.setdefault(family.name if family is not None else "", []).extend(lines)
+    return by_family
+
+
+def parse_all(family_name: str) -> Callable[[list[bytes]], None]:
+    """Parse a list of lines with a fresh parser of the family, as a file is read."""
+    family = registry.FAMILIES[family_name]
+
+    def run(lines: list[bytes]) -> None:
+        parser = family.new_parser()
+        for line in lines:
+            parser.parse(line)
+        parser.finish()
+
+    return run
+
+
+def parse_seconds_per_byte(family_name: str, lines: list[bytes], repeats: int) -> float:
+    """The best of ``repeats`` parses of ``lines`` (one fresh parser), per byte of them."""
+    best = seconds_per_byte(parse_all(family_name), lines, repeats) * len(lines)
+    return best / max(sum(map(len, lines)), 1)
 
 
 @cache
@@ -218,3 +251,120 @@ def seconds_per_byte(fn: Callable[[Any], object], data: Any, repeats: int) -> fl
         if enabled:
             gc.enable()
     return best / max(len(data), 1)
+
+
+# -- random lines from fragments of real ones ------------------------------------------
+
+#: Where real lines are cut into fragments.
+_FRAGMENT_CUT = re.compile(rb"(?<=[ |=,\[\](){}])")
+#: Digits of every Unicode category that ``str.isdigit`` or ``\d`` accept, or that look
+#: like digits: superscripts, subscripts, circled, Arabic-Indic, Devanagari, fullwidth,
+#: Roman numerals, vulgar fractions, mathematical bold.
+ODD_DIGITS = "¹²³⁴⁰₀₉①⑳٠١٢٣٩۰۹०९０９Ⅻ½¼𝟎𝟗"
+
+
+@cache
+def fragments() -> tuple[bytes, ...]:
+    pieces: set[bytes] = set()
+    for line in corpus_lines():
+        for piece in _FRAGMENT_CUT.split(line[:4096]):
+            if piece:
+                pieces.add(piece[:200])
+    return tuple(sorted(pieces))
+
+
+def _odd_number(rng: random.Random) -> bytes:
+    choice = rng.randrange(6)
+    if choice == 0:
+        return "".join(rng.choice(ODD_DIGITS) for _ in range(rng.randint(1, 4))).encode()
+    if choice == 1:
+        return b"9" * rng.choice((19, 20, 40, 309, 400, 4301, 5000))
+    if choice == 2:
+        return rng.choice(
+            (b"1e400", b"-1e400", b"1e-400", b"nan", b"inf", b"-inf", b"NaN", b"1e309")
+        )
+    if choice == 3:
+        return str(rng.choice((2**31, 2**32, 2**63, 2**64, -(2**63) - 1, -1, 0))).encode()
+    if choice == 4:
+        return b"0x1F" if rng.random() < 0.5 else b"1_000"
+    return str(rng.randrange(10**6)).encode()
+
+
+def _odd_piece(rng: random.Random) -> bytes:
+    choice = rng.randrange(8)
+    if choice == 0:
+        return rng.choice((b" ", b"\t")) * rng.choice((1, 2, 50, 3000))
+    if choice == 1:
+        return rng.choice((b"[", b"]", b"(", b")", b"{", b"}", b"[[", b"]]")) * rng.randint(1, 50)
+    if choice == 2:
+        return rng.choice((b"|", b" | ", b"=", b"==", b":", b",", b'"', b"'", b"\\"))
+    if choice == 3:
+        return b"\x00" * rng.randint(1, 3)
+    if choice == 4:
+        return rng.choice((b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf0\x9f", b"\x80\x80"))
+    if choice == 5:
+        return rng.choice((b"\r", b"\x1b[31m", b"\x1b]0;t\x07", "\u202e".encode(), b"\x7f"))
+    if choice == 6:
+        return _odd_number(rng)
+    return rng.choice(
+        (b"[repeated 5x across cluster]", b"Traceback (most recent call last):", b"req_id=")
+    )
+
+
+@cache
+def lines_by_family() -> tuple[tuple[bytes, ...], ...]:
+    """The corpus's non-blank lines (cut to 4 KB), one group per format family (and one
+    of files no family claims), so a random base line comes from each equally often."""
+    groups = (family_lines().get(name, ()) for name in (*family_lines(), ""))
+    return tuple(tuple(line[:4096] for line in g if line.strip()) for g in groups if g)
+
+
+_DIGIT_RUN = re.compile(rb"[0-9]+")
+
+
+def _mutate(rng: random.Random, parts: list[bytes]) -> None:
+    """One change to a real line cut into fragments: a number made odd, an odd piece
+    inserted, a fragment repeated, dropped, or taken from another line."""
+    at = rng.randrange(len(parts))
+    choice = rng.randrange(5)
+    if choice == 0:
+        with_digits = [i for i, part in enumerate(parts) if _DIGIT_RUN.search(part)]
+        if with_digits:
+            i = rng.choice(with_digits)
+            runs = list(_DIGIT_RUN.finditer(parts[i]))
+            run = rng.choice(runs)
+            parts[i] = parts[i][: run.start()] + _odd_number(rng) + parts[i][run.end() :]
+            return
+    if choice <= 1:
+        parts.insert(at, _odd_piece(rng))
+    elif choice == 2:
+        parts[at] = parts[at] * rng.choice((2, 3, 50))
+    elif choice == 3 and len(parts) > 1:
+        del parts[at]
+    else:
+        parts.insert(at, rng.choice(fragments()))
+
+
+def random_line(rng: random.Random, max_pieces: int = 12) -> bytes:
+    """A hostile line that is never ``\n``: mostly a real line of a random family, cut
+    into fragments and changed a few times (``_mutate``); sometimes a soup of fragments of
+    real lines, odd numbers and hostile bytes."""
+    if rng.random() < 0.2:
+        soup = [
+            rng.choice(fragments()) if rng.random() < 0.6 else _odd_piece(rng)
+            for _ in range(rng.randint(1, max_pieces))
+        ]
+        return b"".join(soup).replace(b"\n", b" ")
+    base = rng.choice(rng.choice(lines_by_family()))
+    parts = [part for part in _FRAGMENT_CUT.split(base) if part] or [base]
+    for _ in range(rng.randint(1, 4)):
+        _mutate(rng, parts)
+    return b"".join(parts).replace(b"\n", b" ")
+
+
+def long_random_line(rng: random.Random, size: int) -> bytes:
+    """A random line with one of its pieces repeated until it is about ``size`` bytes."""
+    head, tail = random_line(rng, 4), random_line(rng, 4)
+    piece = rng.choice(fragments()) if rng.random() < 0.5 else _odd_piece(rng)
+    piece = piece.replace(b"\n", b" ") or b" "
+    return head + piece * max(1, size // len(piece)) + tail

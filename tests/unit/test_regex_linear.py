@@ -29,11 +29,13 @@ from typing import Any
 import pytest
 from hostile import (
     NearMiss,
-    corpus_files,
     corpus_lines,
     documented_samples,
+    family_lines,
     generic_near_misses,
     near_misses,
+    parse_all,
+    parse_seconds_per_byte,
     seconds_per_byte,
 )
 
@@ -162,29 +164,6 @@ def test_pattern_is_linear_on_near_misses(name: str) -> None:
         )
 
 
-@cache
-def family_lines() -> dict[str, list[bytes]]:
-    """The corpus lines of each family (a file belongs to the family detection picks)."""
-    by_family: dict[str, list[bytes]] = {name: [] for name in registry.FAMILIES}
-    for name, lines in corpus_files().items():
-        family = registry.detect(lines[: registry.SNIFF_LINES], path=name)
-        if family is not None:
-            by_family[family.name].extend(lines)
-    return by_family
-
-
-def _parse_all(family_name: str) -> Callable[[list[bytes]], None]:
-    family = registry.FAMILIES[family_name]
-
-    def parse_all(lines: list[bytes]) -> None:
-        parser = family.new_parser()
-        for line in lines:
-            parser.parse(line)
-        parser.finish()
-
-    return parse_all
-
-
 def _sample_by_kind(family_name: str, per_kind: int = 3) -> list[bytes]:
     """A few lines of each kind the family gives its corpus lines."""
     parser = registry.FAMILIES[family_name].new_parser()
@@ -202,13 +181,13 @@ def _sample_by_kind(family_name: str, per_kind: int = 3) -> list[bytes]:
 def test_parser_is_linear_on_near_misses(family_name: str) -> None:
     """A whole ``parse`` of a 1 MB near-miss line costs per byte at most ``BOUND`` times
     what the same near miss costs at 1 KB."""
-    parse_all = _parse_all(family_name)
+    run = parse_all(family_name)
     candidates = generic_near_misses()
     for line in _sample_by_kind(family_name):
         candidates.extend(near_misses(line))
 
     def timed(line: bytes) -> float:
-        return seconds_per_byte(lambda one: parse_all([one]), line, 1)
+        return seconds_per_byte(lambda one: run([one]), line, 1)
 
     growth, bound, label = _growth(timed, candidates)
     assert growth <= bound, f"{family_name}: {growth:,.0f}x the time per byte of 1 KB on {label}"
@@ -218,12 +197,11 @@ def test_the_reported_line_costs_what_a_normal_log_does() -> None:
     """The line of the issue: no logging head, a long run of spaces, a Ray repeat tail.
     At 1 MB it costs per byte no more than ``BOUND`` times what the real vLLM logs of the
     corpus cost per byte (it took 18.9 s at 100 KB)."""
-    parse_all = _parse_all("vllm")
-    lines = family_lines()["vllm"]
-    normal = seconds_per_byte(parse_all, lines, 3) * len(lines) / sum(map(len, lines))
+    run = parse_all("vllm")
+    normal = parse_seconds_per_byte("vllm", family_lines()["vllm"], 3)
     for size in (8 * NORMAL_BYTES, BIG_BYTES):
         line = b"x" + b" " * size + b"y [repeated 5x across cluster]"
-        ratio = seconds_per_byte(lambda one: parse_all([one]), line, 2) / normal
+        ratio = seconds_per_byte(lambda one: run([one]), line, 2) / normal
         assert ratio <= BOUND, f"{ratio:,.0f}x a normal log's time per byte at {size:,} bytes"
 
 
