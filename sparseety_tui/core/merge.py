@@ -186,6 +186,7 @@ class Merger:
             raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
         values = self._request_values(p)  # may raise: nothing is written before this
+        first = _time_or_nan(p.get("first_token_ts"))
         if self._observer is not None:
             self._observer.request(p)
         if row is None:
@@ -205,11 +206,10 @@ class Merger:
         # Times that need what earlier lines said (start = finish - latency, TTFT from the
         # first-token time): only when one of them is still unknown, the rare case.
         received, ttft = cols["received_ts"][row], cols["ttft_s"][row]
-        first: Any = p.get("first_token_ts")
-        if received != received or (first is not None and ttft != ttft):
+        if received != received or (first == first and ttft != ttft):
             times = derive_times(
                 received=received,
-                first_token=NAN if first is None else first,
+                first_token=first,
                 finished=cols["finished_ts"][row],
                 ttft=ttft,
                 latency=cols["latency_s"][row],

@@ -311,6 +311,10 @@ def test_a_merge_that_fails_changes_nothing(
                 "completion_tokens": 5,
             },
         ),
+        b"odd-first": (  # not a time: it used to fail after the row was added
+            "request",
+            {"request_id": "first", "received_ts": 1_800_000_000.0, "first_token_ts": "soon"},  # type: ignore[typeddict-item]
+        ),
         b"odd-layers": (
             "token",
             {"request_id": "odd", "experts": [[1, 2], [3]], "moe_layers": [[0], "x"]},  # type: ignore[typeddict-item]
@@ -328,11 +332,13 @@ def test_a_merge_that_fails_changes_nothing(
     extractor = Extractor(forced_format="kv")
     ingest_file(extractor, str(log))
     assert_consistent(extractor)
-    assert accounted(extractor) == {LineKind.KV_REQUEST: 3, LineKind.UNPARSED: 2}
+    assert accounted(extractor) == {LineKind.KV_REQUEST: 4, LineKind.UNPARSED: 2}
     reasons = {d.line_no: d.reason for d in extractor.files[0].diagnostics}
     assert reasons[1].startswith("not merged: TypeError: request_id is a list")
-    assert reasons[4].startswith("not merged: ValueError: cannot convert float NaN")
-    assert len(extractor.store) == 1
+    assert reasons[5].startswith("not merged: ValueError: cannot convert float NaN")
+    assert len(extractor.store) == 2
+    ttft = column(extractor, "ttft_s", "first")
+    assert ttft != ttft
     for name in ("received_ts", "finished_ts", "latency_s", "ttft_s"):
         value = column(extractor, name, "odd")
         assert value != value, name  # NaN: unknown
