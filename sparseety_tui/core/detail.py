@@ -16,6 +16,7 @@ from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS
 from sparseety_tui.core.tokens import TokenizerError
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
+from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
 
 #: Detail records kept (re-parsing a request with 50k tokens of routing takes ~100 ms).
@@ -184,7 +185,13 @@ def _read_payloads(extractor: ExtractorView, row: int) -> _Payloads:
         if state.family is None:
             continue
         parser = state.family.new_parser(reference_time=state.reference_time)
-        _kind, event = parser.parse(data)
+        try:
+            _kind, event = parser.parse(data)
+        except Exception as exc:  # as when ingesting: the line is lost, the rest is shown
+            out.problems.append(
+                f"{state.path} @ {location.offset}: {failure_reason('parser error', exc)}"
+            )
+            continue
         if event is None:
             out.problems.append(f"{state.path} @ {location.offset}: line no longer parses")
             continue

@@ -31,11 +31,11 @@ from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.core.views import merged_meta
 from sparseety_tui.events import (
     ErrorPayload,
-    Event,
     LineKind,
     MetaPayload,
 )
 from sparseety_tui.formats import registry
+from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.trace_native import Scanner
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -238,10 +238,15 @@ class Extractor:
         pos = 0
         odd_lines_in_a_row = 0
         while pos < len(data):
-            scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
-            if scan.n >= BULK_MIN_LINES and append_scanned(
-                self.store, scan, file, chunk.offset, state.lines_total + 1
-            ):
+            try:
+                scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
+                taken = scan.n >= BULK_MIN_LINES and append_scanned(
+                    self.store, scan, file, chunk.offset, state.lines_total + 1
+                )
+            except Exception:  # nothing was appended (core.bulk): the rest goes by line
+                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
+                return
+            if taken:
                 self._count_bulk(state, file, scan.n)
                 pos, odd_lines_in_a_row = scan.end, 0
                 continue
@@ -324,17 +329,18 @@ class Extractor:
         """The fast path for a block of simple request records (see core/bulk.py)."""
         if len(block) < BULK_MIN_LINES or any(map(_TRUNCATED, block)):
             return False
-        columns = decoder([line.data for line in block])
-        if columns is None:
+        try:
+            columns = decoder([line.data for line in block])
+            appended = columns is not None and append_block(
+                self.store,
+                columns,
+                file,
+                [line.offset for line in block],
+                [line.length for line in block],
+                state.lines_total + 1,
+            )
+        except Exception:  # nothing was appended (core.bulk): the lines go one by one
             return False
-        appended = append_block(
-            self.store,
-            columns,
-            file,
-            [line.offset for line in block],
-            [line.length for line in block],
-            state.lines_total + 1,
-        )
         if appended:
             self._count_bulk(state, file, len(block))
         return appended
@@ -352,14 +358,24 @@ class Extractor:
                 parser = state.parser  # detection happened inside the sniffing generator
             if parser is None:
                 kind = unparsed
-                event: Event | None = None
                 reason = "format not recognised (no format family matched this file)"
             else:
-                kind, event = parser.parse(line.data)
-                reason = parser.last_reason if kind == unparsed else ""
+                # One line that makes a parser or the merge raise costs that line only: it
+                # is counted unparsed, with the exception as its reason, and reading goes
+                # on. (A try costs nothing in CPython 3.11 while nothing raises.)
+                try:
+                    kind, event = parser.parse(line.data)
+                except Exception as exc:
+                    kind, event = unparsed, None
+                    reason = failure_reason("parser error", exc)
+                else:
+                    reason = parser.last_reason if kind == unparsed else ""
+                if event is not None:
+                    try:
+                        on_event(event, file, meta, line.offset, line.length, line_no)
+                    except Exception as exc:  # the merge changed nothing (core.merge)
+                        kind, reason = unparsed, failure_reason("not merged", exc)
             by_kind[kind] = by_kind.get(kind, 0) + 1
-            if event is not None:
-                on_event(event, file, meta, line.offset, line.length, line_no)
             if kind == unparsed:
                 self._diagnose(state, line, line_no, reason)
             if parser is not None and parser.pending:
@@ -376,12 +392,19 @@ class Extractor:
         state.diagnostics.append(Diagnostic(line_no, line.offset, reason, preview))
 
     def _drain_pending(self, state: FileState, file: int) -> None:
+        """Merge the events the parser completed (a traceback that ended...). One that
+        cannot be merged is dropped with a diagnostic at the line that completed it (that
+        line keeps its own kind: it was read)."""
         parser = state.parser
         if parser is None:
             return
         pending, parser.pending = parser.pending, []
         for event in pending:
-            self._merger.on_event(event, file, state.meta, -1, 0, state.lines_total)
+            try:
+                self._merger.on_event(event, file, state.meta, -1, 0, state.lines_total)
+            except Exception as exc:
+                reason = failure_reason(f"{event[0]} event completed here not merged", exc)
+                state.diagnostics.append(Diagnostic(state.lines_total, -1, reason, ""))
 
     def _changed(self, file: int) -> None:
         self.files[file].revision += 1

@@ -13,13 +13,19 @@ request record of a later incarnation for a request whose per-token data an earl
 gave, are not counted again: the first reading stands. Tokens at later positions (a request
 that goes on after a rotation) still add, and so does a token event without ``pos`` (nothing
 tells it is a repeat).
+
+A merge either happens whole or changes nothing: every value is checked and converted to
+what its column holds before anything is written (a value a column cannot hold, such as a
+count beyond int32, a non-finite time or a layer id that is not a count, is unknown), so
+an exception can only come before the first write. The Extractor then counts the line
+``unparsed`` with the exception as its reason and goes on.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
@@ -37,6 +43,7 @@ from sparseety_tui.core.store import (
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
+from sparseety_tui.formats.numbers import count
 
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
@@ -64,9 +71,11 @@ _META_DEFAULTS = (
 
 #: The largest count an int32 column holds; a line claiming more is taken as unknown.
 COUNT_MAX = 2**31 - 1
+#: The largest number of seconds a float32 column holds (beyond it: unknown, not inf).
+SECONDS_MAX = 3.4028234663852886e38
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return type(value) is int and 0 <= value <= COUNT_MAX
 
 
@@ -82,12 +91,29 @@ def _duration_or_nan(value: Any) -> float:
 
 
 def _heat_index(value: Any) -> int:
-    """``value`` as a heat-map layer or index (head-mask keys are strings); -1 when it is
-    none. ``HeatCounts.add`` keeps only those in range (``HEAT_LAYERS``, ``HEAT_INDICES``)."""
-    try:
-        return int(value)
-    except (TypeError, ValueError, OverflowError):
-        return -1
+    """A layer, expert or head id: a count, or the digits of one (JSON object keys are
+    strings); -1 for anything else. Never raises. ``HeatCounts.add`` keeps only those in
+    range (``HEAT_LAYERS``, ``HEAT_INDICES``) and counts the rest as out of range."""
+    if type(value) is int:
+        return value if 0 <= value <= COUNT_MAX else -1
+    if type(value) is float:
+        return int(value) if value.is_integer() and 0 <= value <= COUNT_MAX else -1
+    if type(value) is str:
+        number = count(value.strip())
+        return number if number is not None and number <= COUNT_MAX else -1
+    return -1
+
+
+def _time_or_nan(value: Any) -> float:
+    """Unix seconds: a finite number (an int is converted), else NaN."""
+    if type(value) is float:
+        return value if value - value == 0.0 else NAN  # inf - inf and nan - nan are nan
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:
+            return NAN
+    return NAN
 
 
 def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
@@ -171,12 +197,15 @@ class Merger:
         length: int,
         line_no: int,
     ) -> None:
-        if self._observer is not None:
-            self._observer.request(p)
         store = self.store
         rid = p["request_id"]
+        if type(rid) is not str:
+            raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
-        values = self._request_values(p)
+        values = self._request_values(p)  # may raise: nothing is written before this
+        first = _time_or_nan(p.get("first_token_ts"))
+        if self._observer is not None:
+            self._observer.request(p)
         if row is None:
             row = store.append_row(rid, values, file, offset, length, line_no)
         else:
@@ -194,11 +223,10 @@ class Merger:
         # Times that need what earlier lines said (start = finish - latency, TTFT from the
         # first-token time): only when one of them is still unknown, the rare case.
         received, ttft = cols["received_ts"][row], cols["ttft_s"][row]
-        first: Any = p.get("first_token_ts")
-        if received != received or (first is not None and ttft != ttft):
+        if received != received or (first == first and ttft != ttft):
             times = derive_times(
                 received=received,
-                first_token=NAN if first is None else first,
+                first_token=first,
                 finished=cols["finished_ts"][row],
                 ttft=ttft,
                 latency=cols["latency_s"][row],
@@ -272,6 +300,10 @@ class Merger:
                 finished = ts
             elif received is None and state_name in ("received", "running"):
                 received = ts
+        if received is not None and (type(received) is not float or received - received != 0.0):
+            received = _time_or_nan(received)
+        if finished is not None and (type(finished) is not float or finished - finished != 0.0):
+            finished = _time_or_nan(finished)
         cache_hit: Any = get("cache_hit")
         model: Any = get("model")
         return (
@@ -349,7 +381,7 @@ class Merger:
             for j, experts in enumerate(token):
                 if type(experts) is not list:
                     continue
-                real = [e for e in experts if type(e) is int and e >= 0]
+                real = [e for e in experts if _is_count(e)]
                 if not real:
                     continue  # a dense layer's placeholder row
                 extras.routing_rows += 1
@@ -361,7 +393,7 @@ class Merger:
 
     def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
         visible, kept = summary.get("visible"), summary.get("kept")
-        if type(visible) is not int or type(kept) is not int or kept > visible:
+        if not _is_count(visible) or not _is_count(kept) or kept > visible:
             return
         extras.kv_tokens += 1
         extras.kv_visible += visible
@@ -378,7 +410,7 @@ class Merger:
         layers = masks.get("layers")
         skipped = masks.get("skipped")
         heads = masks.get("num_heads")
-        if type(skipped) is not list or type(heads) is not int or heads <= 0:
+        if type(skipped) is not list or not _is_count(heads) or heads <= 0:
             return
         extras = self.store.extras_for(row)
         prompt = max(self.store.prompt_tokens[row], 0)
@@ -387,7 +419,7 @@ class Merger:
         for j, head_list in enumerate(skipped):
             if type(head_list) is not list:
                 continue
-            layer = layers[j] if type(layers) is list and j < len(layers) else j
+            layer = _heat_index(layers[j]) if type(layers) is list and j < len(layers) else j
             extras.head_rows += tokens
             extras.head_slots += heads * tokens
             extras.skipped_head_slots += len(head_list) * tokens
@@ -403,8 +435,11 @@ class Merger:
         length: int,
         line_no: int,
     ) -> None:
-        row = self._row_for(p["request_id"], file, offset, length, line_no)
-        extras = self.store.extras_for(row)
+        rid = p["request_id"]
+        if type(rid) is not str:
+            raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
+        row = self._row_for(rid, file, offset, length, line_no)
+        extras = self.store.extras_for(row)  # from here on every value is checked as used
         if not self._first_reading(extras, file, p.get("pos")):
             return
         experts = p.get("experts")
@@ -416,7 +451,7 @@ class Merger:
             self._on_kv(kv, extras)
         heads = p.get("heads_skipped")
         num_heads = p.get("num_heads") or meta.get("total_attention_heads")
-        if type(heads) is dict and type(num_heads) is int:
+        if type(heads) is dict and _is_count(num_heads):
             for layer_key, head_list in heads.items():
                 if type(head_list) is not list:
                     continue

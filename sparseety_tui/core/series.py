@@ -54,7 +54,10 @@ class EngineSeries:
 
     def add(self, stats: StatsPayload) -> None:
         # Millions of stats lines in a big server log: one pass, no per-field type tests
-        # after a field's first appearance.
+        # after a field's first appearance. Its numbers are finite and int64-sized
+        # (formats/numbers.py), so the sums cannot fail half-way.
+        ts = stats.get("ts")
+        minute = -1 if ts is None else int(ts // 60) * 60  # raises (a nan or inf ts) first
         self.count += 1
         self.points.append(stats)
         self.last = stats
@@ -67,10 +70,8 @@ class EngineSeries:
                 acc = sums[key] = [0.0, 0]
             acc[0] += value  # type: ignore[operator]
             acc[1] += 1
-        ts = stats.get("ts")
         if ts is None:
             return
-        minute = int(ts // 60) * 60
         if minute != self._minute:
             self._minute = minute
             self._bucket = self.per_minute.setdefault(minute, {})

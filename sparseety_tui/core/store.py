@@ -302,18 +302,22 @@ class RequestStore:
         line_nos: Any,
     ) -> None:
         """Append many new rows at once; ``columns`` are numpy arrays keyed by name, line
-        offsets and lengths lists or arrays."""
+        offsets and lengths lists or arrays. Every conversion is done before the first
+        write, so a failing one leaves the store as it was."""
         import numpy as np
 
-        for name, values in columns.items():
-            column = self.columns[name]
-            column.frombytes(values.astype(column.typecode, copy=False).tobytes())
-        self.columns["line_no"].frombytes(line_nos.astype("i", copy=False).tobytes())
         files = self.columns["file"]
-        files.frombytes(np.full(len(request_ids), file, dtype=files.typecode).tobytes())
-        self.offset.frombytes(np.asarray(offsets, dtype=np.int64).tobytes())
-        self.length.frombytes(np.asarray(lengths, dtype=np.uint32).tobytes())
+        blobs = [
+            (self.columns[name], values.astype(self.columns[name].typecode, copy=False).tobytes())
+            for name, values in columns.items()
+        ]
+        blobs.append((self.columns["line_no"], line_nos.astype("i", copy=False).tobytes()))
+        blobs.append((files, np.full(len(request_ids), file, dtype=files.typecode).tobytes()))
+        blobs.append((self.offset, np.asarray(offsets, dtype=np.int64).tobytes()))
+        blobs.append((self.length, np.asarray(lengths, dtype=np.uint32).tobytes()))
         self.ids.extend(request_ids)
+        for column, blob in blobs:
+            column.frombytes(blob)
 
     def touch(self, row: int) -> None:
         """Note that ``row`` is about to change in place (see ``dirty_from``)."""

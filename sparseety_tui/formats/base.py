@@ -265,3 +265,9 @@ def note_ignored(ignored: dict[str, int], field: str, reason: str) -> None:
     """Count one value of ``field`` that a parser left unknown (``LineParser.ignored``)."""
     key = f"{field}: {reason}"
     ignored[key] = ignored.get(key, 0) + 1
+
+
+def failure_reason(what: str, exc: BaseException) -> str:
+    """The reason shown for a line that code failed on: ``what`` failed, with which
+    exception (kept short: an exception's text may quote the whole line)."""
+    return f"{what}: {type(exc).__name__}: {exc}"[:200]

@@ -38,13 +38,14 @@ ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
 #:   ``2025-05-14 17:45:10.901 1647689 kserve.trace Received ...``     KServe / collector
 #:   ``vllm-7d9f8c6b5-x2k9p vllm (APIServer pid=1) ...``               Kubernetes pod/container
 #:   ``> INFO 02-22 ...``                                               markdown quote
+#: (The names start only where a name can: a search does not retry inside one.)
 WRAPPER_RE = re.compile(
     rb"(?:"
     rb"(?P<ts>\[\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]"
     rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+"
     rb"|>[ \t]?"
-    rb"|[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
-    rb"|[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
+    rb"|(?<![\w.-])[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
+    rb"|(?<![a-z0-9-])[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
     rb"(?=\(|\[|INFO|WARNING|ERROR|DEBUG|CRITICAL)"
     rb")"
 )
@@ -61,28 +62,32 @@ _WRAP_TS_RE = re.compile(
 #:   ``[Gloo] Rank 0 is connected to 0 peer ranks. ...``
 #:   ``[rank0]:[W205 16:55:27.345399482 ProcessGroupNCCL.cpp:1565] Warning: ...``
 #:   ``host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>``
+#: (``(?<!\S)\S+``: a search reads a word from its start only, not from each of its bytes.)
 NOISE_RE = re.compile(
     rb"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - \S+ - "
     rb"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,]\d{3}\] \S+ (?:DEBUG|INFO|WARNING|ERROR):"
-    rb"|\S+\.py:\d+: \w*(?:Warning|Error): "
+    rb"|(?<!\S)\S+\.py:\d+: \w*(?:Warning|Error): "
     rb"|\[Gloo\] "
     rb"|\[rank\d+\]:"
-    rb"|\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)"
+    rb"|(?<!\S)\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)"
     rb"|NCCL version "
     rb"|\*{5,}"
     rb")"
 )
 
 #: A Python warnings line; the indented source lines after it belong to it.
-PY_WARNING_RE = re.compile(rb"\S+\.py:\d+: \w*Warning: ")
+PY_WARNING_RE = re.compile(rb"(?<!\S)\S+\.py:\d+: \w*Warning: ")
 
 #: Uvicorn access line, as in vLLM (no timestamp) and SGLang (``[ts] `` prefix stripped
 #: before); the status is optional because one real paste has none (sglang PR #25960), the
-#: ``\d+`` after the client is KServe's pid.
+#: ``\d+`` after the client is KServe's pid. After the status comes a space or the end of
+#: the line; the text after that space is not read (it was read as ``[^\r\n]*\s*$``: a
+#: failing line then had every split of its trailing spaces tried, and a search read the
+#: rest of the line again from every ``INFO:`` in it, both quadratic).
 #:   ``INFO:     172.17.0.1:54662 - "POST /v1/chat/completions HTTP/1.1" 200 OK``
 ACCESS_RE = re.compile(
     rb"(?:INFO|TRACE|WARNING|ERROR):\s+(?P<client>\S+)(?: \d+)? - "
-    rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?: [^\r\n]*)?)?\s*$'
+    rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?= |\s*$)|\s*$)'
 )
 
 #: Other uvicorn lines (``INFO:     Started server process [31554]``,

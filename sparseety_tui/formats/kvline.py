@@ -7,7 +7,9 @@ Real sample (with and without a leading timestamp)::
 
 No SGLang release prints this line (shared/reference/log-formats.md §6.2): it comes from user
 wrappers and proxies, so keys are read generically and mapped by name. ``hit_cache`` is a
-boolean, not a token count: it never becomes ``cached_tokens``.
+boolean, not a token count: it never becomes ``cached_tokens``. A value that is not a
+plain number (``completion_tokens=¹²``, 5,000 digits, ``latency=1e400s``) leaves its field
+unknown; the rest of the line is read (formats/numbers.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 
 from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
 _LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")
@@ -46,15 +49,13 @@ _FALSE = {"false", "0", "no"}
 
 
 def _seconds(text: str) -> float | None:
-    """``1.23s`` / ``1230ms`` / ``1.23`` as seconds."""
-    try:
-        if text.endswith("ms"):
-            return float(text[:-2]) / 1000.0
-        if text.endswith("s"):
-            return float(text[:-1])
-        return float(text)
-    except ValueError:
-        return None
+    """``1.23s`` / ``1230ms`` / ``1.23`` as seconds (None unless a finite number)."""
+    if text.endswith("ms"):
+        millis = real(text[:-2])
+        return None if millis is None else millis / 1000.0
+    if text.endswith("s"):
+        return real(text[:-1])
+    return real(text)
 
 
 class KvLineParser:
@@ -85,8 +86,9 @@ class KvLineParser:
         payload: RequestPayload = {"request_id": rid}
         for key, value in fields.items():
             if key in _INT_FIELDS:
-                if value.isdigit():
-                    payload[_INT_FIELDS[key]] = int(value)  # type: ignore[literal-required]
+                tokens = count(value)  # not isdigit(): it takes ``¹²``, which int() refuses
+                if tokens is not None:
+                    payload[_INT_FIELDS[key]] = tokens  # type: ignore[literal-required]
             elif key in _SECONDS_FIELDS:
                 seconds = _seconds(value)
                 if seconds is not None:

@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import re
 
-#: ``name{labels} value [timestamp]``; label values may contain escaped quotes.
+#: ``name{labels} value [timestamp]``; label values may contain escaped quotes. Linear for
+#: ``match`` and ``search``: a name is read from its first character only, and a number's
+#: digits split one way (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``, which let a failing line
+#: try every split of a long run of digits).
 SAMPLE_RE = re.compile(
-    rb"(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?<!:)"
+    rb"(?<![A-Za-z0-9_:])(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?<!:)"
     rb'(?:\{(?P<labels>(?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?'
-    rb" (?P<value>[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?|Inf|NaN|inf|nan))"
+    rb" (?P<value>[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?"
+    rb"|Inf|NaN|inf|nan))"
     rb"(?: -?\d+)?\s*$"
 )
 COMMENT_RE = re.compile(rb"# (?:HELP|TYPE|UNIT|EOF)\b")
-_LABEL_RE = re.compile(rb'([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+_LABEL_RE = re.compile(rb'(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 
 def is_exposition_line(line: bytes) -> bool:

@@ -22,6 +22,7 @@ parsing the (possibly huge) prompt in front of it.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -44,8 +45,13 @@ class _Unknown:
 
 UNKNOWN: Any = _Unknown()
 
+#: Longer integers are UNKNOWN (Python's ``int`` refuses more than 4,300 digits by default).
+_MAX_INT_DIGITS = 4000
 _WS = re.compile(r"\s*")
-_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?)")
+#: ASCII digits only (``\d`` of a str pattern also takes ``١٢``), split one way.
+_NUMBER = re.compile(
+    r"[-+]?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?|\.[0-9]+(?:[eE][-+]?[0-9]+)?)"
+)
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
 _STR_PREFIX = re.compile(r"[rRbBuUfF]{1,2}(?=['\"])")
 _SIMPLE_ESCAPES = {
@@ -135,17 +141,16 @@ class _Parser:
         if ch == "-" and text.startswith("-inf", pos):
             return float("-inf"), pos + 4
         m = _NUMBER.match(text, pos)
-        if m is not None and (ch.isdigit() or ch in "+-."):
+        if m is not None and ch in "0123456789+-.":
             raw = m.group()
             end = m.end()
             if end < self.n and text[end] in "jJ":
                 raise LiteralError("complex numbers unsupported")
             if any(c in raw for c in ".eE"):
                 return float(raw), end
-            try:
-                return int(raw), end
-            except ValueError:  # more digits than Python converts (sys.int_info)
-                return UNKNOWN, end
+            if len(raw) > _MAX_INT_DIGITS:
+                return UNKNOWN, end  # int() refuses it; no field holds it anyway
+            return int(raw), end
         m = _STR_PREFIX.match(text, pos)
         if m is not None:
             return self.string(m.end())
@@ -182,11 +187,15 @@ class _Parser:
         out: list[str] = []
         n = self.n
         start = i
+        surrogates = False
         while i < n:
             c = text[i]
             if c == quote:
                 out.append(text[start:i])
-                return "".join(out), i + 1
+                joined = "".join(out)
+                if surrogates:  # pair them (JSON writes 😀 as two) or replace lone ones
+                    joined = joined.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+                return joined, i + 1
             if c == "\\":
                 out.append(text[start:i])
                 if i + 1 >= n:
@@ -199,7 +208,9 @@ class _Parser:
                     width = {"x": 2, "u": 4, "U": 8}[e]
                     digits = text[i + 2 : i + 2 + width]
                     try:
-                        out.append(chr(int(digits, 16)))
+                        code = int(digits, 16)
+                        out.append(chr(code))
+                        surrogates = surrogates or 0xD800 <= code <= 0xDFFF
                     except ValueError:
                         out.append(text[i : i + 2 + width])
                     i += 2 + width
@@ -300,8 +311,11 @@ def as_int(value: Any) -> int | None:
 
 
 def as_float(value: Any) -> float | None:
-    if isinstance(value, bool):
+    """A finite float from a parsed value (not nan, not inf, not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    if isinstance(value, (int, float)) and value == value:  # excludes nan
-        return float(value)
-    return None
+    try:
+        number = float(value)
+    except OverflowError:  # an int beyond any float
+        return None
+    return number if math.isfinite(number) else None

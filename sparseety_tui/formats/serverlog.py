@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
 from sparseety_tui.formats.routing import RoutingOptions
 from sparseety_tui.formats.tracebacks import TracebackTracker
@@ -77,7 +78,7 @@ class ServerLogParser:
 
     def _failed(self, exc: Exception) -> ParsedLine:
         """A parser bug on some input: the line is unparsed, with the reason (never raise)."""
-        self.last_reason = f"parser error: {type(exc).__name__}: {exc}"[:200]
+        self.last_reason = failure_reason("parser error", exc)
         return LineKind.UNPARSED, None
 
     def _continuation(self, rest: bytes, key: str) -> ParsedLine | None:

@@ -40,8 +40,11 @@ from typing import Protocol
 from sparseety_tui.events import ErrorPayload, Event
 
 TB_START = "Traceback (most recent call last)"
-_FRAME_RE = re.compile(r'\s+File "[^"]*", line \d+')
-_EXC_RE = re.compile(r"(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+#: ``  File "/x.py", line 12, in f``. Like every pattern here it starts with a lookbehind
+#: for its first repeated class, so a search reads a run from its start only.
+_FRAME_RE = re.compile(r'(?<!\s)\s+File "[^"]*", line [0-9]+')
+#: ``ValueError: bad value`` (the exception line).
+_EXC_RE = re.compile(r"(?<![\w.])(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
 _CHAIN_MARKERS = (
     "The above exception was the direct cause",
     "During handling of the above exception",

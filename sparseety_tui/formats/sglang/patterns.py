@@ -16,6 +16,12 @@ _PREFIX = (
 )
 PREFIX_RE = re.compile(_PREFIX)
 PREFIX_SEARCH_RE = re.compile(_PREFIX)
+#: A count and a plain decimal as batch lines print them, bounded so that every one
+#: ``int``/``float`` converts exactly (a longer or odd number sends the line to the general
+#: path, whose generic field loop leaves that field unknown).
+_INT = rb"(\d{1,18})"
+_NUM = rb"(\d{1,18}\.\d{1,18})"
+_DEC = rb"(\d{1,18}(?:\.\d{1,18})?)"
 #: The common lines of a current SGLang log, whole, in one anchored match (the rest go
 #: through the general path below, which gives the same result for these):
 #:   ``[2026-11-30 12:00:00 TP0] Prefill batch. #new-seq: 3, #new-token: 3105, #cached-token:
@@ -26,10 +32,28 @@ PREFIX_SEARCH_RE = re.compile(_PREFIX)
 #: (the access alternative only matches its start; ``ACCESS_RE`` checks the rest).
 FAST_RE = re.compile(
     rb"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] (?:"
-    rb"Prefill batch\. #new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
-    rb"token usage: (\d+\.\d+), #running-req: (\d+), #queue-req: (\d+)\Z"
-    rb"|Decode batch\. #running-req: (\d+), #token: \d+, token usage: (\d+\.\d+), "
-    rb"gen throughput \(token/s\): (\d+\.\d+), #queue-req: (\d+)\Z"
+    rb"Prefill batch\. #new-seq: "
+    + _INT
+    + rb", #new-token: "
+    + _INT
+    + rb", #cached-token: "
+    + _INT
+    + rb", token usage: "
+    + _NUM
+    + rb", #running-req: "
+    + _INT
+    + rb", #queue-req: "
+    + _INT
+    + rb"\Z"
+    rb"|Decode batch\. #running-req: "
+    + _INT
+    + rb", #token: \d+, token usage: "
+    + _NUM
+    + rb", gen throughput \(token/s\): "
+    + _NUM
+    + rb", #queue-req: "
+    + _INT
+    + rb"\Z"
     rb"|(?=INFO:     ))"
 )
 #: ~0.2: ``[gpu=0] Prefill batch. #new-seq: 2, ...`` (no time at all).
@@ -42,12 +66,14 @@ BATCH_RE = re.compile(rb"(?P<kind>Prefill|Decode) batch(?: \[\d+\])?[.,]? ?")
 #: ``#new-seq: 1, #new-token: 48, #cached-token: 1, [cache hit rate: 1.79%, ]token usage:
 #: 0.00, #running-req: 0, #queue-req: 0`` (0.3 .. 2026 builds without SWA/PD variants).
 _PREFILL_HEAD_RE = re.compile(
-    rb"#new-seq: (\d+), #new-token: (\d+), #cached-token: (\d+), "
-    rb"(?:cache hit rate: ([\d.]+)%, )?token usage: ([\d.]+), "
-    rb"#running-req: (\d+), #queue-req: (\d+)(?:,|$)"
+    rb"#new-seq: " + _INT + rb", #new-token: " + _INT + rb", #cached-token: " + _INT + rb", "
+    rb"(?:cache hit rate: " + _DEC + rb"%, )?token usage: " + _DEC + rb", "
+    rb"#running-req: " + _INT + rb", #queue-req: " + _INT + rb"(?:,|$)"
 )
 #: ``#running-req: 1, #token: 82, token usage: 0.00, ``
-_DECODE_HEAD_RE = re.compile(rb"#running-req: (\d+), #token: \d+, token usage: ([\d.]+)(?:,|$)")
+_DECODE_HEAD_RE = re.compile(
+    rb"#running-req: " + _INT + rb", #token: \d+, token usage: " + _DEC + rb"(?:,|$)"
+)
 #: An expert-distribution CSV dump: the header ``layer_id,expert_id,count``, rows ``0,5,7``.
 _CSV_ROW_RE = re.compile(rb"\d{1,6},\d{1,6},\d{1,12}\s*$")
 _CSV_HEADER = b"layer_id,expert_id,count"

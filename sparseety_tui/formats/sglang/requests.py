@@ -9,6 +9,7 @@ import orjson
 
 from sparseety_tui.events import Event, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.numbers import count
 from sparseety_tui.formats.pylit import LiteralError, parse_value_at, read_string_at
 from sparseety_tui.formats.routing import RoutingOptions, request_from_meta_info
 from sparseety_tui.formats.serverlog import decode, emit_requests
@@ -52,7 +53,10 @@ class RequestLines:
                 if not inner.translate(_NOT_ID_CHARS) and inner.strip():
                     payload["prompt_tokens"] = inner.count(",") + 1
                     if self.keep_token_ids:
-                        payload["prompt_token_ids"] = [int(x) for x in inner.split(",")]
+                        read = [count(x.strip()) for x in inner.split(",")]
+                        ids = [i for i in read if i is not None]
+                        if len(ids) == len(read):  # else ``1,,2``, a 5,000-digit id: count only
+                            payload["prompt_token_ids"] = ids
         tpos = text.find("(text=")
         if tpos >= 0 and text.startswith(("'", '"'), tpos + 6):
             try:

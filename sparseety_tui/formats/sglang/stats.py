@@ -5,37 +5,41 @@ generically (``key: value`` split on ``, ``)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from sparseety_tui.events import ParsedLine, StatsPayload
+from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.sglang.kinds import DECODE, PREFILL
 from sparseety_tui.formats.sglang.patterns import _DECODE_HEAD_RE, _PREFILL_HEAD_RE
 
 
-def _pct(v: bytes) -> float:
-    return round(float(v.rstrip(b"%")) / 100.0, 6)
+def _pct(v: bytes) -> float | None:
+    percent = real(v.rstrip(b"%"))
+    return None if percent is None else round(percent / 100.0, 6)
 
 
-#: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
-_PREFILL_FIELDS: dict[bytes, tuple[str, Any]] = {
-    b"#new-seq": ("batch_requests", int),
-    b"#new-token": ("new_tokens", int),
-    b"#cached-token": ("cached_tokens", int),
+#: Batch-line keys we read -> (payload field, converter: None for a value that is not a
+#: plain number, formats/numbers.py). Everything else is ignored.
+_PREFILL_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
+    b"#new-seq": ("batch_requests", count),
+    b"#new-token": ("new_tokens", count),
+    b"#cached-token": ("cached_tokens", count),
     b"cache hit rate": ("prefix_cache_hit_rate", _pct),
-    b"token usage": ("kv_usage", float),
-    b"full token usage": ("kv_usage", float),
-    b"#running-req": ("running", int),
-    b"#queue-req": ("queued", int),
-    b"input throughput (token/s)": ("prompt_throughput", float),
+    b"token usage": ("kv_usage", real),
+    b"full token usage": ("kv_usage", real),
+    b"#running-req": ("running", count),
+    b"#queue-req": ("queued", count),
+    b"input throughput (token/s)": ("prompt_throughput", real),
 }
-_DECODE_FIELDS: dict[bytes, tuple[str, Any]] = {
-    b"#running-req": ("running", int),
-    b"token usage": ("kv_usage", float),
-    b"full token usage": ("kv_usage", float),
-    b"gen throughput (token/s)": ("generation_throughput", float),
-    b"#queue-req": ("queued", int),
-    b"accept len": ("spec_accept_length", float),
-    b"accept rate": ("spec_accept_rate", float),
+_DECODE_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
+    b"#running-req": ("running", count),
+    b"token usage": ("kv_usage", real),
+    b"full token usage": ("kv_usage", real),
+    b"gen throughput (token/s)": ("generation_throughput", real),
+    b"#queue-req": ("queued", count),
+    b"accept len": ("spec_accept_length", real),
+    b"accept rate": ("spec_accept_rate", real),
 }
 
 
@@ -86,9 +90,8 @@ class BatchLines:
             spec = get(part[:cut])
             if spec is None:
                 continue  # a field we do not use, or TTY garbage such as `#cached-tounning-req`
-            try:
-                payload[spec[0]] = spec[1](part[cut + 2 :])  # type: ignore[literal-required]
-            except ValueError:
-                continue  # garbled value (TTY overwrite): leave the field out
+            value = spec[1](part[cut + 2 :])
+            if value is not None:  # else garbled (TTY overwrite) or absurd: left out
+                payload[spec[0]] = value  # type: ignore[literal-required]
         kind = PREFILL if prefill else DECODE
         return kind, ("stats", payload)

@@ -13,6 +13,9 @@ import time
 from sparseety_tui.formats.base import BoundaryNotes, YearProbe, YearState
 from sparseety_tui.formats.clean import LocalClock, wrapper_time
 
+#: The date and time of a wrapper stamp without a zone: ``[2024-07-08 15:17:34]``.
+_WRAP_STAMP_RE = re.compile(rb"\[?(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
+
 
 class YearClock:
     """The timestamp methods of ``VllmParser`` (a mixin: the state below is set by its
@@ -107,7 +110,7 @@ class YearClock:
         year, instant = wrapper_time(wrap_ts)
         if instant is not None or not year:
             return instant
-        digits = re.match(rb"\[?(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)", wrap_ts)
+        digits = _WRAP_STAMP_RE.match(wrap_ts)
         if digits is None:
             return None
         y, mo, d, h, mi, s = (int(g) for g in digits.groups())

@@ -5,10 +5,20 @@ metrics, and any future order of ``Key: value unit`` fields."""
 from __future__ import annotations
 
 from sparseety_tui.events import ParsedLine, StatsPayload
+from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.vllm.kinds import STATS
 from sparseety_tui.formats.vllm.patterns import V0_HIT_RE, V0_STATS_RE, V1_STATS_RE
 
 _ENGINE_NAMES = {b"000": "0", b"001": "1", b"002": "2", b"003": "3"}
+#: Generic ``Key: N`` fields that are counts: a value that is not a whole number from 0 to
+#: 2**53 (where floats still count by one) leaves them unknown.
+_COUNT_FIELDS = {
+    b"Running": "running",
+    b"Waiting": "waiting",
+    b"Pending": "waiting",
+    b"Swapped": "swapped",
+}
+_COUNT_MAX = 2**53
 
 
 class StatsLines:
@@ -53,24 +63,19 @@ class StatsLines:
                 continue
             if name.startswith(b"Engine ") and b": " in name:
                 eng, _, name = name.partition(b": ")
-                digits = eng[7:]
-                if digits.isdigit():
-                    payload["engine"] = str(int(digits))
-            number = value.split(b" ", 1)[0].rstrip(b"%.")
-            try:
-                num = float(number)
-            except ValueError:
+                engine = count(eng[7:])
+                if engine is not None:
+                    payload["engine"] = str(engine)
+            num = real(value.split(b" ", 1)[0].rstrip(b"%."))
+            if num is None:
                 continue
-            if name == b"Avg prompt throughput":
+            if name in _COUNT_FIELDS:
+                if num.is_integer() and 0 <= num <= _COUNT_MAX:
+                    payload[_COUNT_FIELDS[name]] = int(num)  # type: ignore[literal-required]
+            elif name == b"Avg prompt throughput":
                 payload["prompt_throughput"] = num
             elif name == b"Avg generation throughput":
                 payload["generation_throughput"] = num
-            elif name == b"Running":
-                payload["running"] = int(num)
-            elif name in (b"Waiting", b"Pending"):
-                payload["waiting"] = int(num)
-            elif name == b"Swapped":
-                payload["swapped"] = int(num)
             elif name.endswith(b"KV cache usage") and not name.startswith(b"CPU"):
                 payload["kv_usage"] = round(num / 100.0, 6)
             elif name == b"Prefix cache hit rate":
@@ -98,9 +103,8 @@ class StatsLines:
             if not sep:
                 continue
             raw = value.split(b" ", 1)[0]
-            try:
-                num = float(raw.rstrip(b"%"))
-            except ValueError:
+            num = real(raw.rstrip(b"%"))
+            if num is None:
                 continue
             if raw.endswith(b"%"):
                 num = round(num / 100.0, 6)

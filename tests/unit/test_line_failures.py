@@ -1,0 +1,348 @@
+"""One bad line costs that line only (issue #9, item 2).
+
+A value that passes ``str.isdigit()`` but not ``int()`` (``completion_tokens=¹²``), or a
+5,000-digit number, made ``summary``/``extract`` exit with a traceback and ``tail`` stop
+ingesting for good. The root causes are fixed (numbers are read with formats/numbers.py:
+such a value leaves its field unknown), and whatever a parser or the merge of its event
+still raises on one line is caught where lines are dispatched (``Extractor._run_lines``
+and the block and native fast paths): the line is counted ``unparsed`` with the exception
+as its reason, nothing half-merged stays behind, and reading goes on, in the batch path,
+the live worker and the parallel range workers alike.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import sparseety_tui.core.extractor as extractor_module
+from sparseety_tui.cli import main as cli
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.store import UNKNOWN
+from sparseety_tui.events import Event, LineKind, ParsedLine
+from sparseety_tui.formats import sglang, vllm
+from sparseety_tui.formats.kvline import KvLineParser
+from sparseety_tui.formats.trace import TraceParser
+from sparseety_tui.ingest import parallel
+from sparseety_tui.ingest.batch import Options, ingest_file
+from sparseety_tui.ingest.snapshot import LiveOptions
+from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.sources.lines import iter_lines
+
+HUGE = "9" * 5000
+
+
+def kv_line(rid: str, **fields: object) -> str:
+    parts = [f"req_id={rid}", *(f"{key}={value}" for key, value in fields.items())]
+    return "INFO:sglang.srt.server:Request completed | " + " | ".join(parts) + "\n"
+
+
+def column(extractor: Extractor, name: str, rid: str) -> Any:
+    row = extractor.store.ids.find(rid)
+    assert row is not None, rid
+    return extractor.store.columns[name][row]
+
+
+def assert_consistent(extractor: Extractor) -> None:
+    """Every column, offset and length has one entry per id: no half-appended row."""
+    store = extractor.store
+    sizes = {name: len(col) for name, col in store.columns.items()}
+    sizes["offset"], sizes["length"] = len(store.offset), len(store.length)
+    assert set(sizes.values()) == {len(store.ids)}, sizes
+
+
+def accounted(extractor: Extractor, file: int = 0) -> dict[str, int]:
+    state = extractor.files[file]
+    assert sum(state.by_kind.values()) == state.lines_total
+    return dict(state.by_kind)
+
+
+# -- the reported lines: odd numbers leave their field unknown -------------------------
+
+
+def test_odd_digits_and_huge_numbers_in_a_kv_line_leave_that_field_unknown(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "kv.log"
+    log.write_text(
+        kv_line("sup", prompt_tokens=3, completion_tokens="¹²", latency="1.5s")
+        + kv_line("arabic", prompt_tokens="١٢", completion_tokens=4)
+        + kv_line("huge", prompt_tokens=HUGE, completion_tokens=5, latency="1e400s")
+        + kv_line("plain", prompt_tokens=6, completion_tokens=7, latency="inf")
+    )
+    assert cli.run(["summary", "--json", str(log)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["files"][0]["lines"]["by_kind"] == {"kv.request": 4}
+    assert cli.run(["extract", str(log)]) == 0
+    rows = {
+        row["request_id"]: row for row in map(json.loads, capsys.readouterr().out.split("\n")[:-1])
+    }
+    assert (rows["sup"]["prompt_tokens"], rows["sup"]["completion_tokens"]) == (3, None)
+    assert rows["sup"]["latency_s"] == 1.5
+    assert (rows["arabic"]["prompt_tokens"], rows["arabic"]["completion_tokens"]) == (None, 4)
+    assert (rows["huge"]["prompt_tokens"], rows["huge"]["latency_s"]) == (None, None)
+    assert (rows["plain"]["completion_tokens"], rows["plain"]["latency_s"]) == (7, None)
+
+
+def parse_one(family: Any, line: bytes) -> tuple[ParsedLine, str]:
+    parser = family.new_parser()
+    parsed = parser.parse(line)
+    return parsed, parser.last_reason
+
+
+def test_absurd_numbers_in_server_stats_leave_that_field_unknown() -> None:
+    """The stats line is read (not ``unparsed`` by the parser's catch-all): a count of
+    5,000 digits or a non-finite throughput is left out, the other fields are kept."""
+    v1 = (
+        "INFO 11-30 12:00:00 [loggers.py:1] Engine 000: Avg prompt throughput: 1e400 tokens/s, "
+        "Avg generation throughput: 25.0 tokens/s, Running: " + HUGE + " reqs, Waiting: 2 reqs, "
+        "GPU KV cache usage: 1.5%, Prefix cache hit rate: 64.4%"
+    ).encode()
+    (kind, event), reason = parse_one(vllm.FAMILY, v1)
+    assert kind == "vllm.stats", reason
+    assert event is not None and event[0] == "stats"
+    stats = dict(event[1])
+    assert "running" not in stats and "prompt_throughput" not in stats
+    assert (stats["waiting"], stats["generation_throughput"], stats["kv_usage"]) == (2, 25.0, 0.015)
+
+    prefill = (
+        "[2026-11-30 12:00:00 TP0] Prefill batch. #new-seq: 3, #new-token: " + HUGE + ", "
+        "#cached-token: 2784, token usage: 0.01, #running-req: 0, #queue-req: 1e400"
+    ).encode()
+    (kind, event), reason = parse_one(sglang.FAMILY, prefill)
+    assert kind == "sglang.prefill", reason
+    assert event is not None and event[0] == "stats"
+    stats = dict(event[1])
+    assert "new_tokens" not in stats and "queued" not in stats
+    assert (stats["batch_requests"], stats["cached_tokens"]) == (3, 2784)
+
+
+def test_a_huge_integer_in_a_response_body_is_unknown_not_an_error() -> None:
+    line = (
+        '{"id": "cmpl-1", "usage": {"prompt_tokens": ' + HUGE + ', "completion_tokens": 3}}'
+    ).encode()
+    (kind, event), reason = parse_one(vllm.FAMILY, line)
+    assert kind == "api.response", reason
+    assert event is not None and event[0] == "request"
+    payload = dict(event[1])
+    assert "prompt_tokens" not in payload and payload["completion_tokens"] == 3
+
+
+# -- whatever still raises costs one line -------------------------------------------------
+
+MARK = b"BOOM"
+
+
+def raising_parse(real: Callable[[Any, bytes], ParsedLine]) -> Callable[[Any, bytes], ParsedLine]:
+    """A parser's parse that raises on lines holding ``MARK`` (a parser bug stand-in)."""
+
+    def parse(self: Any, line: bytes) -> ParsedLine:
+        if MARK in line:
+            raise RuntimeError("boom")
+        return real(self, line)
+
+    return parse
+
+
+def kv_log(path: Path, n: int, bad_at: int) -> None:
+    path.write_text(
+        "".join(kv_line("BOOM" if i == bad_at else f"r{i}", prompt_tokens=i) for i in range(n))
+    )
+
+
+def assert_one_line_lost(extractor: Extractor, n: int, bad_line_no: int, kind: str) -> None:
+    assert accounted(extractor) == {kind: n - 1, LineKind.UNPARSED: 1}
+    (diagnostic,) = extractor.files[0].diagnostics
+    assert diagnostic.line_no == bad_line_no
+    assert diagnostic.reason == "parser error: RuntimeError: boom"
+    assert len(extractor.store) == n - 1
+    assert_consistent(extractor)
+
+
+@pytest.mark.parametrize("path_kind", ["live", "batch"])
+def test_a_line_that_makes_the_parser_raise_costs_that_line_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, path_kind: str
+) -> None:
+    monkeypatch.setattr(KvLineParser, "parse", raising_parse(KvLineParser.parse))
+    log = tmp_path / "kv.log"
+    kv_log(log, 50, bad_at=20)
+    extractor = Extractor(forced_format="kv")
+    if path_kind == "batch":
+        ingest_file(extractor, str(log))
+    else:
+        file = extractor.add_file(str(log))
+        extractor.feed(file, iter_lines(str(log)))
+        extractor.finish_file(file)
+    assert_one_line_lost(extractor, 50, bad_line_no=21, kind="kv.request")
+
+
+def trace_log(path: Path, n: int, bad_at: int) -> None:
+    path.write_bytes(
+        b"".join(
+            orjson.dumps({"request_id": "BOOM" if i == bad_at else f"q{i}", "prompt_tokens": i})
+            + b"\n"
+            for i in range(n)
+        )
+    )
+
+
+def raising_on_the_bad_line(
+    real: Callable[..., Any], holds_mark: Callable[..., bool], *, after: bool = False
+) -> Callable[..., Any]:
+    """``real``, raising when ``holds_mark(args, result)`` says the bad line is in what it
+    was given (before the call: an append that fails writes nothing, core.store) or, with
+    ``after``, in what it produced (a scan, which writes nothing)."""
+
+    def wrapper(*args: Any) -> Any:
+        if not after and holds_mark(args, None):
+            raise RuntimeError("fast path broke")
+        result = real(*args)
+        if after and holds_mark(args, result):
+            raise RuntimeError("fast path broke")
+        return result
+
+    return wrapper
+
+
+@pytest.mark.parametrize("broken", ["scanner", "append_scanned", "decoder", "append_block"])
+def test_a_fast_path_that_raises_falls_back_to_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    """A native scan or a block decode that throws on a block holding one bad line sends
+    the block down the per-line path: only that line is lost, every other row is there."""
+    from sparseety_tui.formats import trace
+
+    monkeypatch.setattr(TraceParser, "parse", raising_parse(TraceParser.parse))
+    real_scanner = trace.FAMILY.scan_requests
+    assert real_scanner is not None, "the native scanner is built (setup.py)"
+    if broken == "scanner":
+        scanner = raising_on_the_bad_line(
+            real_scanner, lambda args, scan: MARK in args[0][args[1] : scan.next_end], after=True
+        )
+        monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: scanner))
+    elif broken == "append_scanned":
+        append = raising_on_the_bad_line(
+            extractor_module.append_scanned, lambda args, _: MARK in args[1].id_blob
+        )
+        monkeypatch.setattr(extractor_module, "append_scanned", append)
+    else:  # the Python block path (as without the native scanner)
+        monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: None))
+        if broken == "decoder":
+            decode = raising_on_the_bad_line(
+                trace.TraceFamily.decode_simple_block,
+                lambda args, _: any(MARK in x for x in args[1]),
+            )
+            monkeypatch.setattr(trace.TraceFamily, "decode_simple_block", decode)
+        else:
+            append = raising_on_the_bad_line(
+                extractor_module.append_block, lambda args, _: "BOOM" in args[1]["request_id"]
+            )
+            monkeypatch.setattr(extractor_module, "append_block", append)
+    log = tmp_path / "trace.jsonl"
+    trace_log(log, 3000, bad_at=2500)
+    extractor = Extractor()
+    ingest_file(extractor, str(log))
+    assert_one_line_lost(extractor, 3000, bad_line_no=2501, kind=LineKind.TRACE_REQUEST)
+    assert column(extractor, "prompt_tokens", "q2999") == 2999
+
+
+def test_the_live_worker_keeps_reading_after_a_line_that_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tail`` used to show "ingest stopped" and never read another line."""
+    monkeypatch.setattr(KvLineParser, "parse", raising_parse(KvLineParser.parse))
+    log = tmp_path / "kv.log"
+    kv_log(log, 10, bad_at=5)
+    worker = IngestWorker(
+        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False)
+    )
+    worker.start()
+    try:
+        assert worker.drain()
+        with log.open("a") as f:
+            f.write(kv_line("later", prompt_tokens=1) + kv_line("BOOM again") + kv_line("last"))
+        assert worker.drain()
+        snap = worker.snapshot
+        assert snap.error is None
+        assert snap.rows == 11
+        (status,) = snap.files
+        assert status.lines == 13 and status.unparsed == 2
+    finally:
+        worker.stop()
+
+
+def test_parallel_range_workers_lose_only_the_line_that_raises(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(KvLineParser, "parse", raising_parse(KvLineParser.parse))
+    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
+    log = tmp_path / "kv.log"
+    kv_log(log, 4000, bad_at=3000)
+    extractor = Extractor()
+    parallel.ingest_all(extractor, Options(format="kv"), [str(log)], jobs=2)
+    assert_one_line_lost(extractor, 4000, bad_line_no=3001, kind="kv.request")
+
+
+# -- a merge either happens whole or changes nothing -----------------------------------
+
+
+def test_a_merge_that_fails_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Events a merge cannot hold: values beyond their column become unknown, and an
+    event that cannot be merged at all costs its line, before anything is written."""
+    events: dict[bytes, Event] = {
+        b"bad-id": ("request", {"request_id": ["not", "a", "string"]}),  # type: ignore[typeddict-item]
+        b"odd-values": (
+            "request",
+            {
+                "request_id": "odd",
+                "received_ts": 10**400,  # beyond any float
+                "finished_ts": float("inf"),
+                "latency_s": 1e300,  # beyond float32
+                "ttft_s": float("nan"),
+                "prompt_tokens": 2**40,  # beyond int32
+                "completion_tokens": 5,
+            },
+        ),
+        b"odd-first": (  # not a time: it used to fail after the row was added
+            "request",
+            {"request_id": "first", "received_ts": 1_800_000_000.0, "first_token_ts": "soon"},  # type: ignore[typeddict-item]
+        ),
+        b"odd-layers": (
+            "token",
+            {"request_id": "odd", "experts": [[1, 2], [3]], "moe_layers": [[0], "x"]},  # type: ignore[typeddict-item]
+        ),
+        b"odd-ts": ("stats", {"ts": float("inf"), "running": 3}),
+        b"good-stats": ("stats", {"ts": 1_800_000_000.0, "running": 4}),
+    }
+
+    def parse(self: Any, line: bytes) -> ParsedLine:
+        return LineKind.KV_REQUEST, events[line]
+
+    monkeypatch.setattr(KvLineParser, "parse", parse)
+    log = tmp_path / "kv.log"
+    log.write_bytes(b"\n".join(events) + b"\n")
+    extractor = Extractor(forced_format="kv")
+    ingest_file(extractor, str(log))
+    assert_consistent(extractor)
+    assert accounted(extractor) == {LineKind.KV_REQUEST: 4, LineKind.UNPARSED: 2}
+    reasons = {d.line_no: d.reason for d in extractor.files[0].diagnostics}
+    assert reasons[1].startswith("not merged: TypeError: request_id is a list")
+    assert reasons[5].startswith("not merged: ValueError: cannot convert float NaN")
+    assert len(extractor.store) == 2
+    ttft = column(extractor, "ttft_s", "first")
+    assert ttft != ttft
+    for name in ("received_ts", "finished_ts", "latency_s", "ttft_s"):
+        value = column(extractor, name, "odd")
+        assert value != value, name  # NaN: unknown
+    assert column(extractor, "prompt_tokens", "odd") == UNKNOWN
+    assert column(extractor, "completion_tokens", "odd") == 5
+    assert extractor.expert_load.counts == {-1: {1: 1, 2: 1, 3: 1}}  # layer ids unknown
+    assert extractor.engine.count == 1 and extractor.engine.sums["running"] == [4.0, 1]

@@ -1,0 +1,229 @@
+"""Every regex the parsers use, and every family's ``parse``, takes time linear in the line.
+
+Issue #9, item 1: one vLLM line without a logging head, with a long run of spaces before a
+``[repeated 5x across cluster]`` tail, took 18.9 s at 100 KB (quadratic backtracking), and
+``tail`` froze. Here each compiled pattern of ``sparseety_tui.formats`` (found by walking
+the modules, so a new one is covered without being listed), for ``match`` and ``search``,
+and each family's parser are timed on near-miss lines of about 1 MB, and their time per
+byte compared with that of the same near miss at the length of a normal line (1 KB),
+timed in the same run. Linear code costs about the same per byte at both lengths; a
+quadratic regex costs about a thousand times more per byte at 1 MB.
+
+Near misses (tests/unit/hostile.py): every place where a real line that the pattern
+matches changes character class is pumped and the line then made to fail, and runs of the
+usual suspects (spaces, digits, brackets, ``|``, ``=``, quotes, near prefixes) are tried
+too. Each is timed at 1 KB and 8 KB first; one whose cost per byte already grows there is
+reported without waiting for it at 1 MB, and the worst of the rest are timed at 1 MB.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import re
+from collections.abc import Callable, Iterator
+from functools import cache
+from typing import Any
+
+import pytest
+from hostile import (
+    NearMiss,
+    corpus_lines,
+    documented_samples,
+    family_lines,
+    generic_near_misses,
+    near_misses,
+    parse_all,
+    parse_seconds_per_byte,
+    seconds_per_byte,
+)
+
+import sparseety_tui.formats
+from sparseety_tui.formats import registry
+
+#: The length of a normal line (at least), and of the big line. Screening is at 8 times
+#: the normal length.
+NORMAL_BYTES = 1 << 10
+BIG_BYTES = 1 << 20
+#: At 1 MB a near miss may cost per byte at most this many times what it costs at 1 KB.
+#: Linear code measures about 0.3x-2x; a quadratic regex about 1,000x.
+BOUND = 10.0
+#: At 8 KB, a cost per byte this many times that at 1 KB is growth already (a quadratic
+#: regex measures about 8x, linear code about 1x): reported without going to 1 MB.
+SCREEN_BOUND = 4.0
+#: Near misses per pattern (and per family) that go on to be timed at 1 MB.
+WORST_KEPT = 2
+
+
+@cache
+def patterns() -> dict[str, re.Pattern[Any]]:
+    """Every compiled pattern in ``sparseety_tui.formats``, once, named where it is made
+    (a module that imports it from another is not where it is made)."""
+    found: dict[int, tuple[str, re.Pattern[Any]]] = {}
+    package = sparseety_tui.formats
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        source = inspect.getsource(module)
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern):
+                made_here = re.search(rf"^{name} = re\.compile", source, re.MULTILINE)
+                if made_here or id(value) not in found:
+                    found[id(value)] = (f"{info.name}.{name}", value)
+    return dict(sorted(found.values()))
+
+
+def _as_subject(pattern: re.Pattern[Any], line: bytes) -> Any:
+    return line.decode("utf-8", "replace") if isinstance(pattern.pattern, str) else line
+
+
+@cache
+def witnesses(pattern: re.Pattern[Any], keep: int = 3) -> list[tuple[bytes, int, int]]:
+    """Up to ``keep`` lines of the corpus or of the documented samples the pattern finds a
+    match in, with the match's span (in bytes of the line): the first, one from the
+    middle and the last (each cut to 2 KB after the match)."""
+    found: list[tuple[bytes, int, int]] = []
+    for line in (*corpus_lines(), *documented_samples()):
+        subject = _as_subject(pattern, line)
+        m = pattern.search(subject)
+        if m is None or m.end() == m.start():
+            continue
+        if isinstance(subject, str):
+            start = len(subject[: m.start()].encode("utf-8", "replace"))
+            end = start + len(subject[m.start() : m.end()].encode("utf-8", "replace"))
+            line = subject.encode("utf-8", "replace")
+        else:
+            start, end = m.span()
+        found.append((line[: end + 2048], start, end))
+    if len(found) <= keep:
+        return found
+    return [found[0], found[len(found) // 2], found[-1]]
+
+
+def _growth(
+    timed: Callable[[bytes], float], candidates: list[NearMiss]
+) -> tuple[float, float, str]:
+    """The worst growth, among ``candidates``, of the time per byte from a normal line's
+    length to 1 MB, the bound it is held to, and its label. A near miss is at least 3/4 pumped run at every length
+    (so the growth is that of the run, not of a changing mix of run and real text).
+    Timings are the best of a few: on a busy machine noise only ever adds time, so a
+    growth seen at 8 KB is timed again before it is believed."""
+
+    def per_byte(candidate: NearMiss, size: int, repeats: int) -> float:
+        line = candidate.build(size)
+        return min(timed(line) for _ in range(repeats))
+
+    screened = []
+    for candidate in candidates:
+        base = max(NORMAL_BYTES, 4 * candidate.fixed)
+        normal = per_byte(candidate, base, 2)
+        growth = per_byte(candidate, 8 * base, 2) / normal
+        if growth > SCREEN_BOUND:
+            normal = min(normal, per_byte(candidate, base, 5))
+            growth = per_byte(candidate, 8 * base, 5) / normal
+            if growth > SCREEN_BOUND:
+                return growth, SCREEN_BOUND, f"{candidate.label} (at {8 * base:,} bytes)"
+        screened.append((growth, normal, base, candidate))
+    screened.sort(key=lambda item: -item[0])
+    worst = (0.0, "")
+    for _, normal, base, candidate in screened[:WORST_KEPT]:
+        big = max(BIG_BYTES, 64 * base)
+        worst = max(worst, (per_byte(candidate, big, 2) / normal, candidate.label))
+    return worst[0], BOUND, worst[1]
+
+
+def test_every_pattern_is_found_and_has_a_real_sample() -> None:
+    """The walk finds the patterns (the server families' own among them), and every one
+    of them matches some real line, so the near misses below start from a real shape."""
+    found = patterns()
+    assert "sparseety_tui.formats.vllm.patterns._RAY_REPEAT_RE" in found
+    assert len(found) >= 40
+    missing = [name for name, pattern in found.items() if not witnesses(pattern, keep=1)]
+    assert not missing, (
+        f"no real line matches {missing}: add one to tests/data/real_logs/ or document a "
+        "sample line beside the pattern (``...``)"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(patterns()))
+def test_pattern_is_linear_on_near_misses(name: str) -> None:
+    pattern = patterns()[name]
+    candidates = generic_near_misses()
+    for line, start, end in witnesses(pattern):
+        candidates.extend(near_misses(line, start, end))
+    for op_name in ("match", "search"):
+        op = getattr(pattern, op_name)
+
+        def timed(line: bytes, op: Callable[[Any], object] = op) -> float:
+            return seconds_per_byte(op, _as_subject(pattern, line), 1)
+
+        growth, bound, label = _growth(timed, candidates)
+        assert growth <= bound, (
+            f"{name}.{op_name} is super-linear: {growth:,.0f}x the time per byte of a normal "
+            f"length on {label}"
+        )
+
+
+def _sample_by_kind(family_name: str, per_kind: int = 3) -> list[bytes]:
+    """A few lines of each kind the family gives its corpus lines."""
+    parser = registry.FAMILIES[family_name].new_parser()
+    by_kind: dict[str, list[bytes]] = {}
+    for line in family_lines()[family_name]:
+        kind, _ = parser.parse(line)
+        by_kind.setdefault(kind, []).append(line[:2048])
+    picked: list[bytes] = []
+    for lines in by_kind.values():
+        picked.extend(lines[:: max(1, len(lines) // per_kind)][:per_kind])
+    return picked
+
+
+@pytest.mark.parametrize("family_name", sorted(registry.FAMILIES))
+def test_parser_is_linear_on_near_misses(family_name: str) -> None:
+    """A whole ``parse`` of a 1 MB near-miss line costs per byte at most ``BOUND`` times
+    what the same near miss costs at 1 KB."""
+    run = parse_all(family_name)
+    candidates = generic_near_misses()
+    for line in _sample_by_kind(family_name):
+        candidates.extend(near_misses(line))
+
+    def timed(line: bytes) -> float:
+        return seconds_per_byte(lambda one: run([one]), line, 1)
+
+    growth, bound, label = _growth(timed, candidates)
+    assert growth <= bound, f"{family_name}: {growth:,.0f}x the time per byte of 1 KB on {label}"
+
+
+def test_the_reported_line_costs_what_a_normal_log_does() -> None:
+    """The line of the issue: no logging head, a long run of spaces, a Ray repeat tail.
+    At 1 MB it costs per byte no more than ``BOUND`` times what the real vLLM logs of the
+    corpus cost per byte (it took 18.9 s at 100 KB)."""
+    run = parse_all("vllm")
+    normal = parse_seconds_per_byte("vllm", family_lines()["vllm"], 3)
+    for size in (8 * NORMAL_BYTES, BIG_BYTES):
+        line = b"x" + b" " * size + b"y [repeated 5x across cluster]"
+        ratio = seconds_per_byte(lambda one: run([one]), line, 2) / normal
+        assert ratio <= BOUND, f"{ratio:,.0f}x a normal log's time per byte at {size:,} bytes"
+
+
+def _opcodes(parsed: Any) -> Iterator[str]:
+    """The names of every opcode of a parsed pattern (``re._parser``), nested ones too."""
+    for op, arg in parsed.data:
+        yield str(op)
+        stack = [arg]
+        while stack:
+            item = stack.pop()
+            if hasattr(item, "data"):
+                yield from _opcodes(item)
+            elif isinstance(item, (list, tuple)):
+                stack.extend(item)
+
+
+@pytest.mark.parametrize("name", sorted(patterns()))
+def test_pattern_compiles_on_python_310(name: str) -> None:
+    """The README promises Python 3.10, whose ``re`` has no possessive quantifiers or
+    atomic groups (3.11): linearity must come from the pattern's shape instead."""
+    from re import _parser  # type: ignore[attr-defined]
+
+    pattern = patterns()[name]
+    newer = {"POSSESSIVE_REPEAT", "ATOMIC_GROUP"}
+    assert not newer & set(_opcodes(_parser.parse(pattern.pattern, pattern.flags)))
