@@ -344,5 +344,6 @@ def test_a_merge_that_fails_changes_nothing(
         assert value != value, name  # NaN: unknown
     assert column(extractor, "prompt_tokens", "odd") == UNKNOWN
     assert column(extractor, "completion_tokens", "odd") == 5
-    assert extractor.expert_load.counts == {-1: {1: 1, 2: 1, 3: 1}}  # layer ids unknown
+    assert extractor.expert_load.counts == {}  # layer ids unknown: out of the heat map,
+    assert extractor.expert_load.out_of_range == 3  # and counted
     assert extractor.engine.count == 1 and extractor.engine.sums["running"] == [4.0, 1]
