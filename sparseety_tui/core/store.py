@@ -71,7 +71,10 @@ FLOAT32_COLUMNS = ("latency_s", "ttft_s")
 FLOAT32_MAX = 3.4028234663852886e38
 FLOAT64_COLUMNS = ("received_ts", "finished_ts")
 BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_source")
-SHORT_COLUMNS = ("model", "file")
+SHORT_COLUMNS = ("model",)
+#: The Extractor file of a row's first line. 32 bits: every incarnation of a rotated path is
+#: a file of its own, and a path rotated every 100 ms passes 65,535 in under two hours.
+FILE_COLUMN = "file"
 
 
 #: The columns a request line can set, in the order ``Extractor._request_values`` gives
@@ -223,6 +226,7 @@ class RequestStore:
             self.columns[name] = array("B")
         for name in SHORT_COLUMNS:
             self.columns[name] = array("H")
+        self.columns[FILE_COLUMN] = array("I")
         self.offset: array[int] = array("q")
         self.length: array[int] = array("I")
         self.extras = ExtrasTable()

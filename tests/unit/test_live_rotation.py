@@ -17,6 +17,7 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.ingest.batch import InputError, ingest_file
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
+from sparseety_tui.sources.lines import iter_chunks
 
 
 class OffsetClock:
@@ -249,3 +250,20 @@ def test_a_traceback_at_the_end_of_a_quiet_file_is_counted(tmp_path: Path) -> No
         assert snap.state is not None and snap.state.error_count == whole.error_count == 2
     finally:
         worker.stop()
+
+
+def test_rows_of_a_file_beyond_65535_incarnations_are_stored(tmp_path: Path) -> None:
+    # Every incarnation of a rotated path is an Extractor file of its own: a path rotated
+    # every 100 ms passes 65,535 files in under two hours, and the store must still hold
+    # where each row came from (a 16-bit column made every later line "not merged").
+    path = tmp_path / "trace.jsonl"
+    path.write_text(json.dumps({"request_id": "late", "prompt_tokens": 3}) + "\n")
+    extractor = Extractor()
+    file = extractor.add_file(str(path))
+    for _ in range(70_000):
+        file = extractor.new_incarnation(file, "rotated")
+    extractor.feed_chunks(file, iter_chunks(path))
+    extractor.finish_file(file)
+    row = extractor.store.ids.find("late")
+    assert row is not None and extractor.store.columns["file"][row] == file > 0xFFFF
+    assert extractor.files[file].by_kind == {"trace.request": 1}
