@@ -55,9 +55,6 @@ class ModelShape:
     moe_layer_count: int  # how many of `layers` are MoE layers
     from_config: bool
 
-    def moe_layer_indices(self) -> list[int]:
-        return list(range(self.layers - self.moe_layer_count, self.layers))
-
 
 # Mixtral-8x7B-like dimensions (transformers' MixtralConfig defaults). Dense FFN unless a
 # request says how many experts it has; then every layer is MoE with experts as wide as I.

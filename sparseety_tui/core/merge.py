@@ -71,8 +71,6 @@ _META_DEFAULTS = (
 
 #: The largest count an int32 column holds; a line claiming more is taken as unknown.
 COUNT_MAX = 2**31 - 1
-#: The largest number of seconds a float32 column holds (beyond it: unknown, not inf).
-SECONDS_MAX = 3.4028234663852886e38
 
 
 def _is_count(value: Any) -> TypeGuard[int]:

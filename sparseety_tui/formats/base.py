@@ -253,14 +253,6 @@ class RangeAware(LineParser, Protocol):
         ...
 
 
-def decode_text(line: bytes) -> str:
-    """Decode a log line for display or regex work; invalid UTF-8 never raises.
-
-    Undecodable bytes become U+FFFD so the text stays literal and measurable.
-    """
-    return line.decode("utf-8", errors="replace")
-
-
 def note_ignored(ignored: dict[str, int], field: str, reason: str) -> None:
     """Count one value of ``field`` that a parser left unknown (``LineParser.ignored``)."""
     key = f"{field}: {reason}"

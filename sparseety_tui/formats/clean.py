@@ -105,10 +105,6 @@ def last_cr_segment(line: bytes) -> bytes:
     return b""
 
 
-def strip_ansi(line: bytes) -> bytes:
-    return ANSI_RE.sub(b"", line) if b"\x1b" in line else line
-
-
 def basic_clean(line: bytes) -> bytes:
     """Carriage returns and ANSI codes removed (wrappers stay)."""
     if b"\r" in line:
@@ -196,10 +192,6 @@ class LocalClock:
                 self._cache.clear()
             self._cache[key] = base
         return base + minute * 60 + sec
-
-
-def is_blank(line: bytes) -> bool:
-    return not line.strip()
 
 
 def is_known_noise(line: bytes) -> bool:
