@@ -28,7 +28,7 @@ from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.store import RequestStore
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.worker import TRIM_INTERVAL_S, IngestWorker
 
 
 def status_mib(field: str) -> float:
@@ -102,7 +102,9 @@ def main() -> None:
                     f.write(batch_lines(start, n))
                     wait_for(worker, start + n)
             wall = time.perf_counter() - t0
-            time.sleep(1.0)  # let the last totals job finish
+            # Let the last totals job finish and the worker hand freed pages back (it does so
+            # when caught up, at most every TRIM_INTERVAL_S).
+            time.sleep(TRIM_INTERVAL_S + 1.0)
             gc.collect()
             after = status_mib("VmRSS")
             snap = worker.snapshot
