@@ -44,21 +44,10 @@ from sparseety_tui.core.timing import derive_times
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
 from sparseety_tui.formats.numbers import count
+from sparseety_tui.formats.trace import SPARSE_SUMMARY_KEYS
 
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
-#: A `sparse` object with only these keys holds no per-token data (the common case).
-_SUMMARY_KEYS = frozenset(
-    {
-        "topk_experts",
-        "total_experts",
-        "skipped_attention_heads",
-        "total_attention_heads",
-        "kv_kept",
-        "kv_total",
-        "kv_skip",
-    }
-)
 
 
 #: Meta header fields that default a request's columns: (meta key, column).
@@ -234,7 +223,7 @@ class Merger:
             if times.ttft == times.ttft and ttft != ttft:
                 cols["ttft_s"][row] = times.ttft
         sparse = p.get("sparse")
-        if type(sparse) is dict and not sparse.keys() <= _SUMMARY_KEYS:
+        if type(sparse) is dict and not sparse.keys() <= SPARSE_SUMMARY_KEYS:
             self._on_sparse_detail(dict(sparse), row, meta, file)
         if meta:
             self.apply_meta_defaults(meta, row, row + 1)

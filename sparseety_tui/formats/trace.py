@@ -234,8 +234,9 @@ BULK_REQUEST_KEYS = frozenset(
         "finish_reason",
     }
 )
-#: ``sparse`` fields the bulk path handles: request-level summaries only.
-BULK_SPARSE_KEYS = frozenset(
+#: ``sparse`` fields that are request-level summaries, with no per-token data: the only ones
+#: the bulk path handles, and a ``sparse`` object with nothing else needs no per-token merge.
+SPARSE_SUMMARY_KEYS = frozenset(
     {
         "topk_experts",
         "total_experts",
@@ -291,7 +292,7 @@ def decode_simple_block(lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None
         return None
     sparse = columns.pop("sparse", None)
     if sparse is not None:
-        inner = _same_keys_columns(list(sparse), BULK_SPARSE_KEYS)
+        inner = _same_keys_columns(list(sparse), SPARSE_SUMMARY_KEYS)
         if inner is None:
             return None
         for key, values in inner.items():

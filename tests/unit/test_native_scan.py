@@ -53,7 +53,7 @@ def test_the_scanner_is_built() -> None:
 def test_the_scanner_takes_the_fields_the_python_block_path_takes() -> None:
     # The same field lists in C and in Python: a field added to one must reach the other.
     assert set(_scan.TOP_KEYS) == trace_module.BULK_REQUEST_KEYS
-    assert set(_scan.SPARSE_KEYS) == trace_module.BULK_SPARSE_KEYS
+    assert set(_scan.SPARSE_KEYS) == trace_module.SPARSE_SUMMARY_KEYS
 
 
 def test_the_environment_can_turn_the_native_helpers_off() -> None:
