@@ -368,10 +368,15 @@ def _token_views(
             texts = _decode(extractor, ids)
         elif isinstance(text, str) and extractor.tokens.available:
             # The text past DETAIL_MAX_TEXT_CHARS is not tokenized: its tokens are not
-            # counted in ``omitted`` (unknown), but the prefix's extra tokens are.
-            text = text[:DETAIL_MAX_TEXT_CHARS]
-            ids = extractor.tokens.encode(text)
+            # counted in ``omitted`` (unknown), but the prefix's extra tokens are, and the
+            # source says how much of the text the tokens cover.
             source = f"tokenizer: {extractor.tokens.name}"
+            if len(text) > DETAIL_MAX_TEXT_CHARS:
+                source += (
+                    f"; the {phase}'s first {DETAIL_MAX_TEXT_CHARS:,} of {len(text):,} characters"
+                )
+                text = text[:DETAIL_MAX_TEXT_CHARS]
+            ids = extractor.tokens.encode(text)
             omitted += max(0, len(ids) - room)
             whole = len(ids) <= room
             ids = ids[:room]

@@ -124,6 +124,7 @@ def test_long_text_is_tokenized_up_to_the_bound_only(
     detail = build_detail(extractor, 0)
     assert seen == [400]
     assert len(detail.tokens) == 50 and detail.tokens_omitted > 0
+    assert "the prompt's first 400 of 500,000 characters" in detail.token_source
 
 
 def test_hostile_head_and_layer_values_cost_nothing_but_themselves(tmp_path: Path) -> None:
