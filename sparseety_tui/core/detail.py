@@ -92,18 +92,22 @@ def _continuation(byte: int) -> bool:
 
 def source_text(path: str, offset: int, length: int, data: bytes) -> SourceText:
     """The display form of a line whose first bytes are ``data`` and whose true length in
-    the file is ``length`` (ending included). The tail of a line longer than what ``data``
-    holds is read again from the file; if it is gone, only the head is shown."""
+    the file is ``length`` (ending included). The tail of a line longer than ``data`` (cut
+    at the line cap) is read again from the file; if it is gone, only the head is shown."""
     if length <= RAW_HEAD_BYTES + RAW_TAIL_BYTES:
         return SourceText(path, offset, data.decode("utf-8", errors="replace"))
     head_end = RAW_HEAD_BYTES
     while head_end > RAW_HEAD_BYTES - 3 and _continuation(data[head_end]):
         head_end -= 1  # never split a UTF-8 sequence
-    try:
-        # Read again: ``data`` stops at the line cap. The line's ending is stripped.
-        tail = read_line_at(path, offset + length - RAW_TAIL_BYTES, RAW_TAIL_BYTES)
-    except (OSError, ValueError):
-        tail = b""
+    ending = length - len(data)
+    if ending <= 2:  # ``data`` is the whole line but its ending: the tail is in it
+        tail = data[len(data) - (RAW_TAIL_BYTES - ending) :]
+    else:
+        try:
+            # Read again: ``data`` stops at the line cap. The line's ending is stripped.
+            tail = read_line_at(path, offset + length - RAW_TAIL_BYTES, RAW_TAIL_BYTES)
+        except (OSError, ValueError):
+            tail = b""
     body_end = length - (RAW_TAIL_BYTES - len(tail)) if tail else length
     skip = 0
     while skip < min(3, len(tail)) and _continuation(tail[skip]):
