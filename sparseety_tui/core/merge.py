@@ -27,11 +27,14 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
+from sparseety_tui.core.file_tokens import FileTokenizers
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
+    COUNT_IDS_LOWER_BOUND,
     COUNT_REPORTED,
     COUNT_TOKENIZER,
+    COUNT_TOKENIZER_LOWER_BOUND,
     FLOAT32_MAX,
     KV_SKIP_NAMES,
     NAN,
@@ -129,9 +132,12 @@ class Merger:
         tokens: TokenCounter,
         engine: EngineSeries,
         observer: EventObserver | None = None,
+        file_tokens: FileTokenizers | None = None,
     ) -> None:
         self.store = store
         self.tokens = tokens
+        #: Each file's tokenizer (the model its server logged; else ``tokens``).
+        self.file_tokens = file_tokens if file_tokens is not None else FileTokenizers(tokens)
         self.engine = engine
         self.expert_load = HeatCounts()
         self.dropped = HeatCounts()
@@ -165,6 +171,8 @@ class Merger:
             self._on_error(event[1])
         elif event[0] == "meta":
             meta.update(event[1])
+            if "model_path" in event[1] or "tokenizer_path" in event[1]:
+                self.file_tokens.choose(file, event[1])  # a file whose head had none
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store
@@ -189,7 +197,7 @@ class Merger:
         if type(rid) is not str:
             raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
-        values = self._request_values(p)  # may raise: nothing is written before this
+        values = self._request_values(p, file, meta)  # may raise: nothing written before
         first = _time_or_nan(p.get("first_token_ts"))
         if self._observer is not None:
             self._observer.request(p)
@@ -242,7 +250,9 @@ class Merger:
                 if cells[row] == UNKNOWN:
                     cells[row] = value
 
-    def _request_values(self, p: RequestPayload) -> tuple[Any, ...]:
+    def _request_values(
+        self, p: RequestPayload, file: int = 0, meta: Mapping[str, Any] | None = None
+    ) -> tuple[Any, ...]:
         """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
 
         Unknown is -1 (ints), NaN (floats) or 0 (codes). This is the one place that maps
@@ -252,12 +262,12 @@ class Merger:
         prompt: Any = get("prompt_tokens")
         prompt_source = COUNT_REPORTED
         if not _is_count(prompt):
-            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids")
+            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids", file, meta)
         completion: Any = get("completion_tokens")
         completion_source = COUNT_REPORTED
         if not _is_count(completion):
             completion, completion_source = self._count_from(
-                p, "completion", "completion_token_ids"
+                p, "completion", "completion_token_ids", file, meta
             )
         cached = _count_or_unknown(get("cached_tokens"))
         topk = total_experts = skipped_heads = total_heads = kv_kept = kv_total = UNKNOWN
@@ -315,14 +325,34 @@ class Merger:
             self.store.model_code(model) if type(model) is str else 0,
         )
 
-    def _count_from(self, p: RequestPayload, text_key: str, ids_key: str) -> tuple[int, int]:
-        """A token count from token ids, else from text with the named tokenizer."""
+    def _count_from(
+        self,
+        p: RequestPayload,
+        text_key: str,
+        ids_key: str,
+        file: int,
+        meta: Mapping[str, Any] | None,
+    ) -> tuple[int, int]:
+        """A token count from token ids, else from text with the file's tokenizer.
+
+        vLLM's ``--max-log-len N`` (logged at start-up, in ``meta``) cuts the logged text
+        to N characters and the ids to N ids, without a mark: a text or list that long may
+        have been cut, so its count is only a lower bound, and says so.
+        """
+        cut = meta.get("max_log_len") if meta else None
+        if type(cut) is not int or cut <= 0:
+            cut = None
         ids = p.get(ids_key)
         if type(ids) is list:
+            if cut is not None and len(ids) >= cut:
+                return len(ids), COUNT_IDS_LOWER_BOUND
             return len(ids), COUNT_FROM_IDS
         text = p.get(text_key)
-        if type(text) is str and self.tokens.available:
-            return self.tokens.count(text), COUNT_TOKENIZER
+        tokens = self.file_tokens.for_file(file)
+        if type(text) is str and tokens.available:
+            if cut is not None and len(text) >= cut:
+                return tokens.count(text), COUNT_TOKENIZER_LOWER_BOUND
+            return tokens.count(text), COUNT_TOKENIZER
         return UNKNOWN, 0
 
     def _on_sparse_detail(
