@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sparseety_tui.core.tokenizer_find import find_logged
+from sparseety_tui.core.tokenizer_find import find_configured, find_logged
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import MetaPayload
 from sparseety_tui.formats.startup import head_startup_meta
@@ -39,6 +39,22 @@ def read_startup_meta(path: str) -> MetaPayload | None:
     except (OSError, ValueError):
         return None
     return head_startup_meta(head)
+
+
+#: The start-up fields a file's tokenizer and counts depend on.
+STARTUP_KEYS = ("model_path", "tokenizer_path", "max_log_len")
+
+
+def base_tokenizer(spec: str | None) -> TokenCounter:
+    """The tokenizer of files that name no model: ``--tokenizer`` (``spec``; then it
+    counts every file), else ``$SPARSEETY_TUI_TOKENIZER``, else the bundled default.
+    Nothing is loaded yet."""
+    if spec is not None:
+        return TokenCounter(spec)
+    configured = find_configured()
+    if configured is not None:
+        return TokenCounter(path=configured.path, name=configured.name, source=configured.source)
+    return TokenCounter()
 
 
 class FileTokenizers:

@@ -170,9 +170,16 @@ class Merger:
         elif event[0] == "error":
             self._on_error(event[1])
         elif event[0] == "meta":
-            meta.update(event[1])
-            if "model_path" in event[1] or "tokenizer_path" in event[1]:
-                self.file_tokens.choose(file, event[1])  # a file whose head had none
+            payload = event[1]
+            if "model_path" in payload or "tokenizer_path" in payload or "max_log_len" in payload:
+                # A server's start-up line: the first of a file stands (its head was read
+                # for it at add_file, so every byte range of the file agrees), and picks
+                # the file's tokenizer if its head had none (a live log still empty then).
+                for key, value in payload.items():
+                    meta.setdefault(key, value)
+                self.file_tokens.choose(file, meta)
+            else:
+                meta.update(payload)
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store

@@ -77,27 +77,24 @@ def startup_meta(line: bytes) -> MetaPayload | None:
 
 
 def head_startup_meta(head: bytes) -> MetaPayload | None:
-    """The first start-up line's fields in the head of a file (read before the file is
-    parsed, so that every request of it, in any byte range, is counted with the same
-    tokenizer)."""
-    first = -1
-    for marker in _MARKERS:
-        at = head.find(marker)
-        if at >= 0 and (first < 0 or at < first):
-            first = at
-    while first >= 0:
+    """The start-up lines' fields in the head of a file, the first value of each field
+    (as ``core.merge`` keeps them), read before the file is parsed so that every request
+    of it, in any byte range, is counted with the same tokenizer."""
+    found: dict[str, object] = {}
+    pos = 0
+    while True:
+        hits = [at for at in (head.find(marker, pos) for marker in _MARKERS) if at >= 0]
+        if not hits:
+            break
+        first = min(hits)
         start = head.rfind(b"\n", 0, first) + 1
         end = head.find(b"\n", first)
-        line = head[start : end if end >= 0 else len(head)]
-        found = startup_meta(line)
-        if found is not None and ("model_path" in found or "tokenizer_path" in found):
-            return found
-        if end < 0:
-            return None
-        # The next line holding a marker, if any.
-        nxt = [at for at in (head.find(mk, end) for mk in _MARKERS) if at >= 0]
-        first = min(nxt) if nxt else -1
-    return None
+        end = len(head) if end < 0 else end
+        payload = startup_meta(head[start:end])
+        for key, value in (payload or {}).items():
+            found.setdefault(key, value)
+        pos = end + 1
+    return found or None  # type: ignore[return-value]
 
 
 def startup_line(line: bytes) -> ParsedLine | None:
