@@ -95,6 +95,7 @@ class RequestPayload(TypedDict, total=False):
     cached_tokens: int
     cache_hit: bool  # a prefix-cache hit was reported without a token count
     prompt_token_ids: list[int]
+    prompt_ids_logged: int  # how many prompt ids the line listed (vLLM --max-log-len cuts them)
     completion_token_ids: list[int]
     latency_s: float
     ttft_s: float

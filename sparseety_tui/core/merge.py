@@ -106,6 +106,13 @@ def _time_or_nan(value: Any) -> float:
     return NAN
 
 
+def _cut_at_log_len(logged: Any, meta: Mapping[str, Any]) -> bool:
+    """Whether ``logged`` ids or characters reach the ``--max-log-len`` the server logged
+    at start-up: it cuts there without a mark, so the text or list may be a prefix."""
+    cut = meta.get("max_log_len")
+    return type(cut) is int and cut > 0 and type(logged) is int and logged >= cut
+
+
 def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
     heat.add(_heat_index(layer), _heat_index(index), n)
 
@@ -270,6 +277,8 @@ class Merger:
         prompt_source = COUNT_REPORTED
         if not _is_count(prompt):
             prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids", file, meta)
+        elif meta and _cut_at_log_len(get("prompt_ids_logged"), meta):
+            prompt_source = COUNT_IDS_LOWER_BOUND  # a count of ids the server cut short
         completion: Any = get("completion_tokens")
         completion_source = COUNT_REPORTED
         if not _is_count(completion):
@@ -346,18 +355,15 @@ class Merger:
         to N characters and the ids to N ids, without a mark: a text or list that long may
         have been cut, so its count is only a lower bound, and says so.
         """
-        cut = meta.get("max_log_len") if meta else None
-        if type(cut) is not int or cut <= 0:
-            cut = None
         ids = p.get(ids_key)
         if type(ids) is list:
-            if cut is not None and len(ids) >= cut:
+            if meta and _cut_at_log_len(len(ids), meta):
                 return len(ids), COUNT_IDS_LOWER_BOUND
             return len(ids), COUNT_FROM_IDS
         text = p.get(text_key)
         tokens = self.file_tokens.for_file(file)
         if type(text) is str and tokens.available:
-            if cut is not None and len(text) >= cut:
+            if meta and _cut_at_log_len(len(text), meta):
                 return tokens.count(text), COUNT_TOKENIZER_LOWER_BOUND
             return tokens.count(text), COUNT_TOKENIZER
         return UNKNOWN, 0
