@@ -6,8 +6,10 @@ names it once, at start-up, in one long line:
 - vLLM engine config (every version): ``INFO 04-17 23:05:00 [core.py:61] Initializing a V1 LLM engine (v0.8.3) with config: model='/models/Qwen2.5-7B-Instruct', speculative_config=None, tokenizer='/models/Qwen2.5-7B-Instruct', skip_tokenizer_init=False``
   (older: ``Initializing an LLM engine (v0.6.6) with config: model='Qwen/Qwen2-0.5B', tokenizer='Qwen/Qwen2-0.5B'``);
 - vLLM API server arguments (0.9 on): ``INFO 06-24 19:42:04 [cli_args.py:309] non-default args: {'model': 'Qwen2_5/Qwen2.5-7B/', 'trust_remote_code': True, 'max_log_len': 100}``
-  (``'model_tag'`` comes first from 0.11; ``'tokenizer'`` when given);
-- vLLM before 0.9: ``INFO 02-10 17:12:31 api_server.py:585] args: Namespace(host=None, port=8000, model='facebook/opt-125m', tokenizer=None, max_log_len=None)``;
+  (``'model_tag'`` comes first from 0.11; ``'tokenizer'`` when ``--tokenizer`` is given:
+  ``INFO 07-27 20:28:02 [cli_args.py:325] non-default args: {'model': 'Qwen/Qwen3-0.6B', 'tokenizer': '/models/qwen3-tokenizer', 'max_model_len': 8192}``);
+- vLLM before 0.9: ``INFO 02-10 17:12:31 api_server.py:585] args: Namespace(host=None, port=8000, model='facebook/opt-125m', tokenizer=None, max_log_len=None)``,
+  with ``--max-log-len 100``: ``args: Namespace(model='facebook/opt-125m', tokenizer=None, max_log_len=100)``;
 - SGLang: ``server_args=ServerArgs(model_path='qwen/qwen2.5-0.5b-instruct', tokenizer_path='qwen/qwen2.5-0.5b-instruct', tokenizer_mode='auto')``.
 
 ``max_log_len`` (vLLM ``--max-log-len``) is kept too: the server cuts the logged prompt
