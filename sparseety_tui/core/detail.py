@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS
-from sparseety_tui.core.tokens import TokenizerError
+from sparseety_tui.core.tokens import TokenCounter, TokenizerError
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.formats.base import failure_reason
@@ -222,7 +222,8 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     moe_layers = list(sparse.get("moe_layers") or meta.get("moe_layers") or [])
 
     try:
-        tokens, token_source, tokens_omitted = _token_views(extractor, fields)
+        counter = extractor.tokens_for(store.columns["file"][row])
+        tokens, token_source, tokens_omitted = _token_views(extractor, fields, counter)
     except TokenizerError as exc:  # a tokenizer that fails to load: say so, show the rest
         tokens, token_source, tokens_omitted = [], "", 0
         payloads.problems.append(f"tokens not shown: {exc}")
@@ -353,10 +354,11 @@ def _count(counts: dict[int, dict[int, int]], layer: int | None, indices: Any) -
 
 
 def _token_views(
-    extractor: ExtractorView, fields: dict[str, Any]
+    extractor: ExtractorView, fields: dict[str, Any], counter: TokenCounter
 ) -> tuple[list[TokenView], str, int]:
     """Token list from ids (decoded) or text (tokenized), prompt first, at most
-    ``DETAIL_MAX_TOKENS`` of them; also how many more tokens are known not to be there."""
+    ``DETAIL_MAX_TOKENS`` of them; also how many more tokens are known not to be there.
+    ``counter``: the tokenizer of the request's file, the one that counted it."""
     tokens: list[TokenView] = []
     source = ""
     pos = 0
@@ -366,25 +368,25 @@ def _token_views(
         text = fields.get(phase)
         room = max(0, DETAIL_MAX_TOKENS - pos)
         if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
-            source = f"token ids, decoded with {extractor.tokens.name}"
+            source = f"token ids, decoded with {counter.name}"
             omitted += max(0, len(ids) - room)
             ids = ids[:room]
-            texts = _decode(extractor, ids)
-        elif isinstance(text, str) and extractor.tokens.available:
+            texts = _decode(counter, ids)
+        elif isinstance(text, str) and counter.available:
             # The text past DETAIL_MAX_TEXT_CHARS is not tokenized: its tokens are not
             # counted in ``omitted`` (unknown), but the prefix's extra tokens are, and the
             # source says how much of the text the tokens cover.
-            source = f"tokenizer: {extractor.tokens.name}"
+            source = f"tokenizer: {counter.name}"
             if len(text) > DETAIL_MAX_TEXT_CHARS:
                 source += (
                     f"; the {phase}'s first {DETAIL_MAX_TEXT_CHARS:,} of {len(text):,} characters"
                 )
                 text = text[:DETAIL_MAX_TEXT_CHARS]
-            ids = extractor.tokens.encode(text)
+            ids = counter.encode(text)
             omitted += max(0, len(ids) - room)
             whole = len(ids) <= room
             ids = ids[:room]
-            texts = _decode(extractor, ids)
+            texts = _decode(counter, ids)
             if whole and "".join(texts) != text:  # a tokenizer that normalises: keep it whole
                 texts = [text] + [""] * (len(ids) - 1)
         else:
@@ -395,10 +397,10 @@ def _token_views(
     return tokens, source, omitted
 
 
-def _decode(extractor: ExtractorView, ids: list[int]) -> list[str]:
-    if not extractor.tokens.available:
+def _decode(counter: TokenCounter, ids: list[int]) -> list[str]:
+    if not counter.available:
         return [f"<{i}>" for i in ids]
-    return extractor.tokens.decode_tokens(ids)
+    return counter.decode_tokens(ids)
 
 
 class DetailCache:

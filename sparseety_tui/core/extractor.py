@@ -19,6 +19,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from sparseety_tui.core.bulk import append_block, append_scanned
+from sparseety_tui.core.file_tokens import FileTokenizers, read_startup_meta
 from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
 from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
 from sparseety_tui.core.merge import EventObserver, Merger
@@ -96,10 +97,15 @@ class Extractor:
             registry.family_by_name(forced_format)  # fail early on a bad --format
         self.store = store if store is not None else RequestStore()
         self.tokens = tokens if tokens is not None else TokenCounter()
+        self.file_tokens = FileTokenizers(self.tokens)
         self.forced_format = forced_format
         self.files: list[FileState] = []
         self._merger = Merger(
-            self.store, self.tokens, engine if engine is not None else EngineSeries(), observer
+            self.store,
+            self.tokens,
+            engine if engine is not None else EngineSeries(),
+            observer,
+            file_tokens=self.file_tokens,
         )
         self.version = 0
         self._frozen: FrozenExtractor | None = None
@@ -141,8 +147,19 @@ class Extractor:
             state.family = registry.family_by_name(forced)
             state.parser = state.family.new_parser(reference_time=state.reference_time)
         self.files.append(state)
-        self._merger.lineage.append(len(self.files) - 1)
-        return len(self.files) - 1
+        file = len(self.files) - 1
+        self._merger.lineage.append(file)
+        # The server's start-up line, read before any request of the file: its model's
+        # tokenizer counts them all, in whichever byte range they are (core.file_tokens).
+        startup = read_startup_meta(path)
+        if startup is not None:
+            state.meta.update(startup)
+            self.file_tokens.choose(file, startup)
+        return file
+
+    def tokens_for(self, file: int) -> TokenCounter:
+        """The tokenizer that counts the text of file ``file``."""
+        return self.file_tokens.for_file(file)
 
     def note(self, file: int, message: str) -> None:
         """A source event worth showing (rotation, truncation...)."""
@@ -160,7 +177,8 @@ class Extractor:
         self.supersede(file, reason)
         old = self.files[file]
         new = self.add_file(old.path)
-        self.files[new].meta = dict(old.meta)
+        self.files[new].meta = {**old.meta, **self.files[new].meta}
+        self.file_tokens.inherit(new, file)
         self._merger.lineage[new] = self._merger.lineage[file]
         return new
 
@@ -436,6 +454,7 @@ class Extractor:
             else tuple(self.errors),
             error_count=self.error_count,
             tokens=self.tokens,
+            file_tokens=self.file_tokens.snapshot(),
         )
         self._frozen = frozen
         return frozen

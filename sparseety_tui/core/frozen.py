@@ -224,6 +224,11 @@ class FrozenExtractor:
     errors: tuple[ErrorPayload, ...]
     error_count: int
     tokens: TokenCounter = field(repr=False)
+    #: Files whose tokenizer is not ``tokens`` (core.file_tokens).
+    file_tokens: Mapping[int, TokenCounter] = field(default_factory=dict, repr=False)
+
+    def tokens_for(self, file: int) -> TokenCounter:
+        return self.file_tokens.get(file, self.tokens)
 
     def meta(self) -> MetaPayload:
         return merged_meta(self.files)

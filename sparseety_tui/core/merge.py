@@ -27,11 +27,14 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
+from sparseety_tui.core.file_tokens import FileTokenizers
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
+    COUNT_IDS_LOWER_BOUND,
     COUNT_REPORTED,
     COUNT_TOKENIZER,
+    COUNT_TOKENIZER_LOWER_BOUND,
     FLOAT32_MAX,
     KV_SKIP_NAMES,
     NAN,
@@ -103,6 +106,13 @@ def _time_or_nan(value: Any) -> float:
     return NAN
 
 
+def _cut_at_log_len(logged: Any, meta: Mapping[str, Any]) -> bool:
+    """Whether ``logged`` ids or characters reach the ``--max-log-len`` the server logged
+    at start-up: it cuts there without a mark, so the text or list may be a prefix."""
+    cut = meta.get("max_log_len")
+    return type(cut) is int and cut > 0 and type(logged) is int and logged >= cut
+
+
 def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
     heat.add(_heat_index(layer), _heat_index(index), n)
 
@@ -129,9 +139,12 @@ class Merger:
         tokens: TokenCounter,
         engine: EngineSeries,
         observer: EventObserver | None = None,
+        file_tokens: FileTokenizers | None = None,
     ) -> None:
         self.store = store
         self.tokens = tokens
+        #: Each file's tokenizer (the model its server logged; else ``tokens``).
+        self.file_tokens = file_tokens if file_tokens is not None else FileTokenizers(tokens)
         self.engine = engine
         self.expert_load = HeatCounts()
         self.dropped = HeatCounts()
@@ -164,7 +177,16 @@ class Merger:
         elif event[0] == "error":
             self._on_error(event[1])
         elif event[0] == "meta":
-            meta.update(event[1])
+            payload = event[1]
+            if "model_path" in payload or "tokenizer_path" in payload or "max_log_len" in payload:
+                # A server's start-up line: the first of a file stands (its head was read
+                # for it at add_file, so every byte range of the file agrees), and picks
+                # the file's tokenizer if its head had none (a live log still empty then).
+                for key, value in payload.items():
+                    meta.setdefault(key, value)
+                self.file_tokens.choose(file, meta)
+            else:
+                meta.update(payload)
 
     def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
         store = self.store
@@ -189,7 +211,7 @@ class Merger:
         if type(rid) is not str:
             raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
-        values = self._request_values(p)  # may raise: nothing is written before this
+        values = self._request_values(p, file, meta)  # may raise: nothing written before
         first = _time_or_nan(p.get("first_token_ts"))
         if self._observer is not None:
             self._observer.request(p)
@@ -242,7 +264,9 @@ class Merger:
                 if cells[row] == UNKNOWN:
                     cells[row] = value
 
-    def _request_values(self, p: RequestPayload) -> tuple[Any, ...]:
+    def _request_values(
+        self, p: RequestPayload, file: int = 0, meta: Mapping[str, Any] | None = None
+    ) -> tuple[Any, ...]:
         """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
 
         Unknown is -1 (ints), NaN (floats) or 0 (codes). This is the one place that maps
@@ -252,12 +276,14 @@ class Merger:
         prompt: Any = get("prompt_tokens")
         prompt_source = COUNT_REPORTED
         if not _is_count(prompt):
-            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids")
+            prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids", file, meta)
+        elif meta and _cut_at_log_len(get("prompt_ids_logged"), meta):
+            prompt_source = COUNT_IDS_LOWER_BOUND  # a count of ids the server cut short
         completion: Any = get("completion_tokens")
         completion_source = COUNT_REPORTED
         if not _is_count(completion):
             completion, completion_source = self._count_from(
-                p, "completion", "completion_token_ids"
+                p, "completion", "completion_token_ids", file, meta
             )
         cached = _count_or_unknown(get("cached_tokens"))
         topk = total_experts = skipped_heads = total_heads = kv_kept = kv_total = UNKNOWN
@@ -315,14 +341,31 @@ class Merger:
             self.store.model_code(model) if type(model) is str else 0,
         )
 
-    def _count_from(self, p: RequestPayload, text_key: str, ids_key: str) -> tuple[int, int]:
-        """A token count from token ids, else from text with the named tokenizer."""
+    def _count_from(
+        self,
+        p: RequestPayload,
+        text_key: str,
+        ids_key: str,
+        file: int,
+        meta: Mapping[str, Any] | None,
+    ) -> tuple[int, int]:
+        """A token count from token ids, else from text with the file's tokenizer.
+
+        vLLM's ``--max-log-len N`` (logged at start-up, in ``meta``) cuts the logged text
+        to N characters and the ids to N ids, without a mark: a text or list that long may
+        have been cut, so its count is only a lower bound, and says so.
+        """
         ids = p.get(ids_key)
         if type(ids) is list:
+            if meta and _cut_at_log_len(len(ids), meta):
+                return len(ids), COUNT_IDS_LOWER_BOUND
             return len(ids), COUNT_FROM_IDS
         text = p.get(text_key)
-        if type(text) is str and self.tokens.available:
-            return self.tokens.count(text), COUNT_TOKENIZER
+        tokens = self.file_tokens.for_file(file)
+        if type(text) is str and tokens.available:
+            if meta and _cut_at_log_len(len(text), meta):
+                return tokens.count(text), COUNT_TOKENIZER_LOWER_BOUND
+            return tokens.count(text), COUNT_TOKENIZER
         return UNKNOWN, 0
 
     def _on_sparse_detail(

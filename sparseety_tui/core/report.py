@@ -52,7 +52,9 @@ def request_records(
         skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
         ids = store.ids[first:last]
         for i, row in enumerate(range(first, last)):
-            file_state = extractor.files[c["file"][row]]
+            file_index = c["file"][row]
+            file_state = extractor.files[file_index]
+            tokens = extractor.tokens_for(file_index)
             yield {
                 "request_id": ids[i],
                 "model": store.models[c["model"][row]] or None,
@@ -79,7 +81,8 @@ def request_records(
                     "prompt": COUNT_SOURCES[c["prompt_source"][row]],
                     "completion": COUNT_SOURCES[c["completion_source"][row]],
                 },
-                "tokenizer": extractor.tokens.name,
+                "tokenizer": tokens.name,
+                "tokenizer_source": tokens.source,
                 "cost_model": shape.name,
                 "source": {
                     "file": json_text(file_state.path),
@@ -93,7 +96,8 @@ def request_records(
 
 def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
     out = []
-    for state in extractor.files:
+    for index, state in enumerate(extractor.files):
+        tokens = extractor.tokens_for(index)
         out.append(
             {
                 "path": json_text(state.path),
@@ -109,18 +113,32 @@ def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
                 # Lines read as records with one field left unknown, and why.
                 "ignored_values": dict(sorted(state.ignored.items())),
                 "events": list(state.events),
+                "tokenizer": json_text(tokens.name),
+                "tokenizer_source": tokens.source,
             }
         )
     return out
 
 
+def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
+    """The name and source of the tokenizer of every file, or ``per file`` when files
+    differ (each file names its own: ``files[].tokenizer``)."""
+    used = {(t.name, t.source) for t in map(extractor.tokens_for, range(len(extractor.files)))}
+    if len(used) > 1:
+        return "per file (see files[].tokenizer)", "per_file"
+    name, source = used.pop() if used else (extractor.tokens.name, extractor.tokens.source)
+    return json_text(name), source
+
+
 def summary_document(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
     """The ``summary --json`` document."""
     totals = compute_totals(extractor, shape)
+    tokenizer, source = tokenizer_used(extractor)
     return {
         "schema_version": SCHEMA_VERSION,
         "files": file_report(extractor),
         **totals,
-        "tokenizer": extractor.tokens.name,
+        "tokenizer": tokenizer,
+        "tokenizer_source": source,
         "cost_model": shape.name,
     }

@@ -45,7 +45,17 @@ STATE_CODE: dict[str, int] = {name: code for code, name in enumerate(STATES)}
 
 # Where a token count came from, so outputs can say so.
 COUNT_UNKNOWN, COUNT_REPORTED, COUNT_FROM_IDS, COUNT_TOKENIZER = 0, 1, 2, 3
-COUNT_SOURCES = ("unknown", "reported", "token_ids", "tokenizer")
+#: Counts from ids or text the server cut at ``--max-log-len``: lower bounds, not totals.
+COUNT_IDS_LOWER_BOUND, COUNT_TOKENIZER_LOWER_BOUND = 4, 5
+COUNT_SOURCES = (
+    "unknown",
+    "reported",
+    "token_ids",
+    "tokenizer",
+    "token_ids_lower_bound",
+    "tokenizer_lower_bound",
+)
+LOWER_BOUND_SOURCES = (COUNT_IDS_LOWER_BOUND, COUNT_TOKENIZER_LOWER_BOUND)
 
 KV_SKIP_NONE, KV_SKIP_EVICTED, KV_SKIP_MASKED = 0, 1, 2
 #: cache_hit column: 0 not said, 1 no hit, 2 a hit (a flag with no token count)

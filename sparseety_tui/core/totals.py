@@ -25,7 +25,7 @@ from sparseety_tui.core.figures import (
     whole_number,
 )
 from sparseety_tui.core.series import HeatCounts
-from sparseety_tui.core.store import STATES
+from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.formats.timestamps import TIME_END
 
@@ -129,6 +129,9 @@ def _accumulate(
     figures = column_figures(store, shape, cols, first, inputs)
     for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
         sums.add_known(name, cols[name])
+    for phase in ("prompt", "completion"):  # counts the server's --max-log-len cut short
+        lower = np.isin(cols[f"{phase}_source"], LOWER_BOUND_SOURCES)
+        sums.counts[f"{phase}_lower"] = sums.counts.get(f"{phase}_lower", 0) + int(lower.sum())
     sums.add_known("logical_tokens", figures["logical_tokens"])
     effective = figures["effective_compute_tokens"]
     known_eff = ~np.isnan(effective)
@@ -202,6 +205,12 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
             "completion_tokens": sums.known("completion_tokens"),
             "cached_tokens": sums.known("cached_tokens"),
             "with_prompt_tokens": sums.counts.get("prompt_tokens", 0),
+            # Requests whose count is only a lower bound (ids or text cut at vLLM's
+            # --max-log-len): the sums above are then lower bounds too.
+            "with_lower_bound_tokens": {
+                "prompt": sums.counts.get("prompt_lower", 0),
+                "completion": sums.counts.get("completion_lower", 0),
+            },
             "with_cached_tokens": sums.counts.get("cached_tokens", 0),
             "logical_tokens": sums.known("logical_tokens"),
             "effective_compute_tokens": _round(effective_sum),

@@ -116,6 +116,10 @@ class ExtractorView(Protocol):
     @property
     def tokens(self) -> TokenCounter: ...
 
+    def tokens_for(self, file: int) -> TokenCounter:
+        """The tokenizer that counted (and decodes) the text of file ``file``."""
+        ...
+
     def meta(self) -> MetaPayload: ...
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.file_tokens import base_tokenizer
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.sources.inputs import InputPath, expand, os_reason
@@ -77,11 +78,13 @@ def reading(path: str) -> Iterator[None]:
 
 
 def load_tokens(options: Options) -> TokenCounter:
-    """The command's tokenizer. One named with ``--tokenizer`` is loaded now, so that a bad
-    one is a one-line error at start (not a failure on the first text, in the middle of a
-    batch or inside the UI); the default one still loads only when text needs counting."""
-    tokens = TokenCounter(options.tokenizer)
-    if options.tokenizer is not None:
+    """The command's base tokenizer (``core.file_tokens.base_tokenizer``; a file whose
+    server logged its model counts with that model's, found at ``add_file``). One the user
+    named (``--tokenizer``, ``$SPARSEETY_TUI_TOKENIZER``) is loaded now, so that a bad one
+    is a one-line error at start (not a failure on the first text, in the middle of a batch
+    or inside the UI); the default one still loads only when text needs counting."""
+    tokens = base_tokenizer(options.tokenizer)
+    if tokens.source in ("flag", "config"):
         tokens.load()
     return tokens
 

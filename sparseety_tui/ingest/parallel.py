@@ -48,10 +48,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
+from sparseety_tui.core.file_tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
 from sparseety_tui.core.idindex import IdIndex
 from sparseety_tui.core.series import RecordingEngineSeries
 from sparseety_tui.core.store import STATE_CODE
-from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
@@ -143,7 +143,7 @@ def _run_server_range(
     path, family, tokenizer, start, end, record_engine, year_seed = args
     edges = _EdgeObserver()
     extractor = Extractor(
-        tokens=TokenCounter(tokenizer),
+        tokens=base_tokenizer(tokenizer),
         forced_format=family,
         engine=RecordingEngineSeries(record_engine),
         observer=edges,
@@ -182,7 +182,7 @@ def _range_aware(parser: LineParser | None, family: str) -> RangeAware:
 
 def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
     path, family, tokenizer, start, end = args
-    extractor = Extractor(tokens=TokenCounter(tokenizer), forced_format=family)
+    extractor = Extractor(tokens=base_tokenizer(tokenizer), forced_format=family)
     file = extractor.add_file(path)
     extractor.feed_chunks(file, iter_chunks(path, start, end))
     extractor.finish_file(file)
@@ -335,7 +335,7 @@ def _ingest_server_split(
     with _fork_pool(min(workers, len(tasks))) as pool:
         results = pool.map(_run_server_range, tasks, chunksize=1)
     plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
-    if isinstance(plan, Refusal):
+    if isinstance(plan, Refusal) or _restarted_within(path, results):
         return False
     file = extractor.add_file(path, format_name=family)
     results.reverse()
@@ -349,6 +349,16 @@ def _ingest_server_split(
                 extractor.store.set_state(row, STATE_CODE["failed"])
     release_free_memory()
     return True
+
+
+def _restarted_within(path: str, results: list[RangeResult]) -> bool:
+    """Whether a range read a start-up line that the file's head does not hold (a server
+    restarted within the log): the tokenizer and ``--max-log-len`` it names apply from
+    there on in one reading, and only within that range in a split (core.file_tokens)."""
+    head = read_startup_meta(path) or {}
+    return any(
+        result.part.meta.get(key) != head.get(key) for result in results for key in STARTUP_KEYS
+    )
 
 
 def _refuse(reason: str) -> Refusal:

@@ -46,6 +46,7 @@ from sparseety_tui.formats.sglang.patterns import (
 )
 from sparseety_tui.formats.sglang.requests import RequestLines
 from sparseety_tui.formats.sglang.stats import BatchLines
+from sparseety_tui.formats.startup import startup_line
 
 
 class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
@@ -236,7 +237,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             if EXC_HEADER in msg:
                 self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
                 return TRACEBACK
-        return OTHER
+        return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the SGLang prefix."""
@@ -274,6 +275,9 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             bm = BATCH_RE.search(rest)
             if bm is not None:
                 return self._batch(bm, rest, ts)
+        startup = startup_line(rest)
+        if startup is not None:
+            return startup
         known = self._known_other(rest, orig)
         if known is not None:
             return known

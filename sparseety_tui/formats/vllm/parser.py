@@ -27,6 +27,7 @@ from sparseety_tui.formats.serverlog import (
     decode,
     emit_requests,
 )
+from sparseety_tui.formats.startup import startup_line
 from sparseety_tui.formats.vllm.clock import YearClock
 from sparseety_tui.formats.vllm.kinds import REQUEST
 from sparseety_tui.formats.vllm.patterns import (
@@ -227,7 +228,7 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
                 return parsed
         if error and msg.strip():
             self._tb.note_context(key, decode(msg.strip()))
-        return OTHER
+        return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the vLLM logging head."""
@@ -266,6 +267,9 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
                 return emit_requests(self.pending, payloads, RESPONSE, ts)
+        startup = startup_line(rest)
+        if startup is not None:
+            return startup
         known = self._known_other(rest, orig)
         if known is not None:
             return known
