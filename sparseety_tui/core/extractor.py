@@ -36,8 +36,8 @@ from sparseety_tui.events import (
 )
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.base import LineParser, failure_reason
-from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
     Chunk,
@@ -386,7 +386,9 @@ class Extractor:
         first, last = pieces[0], pieces[-1]
         span = last.offset + last.length - first.offset
         data = wrapped.joined([line.data for line in pieces])
-        kind = self._run_lines(state, file, [RawLine(first.offset, span, data, False)], wrapped.inner)
+        kind = self._run_lines(
+            state, file, [RawLine(first.offset, span, data, False)], wrapped.inner
+        )
         more = len(pieces) - 1
         state.by_kind[kind] = state.by_kind.get(kind, 0) + more
         state.lines_total += more

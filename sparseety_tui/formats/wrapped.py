@@ -63,6 +63,10 @@ class WrappedParser:
     def ignored(self) -> dict[str, int]:
         return self.inner.ignored
 
+    @ignored.setter
+    def ignored(self, value: dict[str, int]) -> None:
+        self.inner.ignored = value
+
     def unwrapped(self, data: bytes) -> tuple[bytes, bool]:
         """The line the inner parser reads for one physical line, and whether it is
         complete (False: the wrapper split it, the next physical line goes on). A line not

@@ -277,7 +277,7 @@ WRAPPERS: tuple[WrapperKind, ...] = (
     WrapperKind(
         "stern",
         "stern (pod container [RFC3339Nano] line)",
-        (b"vllm-0 vllm 2024-07-08T07:17:34.123456789Z   File \"/app/x.py\", line 3, in f",),
+        (b'vllm-0 vllm 2024-07-08T07:17:34.123456789Z   File "/app/x.py", line 3, in f',),
         _stern,
     ),
 )

@@ -53,9 +53,9 @@ from sparseety_tui.core.series import RecordingEngineSeries
 from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, RequestPayload
-from sparseety_tui.formats.wrapped import wrapper_name
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
+from sparseety_tui.formats.wrapped import wrapper_name
 from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
 from sparseety_tui.sources.inputs import open_regular
 from sparseety_tui.sources.lines import (

@@ -43,7 +43,9 @@ from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor, mak
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_logs"
 LOGS = sorted(p.name for p in REAL.iterdir() if p.suffix in (".log", ".jsonl", ".txt"))
 
-_VLLM_STAMP = re.compile(rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)")
+_VLLM_STAMP = re.compile(
+    rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) (\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)"
+)
 _DATED = re.compile(
     rb"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,]\d{1,9})?(Z|[+-]\d\d:?\d\d)?"
 )
@@ -119,7 +121,9 @@ WRAPPERS: dict[str, tuple[str | None, Wrap]] = {
     ),
     "loki-json": (
         "loki-json",
-        lambda line, ts: _json({"labels": {"app": "x"}, "line": _text(line), "timestamp": ts or ""}),
+        lambda line, ts: _json(
+            {"labels": {"app": "x"}, "line": _text(line), "timestamp": ts or ""}
+        ),
     ),
     "vector-json": (
         "vector-json",
@@ -208,9 +212,7 @@ def test_wrapped_log_summary_equals_bare(tmp_path: Path, name: str, wrapper: str
             carried.append(ts or (carried[-1] if carried else "2024-01-01T00:00:00Z"))
         stamps = carried
     wrapped = tmp_path / f"wrapped-{name}"
-    wrapped.write_bytes(
-        b"".join(wrap(line, ts) + b"\n" for line, ts in zip(_lines(bare), stamps))
-    )
+    wrapped.write_bytes(b"".join(wrap(line, ts) + b"\n" for line, ts in zip(_lines(bare), stamps)))
     os.utime(wrapped, (mtime, mtime))
     want, got = summary(bare), summary(wrapped)
     if stampless and wrapper in ALWAYS_STAMPED:
