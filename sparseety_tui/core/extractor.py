@@ -36,8 +36,9 @@ from sparseety_tui.events import (
     MetaPayload,
 )
 from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats.base import LineParser, failure_reason
 from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
     Chunk,
@@ -193,6 +194,8 @@ class Extractor:
         state = self.files[file]
         if state.sniff_buffer:
             self._detect(state, final=True)
+        if state.wrap_held and isinstance(state.parser, WrappedParser):
+            self._run_joined(state, file, state.parser, [])  # the file ended inside it
         self.flush(file)
         self._changed(file)
 
@@ -333,6 +336,9 @@ class Extractor:
             self._run_block(state, file, block)
 
     def _run_block(self, state: FileState, file: int, block: Sequence[LineLike]) -> None:
+        if isinstance(state.parser, WrappedParser):
+            self._run_wrapped(state, file, block, state.parser)
+            return
         decoder = None if state.family is None else state.family.decode_simple_block
         if decoder is None or not self._run_bulk(state, file, block, decoder):
             self._run_lines(state, file, block)
@@ -363,13 +369,66 @@ class Extractor:
             self._count_bulk(state, file, len(block))
         return appended
 
-    def _run_lines(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
+    def _run_wrapped(
+        self, state: FileState, file: int, block: Sequence[LineLike], wrapped: WrappedParser
+    ) -> None:
+        """Lines of a wrapped file (formats/wrapped.py): each physical line unwrapped once,
+        the inner parser fed what the server wrote, at the physical line's place. Entries
+        the wrapper split (Docker, over 16 KiB) are held until their last one, then read as
+        one record over all their lines."""
+        run: list[LineLike] = []
+        for line in block:
+            if line.truncated:  # its wrapper is cut: read as it is
+                data, complete = line.data, True
+            else:
+                data, complete = wrapped.unwrapped(line.data)
+            if state.wrap_held or not complete:
+                if run:
+                    self._run_lines(state, file, run, wrapped.inner)
+                    run = []
+                state.wrap_held.append(line)
+                if complete:
+                    self._run_joined(state, file, wrapped, state.wrap_held)
+                continue
+            run.append(RawLine(line.offset, line.length, data, line.truncated))
+        if run:
+            self._run_lines(state, file, run, wrapped.inner)
+
+    def _run_joined(
+        self, state: FileState, file: int, wrapped: WrappedParser, lines: list[LineLike]
+    ) -> None:
+        """One record over several physical lines (``lines``, or the held ones when the
+        file ended inside the record): read once, located over its whole span (the detail
+        view re-reads it so), and every one of its lines counted as the record's kind."""
+        pieces = lines or state.wrap_held
+        first, last = pieces[0], pieces[-1]
+        span = last.offset + last.length - first.offset
+        data = wrapped.joined([line.data for line in pieces])
+        kind = self._run_lines(
+            state, file, [RawLine(first.offset, span, data, False)], wrapped.inner
+        )
+        more = len(pieces) - 1
+        state.by_kind[kind] = state.by_kind.get(kind, 0) + more
+        state.lines_total += more
+        state.wrap_held = []
+
+    def _run_lines(
+        self,
+        state: FileState,
+        file: int,
+        lines: Iterable[LineLike],
+        parser: LineParser | None = None,
+    ) -> str:
+        """Parse, count and merge lines one by one; returns the last line's kind.
+        ``parser``: the parser to feed (default: the file's)."""
         by_kind = state.by_kind
         line_no = state.lines_total
         on_event = self._merger.on_event
         meta = state.meta
         unparsed = LineKind.UNPARSED
-        parser = state.parser
+        kind = unparsed
+        if parser is None:
+            parser = state.parser
         for line in lines:
             line_no += 1
             if parser is None:
@@ -400,6 +459,7 @@ class Extractor:
                 state.lines_total = line_no
                 self._drain_pending(state, file)
         state.lines_total = line_no
+        return kind
 
     def _diagnose(self, state: FileState, line: LineLike, line_no: int, reason: str) -> None:
         preview = line.data[: PREVIEW_CHARS * 4].decode("utf-8", errors="replace")

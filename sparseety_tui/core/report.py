@@ -15,6 +15,7 @@ from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.formats.wrapped import wrapper_name
 
 SCHEMA_VERSION = 1
 
@@ -102,6 +103,9 @@ def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
             {
                 "path": json_text(state.path),
                 "format": state.format_name,
+                # The log shipper or wrapper every line was inside (docker-json,
+                # cloudwatch, journald...), None for a bare log (formats/wrappers.py).
+                "wrapper": wrapper_name(state.family),
                 "lines": {
                     "total": state.lines_total,
                     "by_kind": dict(sorted(state.by_kind.items())),

@@ -38,11 +38,16 @@ ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
 #:   ``2025-05-14 17:45:10.901 1647689 kserve.trace Received ...``     KServe / collector
 #:   ``vllm-7d9f8c6b5-x2k9p vllm (APIServer pid=1) ...``               Kubernetes pod/container
 #:   ``> INFO 02-22 ...``                                               markdown quote
-#: (The names start only where a name can: a search does not retry inside one.)
+#: (The names start only where a name can: a search does not retry inside one.) A stamp
+#: followed by `` - `` is Python ``logging``'s own format (``2025-05-31 22:58:28,427 - INFO -
+#: flashinfer.jit: ...``, known noise), not a wrapper: taking it as one left ``- INFO - ...``
+#: unrecognised whenever a real wrapper stood in front of it. A stamp takes exactly one
+#: separator (docker, kubectl and CI print one): the indentation after it is the line's own
+#: (a Python warning's source line is told by it).
 WRAPPER_RE = re.compile(
     rb"(?:"
     rb"(?P<ts>\[\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]"
-    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]+"
+    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t](?!- )"
     rb"|>[ \t]?"
     rb"|(?<![\w.-])[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
     rb"|(?<![a-z0-9-])[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "

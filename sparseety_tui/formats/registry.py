@@ -9,6 +9,8 @@ import os
 
 from sparseety_tui.formats import kvline, sglang, trace, vllm
 from sparseety_tui.formats.base import FormatFamily
+from sparseety_tui.formats.wrapped import WrappedFamily
+from sparseety_tui.formats.wrappers import detect_wrapper
 
 FAMILIES: dict[str, FormatFamily] = {
     trace.FAMILY.name: trace.FAMILY,
@@ -41,7 +43,18 @@ NAME_HINT_BONUS = 0.05
 
 
 def detect(lines: list[bytes], path: str | None = None) -> FormatFamily | None:
-    """The family most confident about these first lines, or None when none is."""
+    """The family most confident about these first lines, or None when none is. A file
+    every line of which a wrapper rewrote (formats/wrappers.py) is sniffed by the lines
+    inside it, and its family is that family inside the wrapper."""
+    kind = detect_wrapper(lines)
+    if kind is not None:
+        inner = [p.inner for p in map(kind.unwrap, lines) if p is not None]
+        family = _detect_bare(inner, path)
+        return WrappedFamily(family, kind) if family is not None else None
+    return _detect_bare(lines, path)
+
+
+def _detect_bare(lines: list[bytes], path: str | None) -> FormatFamily | None:
     best: FormatFamily | None = None
     best_score = MIN_CONFIDENCE
     file_name = os.path.basename(path).lower() if path else ""

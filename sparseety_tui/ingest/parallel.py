@@ -55,6 +55,7 @@ from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
+from sparseety_tui.formats.wrapped import wrapper_name
 from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
 from sparseety_tui.sources.inputs import open_regular
 from sparseety_tui.sources.lines import (
@@ -204,7 +205,9 @@ def _detect_family(path: str, forced: str | None) -> str | None:
         if len(head) >= registry.SNIFF_LINES:
             break
     family = registry.detect(head, path=path)
-    return family.name if family is not None else None
+    if family is None or wrapper_name(family) is not None:
+        return None  # a wrapped file is read by one process (formats/wrapped.py)
+    return family.name
 
 
 def ingest_all(extractor: Extractor, options: Options, paths: list[str], jobs: int = 0) -> None:
