@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from sparseety_tui.formats import kvline, sglang, trace, vllm
+from sparseety_tui.formats import generic, kvline, sglang, trace, vllm
 from sparseety_tui.formats.base import FormatFamily
 
 FAMILIES: dict[str, FormatFamily] = {
@@ -19,8 +19,12 @@ FAMILIES: dict[str, FormatFamily] = {
 
 #: How many leading lines detection looks at (a few KB of a real log).
 SNIFF_LINES = 200
-#: Below this confidence a file is "unknown": its lines are counted as unparsed.
+#: Below this confidence a file is "unknown": ``FALLBACK`` reads it (its tracebacks, error
+#: and access lines; the other lines are unparsed).
 MIN_CONFIDENCE = 0.2
+#: The family that reads a file no family is confident about (formats/generic.py). Not in
+#: ``FAMILIES``: never detected, never named by ``--format``.
+FALLBACK: FormatFamily = generic.FALLBACK
 
 
 class UnknownFormatError(ValueError):
