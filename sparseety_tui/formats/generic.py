@@ -24,13 +24,14 @@ from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import UVICORN_RE, basic_clean, strip_wrappers, wrapper_time
 from sparseety_tui.formats.errorlines import error_message
-from sparseety_tui.formats.serverlog import EXC_HEADER
 from sparseety_tui.formats.tracebacks import HasPending, TracebackTracker
 
 TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
 ACCESS: ParsedLine = (LineKind.ACCESS, None)
 ERROR: ParsedLine = (LineKind.ERROR, None)
 BLANK: ParsedLine = (LineKind.BLANK, None)
+#: The header line uvicorn logs before an ASGI application's traceback.
+EXC_HEADER = b"Exception in ASGI application"
 #: Why a line of a file of no known format is unparsed.
 NOT_RECOGNISED = (
     "format not recognised (no server format matched this file); "
@@ -62,12 +63,19 @@ class AnyLines:
         if EXC_HEADER in line and UVICORN_RE.match(line):
             tb.begin_header(key, EXC_HEADER.decode(), None, ts)
             return TRACEBACK
+        return self.error_line(line, orig, ts, key)
+
+    def error_line(
+        self, line: bytes, orig: bytes | None = None, ts: float | None = None, key: str = ""
+    ) -> ParsedLine | None:
+        """``error`` if ``line`` (or ``orig``, as read) is an error line: its error is held
+        for one line (``TracebackTracker.note_error``); None otherwise."""
         message = error_message(line)
         if message is None and orig is not None and orig is not line:
             message = error_message(orig)  # the level came right after a stripped stamp
         if message is None:
             return None
-        tb.note_error(key, message, ts)
+        self.tb.note_error(key, message, ts)
         return ERROR
 
 

@@ -373,6 +373,12 @@ class TracebackTracker:
             payload["ts"] = tb.ts
         self.owner.pending.append(("error", payload))
 
+    def end_all(self) -> None:
+        """End every open traceback now (a line of the file's own format came: nothing
+        after it continues them), reporting those not reported yet."""
+        for key in list(self.open_by_key):
+            self._close(key)
+
     def close_all(self) -> None:
         """Report every open traceback and held error line now (end of a file, or a quiet
         spell of a live one); the tracebacks stay open, marked reported (see the module
