@@ -301,7 +301,9 @@ class Extractor:
         ``SNIFF_LINES`` lines (a live file still growing), takes over from the fallback."""
         if state.parser is not None and not state.provisional:
             return
-        family = registry.detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
+        family = (
+            registry.detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
+        )
         if family is not None:
             fallback = state.parser
             state.family = family

@@ -13,8 +13,8 @@ import re
 from collections import OrderedDict
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.access import is_access_line
+from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.clean import ACCESS_RE, UVICORN_RE, basic_clean, strip_wrappers
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
@@ -43,7 +43,6 @@ from sparseety_tui.formats.vllm.patterns import (
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
 from sparseety_tui.formats.vllm.stats import StatsLines
-
 
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
 #: its regex, on the path of lines without the vLLM head.
