@@ -316,7 +316,9 @@ class TracebackTracker:
             self._maybe_exception(tb, msg)
             return True
         if tb.state == AFTER_EXC:
-            if any(m in msg for m in _CHAIN_MARKERS) or TB_START in msg:
+            # A chained exception is announced by its marker; a new ``Traceback`` right
+            # after an exception line is another error (tracebacks printed back to back).
+            if any(m in msg for m in _CHAIN_MARKERS):
                 tb.state = FRAMES
                 return True
             if tb.blank_run:
