@@ -31,6 +31,7 @@ class LineKind:
     KV_REQUEST = "kv.request"  # a `key=value | key=value` request line
     ACCESS = "http.access"  # an HTTP access line (uvicorn and alike)
     TRACEBACK = "traceback"  # any line that is part of a Python traceback
+    ERROR = "error"  # a logged error line (ERROR/CRITICAL level, a PD transfer failure)
     NOISE = "other"  # a recognised line that carries nothing we extract
     BLANK = "blank"  # an empty (or whitespace-only) line
     UNPARSED = "unparsed"  # a line nobody understood; always with a reason

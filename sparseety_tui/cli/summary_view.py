@@ -44,7 +44,10 @@ def _files(doc: dict[str, Any]) -> Table:
         ignored = f.get("ignored_values")
         if ignored:  # lines that were read with one value left unknown
             kinds += "; values left unknown: " + ", ".join(f"{k} {v:,}" for k, v in ignored.items())
-        table.add_row(Text(f["path"]), Text(f["format"]), fmt_int(f["lines"]["total"]), Text(kinds))
+        fmt = f["format"]
+        if fmt == "unknown":  # read by the fallback: tracebacks, errors, access lines only
+            fmt = "unknown (no server format recognised)"
+        table.add_row(Text(f["path"]), Text(fmt), fmt_int(f["lines"]["total"]), Text(kinds))
     return table
 
 

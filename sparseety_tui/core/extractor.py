@@ -220,7 +220,7 @@ class Extractor:
         if first_line_no is not None:
             state.lines_total = first_line_no - 1
         iterator: Iterator[LineLike] = iter(lines)
-        if state.parser is None:
+        if state.parser is None or state.provisional:
             iterator = self._sniff_then(state, iterator)
         self._run(state, file, iterator)
         self._changed(file)
@@ -232,11 +232,11 @@ class Extractor:
         for item in items:
             if not isinstance(item, Chunk):  # one huge line
                 huge: Iterator[LineLike] = iter([item])
-                if state.parser is None:
+                if state.parser is None or state.provisional:
                     huge = self._sniff_then(state, huge)
                 self._run(state, file, huge)
                 continue
-            if state.parser is None:
+            if state.parser is None or state.provisional:
                 self._sniff_chunk(state, item)
             scanner = None if state.family is None else state.family.scan_requests
             if scanner is not None:
@@ -244,8 +244,8 @@ class Extractor:
                 continue
             lines = split_chunk(item)
             for first in range(0, len(lines), BULK_BLOCK_LINES):
-                # Without a parser (format not recognised yet) the lines are counted as
-                # unparsed; the next chunk is sniffed again.
+                # Without a confident family the fallback reads the lines; the next chunk
+                # is sniffed again (until SNIFF_LINES lines were seen).
                 self._run_block(state, file, lines[first : first + BULK_BLOCK_LINES])
         self._changed(file)
 
@@ -317,15 +317,33 @@ class Extractor:
         yield from lines
 
     def _detect(self, state: FileState, final: bool) -> None:
-        if state.parser is not None or not state.sniff_buffer:
+        """Give the file its family, or the fallback (``registry.FALLBACK``) while no family
+        is confident; a family that becomes confident later, within the first
+        ``SNIFF_LINES`` lines (a live file still growing), takes over from the fallback."""
+        if state.parser is not None and not state.provisional:
             return
-        family = registry.detect(state.sniff_buffer, path=state.path)
+        family = (
+            registry.detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
+        )
         if family is not None:
+            fallback = state.parser
             state.family = family
             state.parser = family.new_parser(reference_time=state.reference_time)
+            state.provisional = False
             state.sniff_buffer.clear()
-        elif final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
-            state.sniff_buffer.clear()  # give up re-sniffing this head; later lines may tell
+            if fallback is not None:
+                # What the fallback held open (a traceback) ends here; its events are
+                # merged with the new parser's next ones.
+                fallback.finish()
+                state.parser.pending.extend(fallback.pending)
+            return
+        if state.parser is None:
+            state.family = registry.FALLBACK
+            state.parser = registry.FALLBACK.new_parser(reference_time=state.reference_time)
+            state.provisional = True
+        if final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
+            state.sniff_buffer.clear()  # give up re-sniffing: the fallback reads the rest
+            state.provisional = False
 
     def _run(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
         iterator = iter(lines)

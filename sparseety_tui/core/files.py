@@ -59,6 +59,9 @@ class FileState:
     by_kind: dict[str, int] = field(default_factory=dict)
     diagnostics: deque[Diagnostic] = field(default_factory=lambda: deque(maxlen=DIAGNOSTIC_SAMPLES))
     sniff_buffer: list[bytes] = field(default_factory=list)
+    #: True while ``registry.FALLBACK`` reads the file only because no family was confident
+    #: about its first lines yet: a family that becomes confident takes over.
+    provisional: bool = False
     #: The file's mtime when it was added (None if it did not exist yet): the date that
     #: year-less timestamps (vLLM) are read against, the same in every parser of the file.
     reference_time: float | None = None

@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 
 from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.base import failure_reason, note_ignored
+from sparseety_tui.formats.generic import AnyLines
 from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
@@ -63,15 +64,36 @@ class KvLineParser:
         self.pending: list[Event] = []
         self.last_reason = ""
         self.ignored: dict[str, int] = {}
+        #: Tracebacks, error and access lines, as in any file (formats.generic).
+        self._any = AnyLines(self)
+        self._held = self._any.tb.held
 
     def parse(self, line: bytes) -> ParsedLine:
-        if _SEPARATOR not in line:
+        try:
+            if self._held:  # the line after an error line (formats.tracebacks)
+                return self._any.tb.settle_held(self._parse, line)
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            self.last_reason = failure_reason("parser error", exc)
+            return LineKind.UNPARSED, None
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        if _SEPARATOR not in line or self._any.tb.open_by_key:
             if not line.strip():
+                self._any.tb.blank()
                 return LineKind.BLANK, None
+            parsed = self._any.parse(line)
+            if parsed is not None:
+                return parsed
+            if _SEPARATOR in line:
+                return self._request(line)
             if _LOGGER_LINE.match(line):
                 return LineKind.NOISE, None  # the same logger's other messages
             self.last_reason = "no ' | ' separated fields"
             return LineKind.UNPARSED, None
+        return self._request(line)
+
+    def _request(self, line: bytes) -> ParsedLine:
         text = line.decode("utf-8", errors="replace").rstrip()
         head, *parts = text.split(" | ")
         fields: dict[str, str] = {}
@@ -114,7 +136,7 @@ class KvLineParser:
         return LineKind.KV_REQUEST, ("request", payload)
 
     def finish(self) -> None:
-        return None
+        self._any.tb.close_all()
 
 
 class KvLineFamily:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from sparseety_tui.formats import kvline, sglang, trace, vllm
+from sparseety_tui.formats import generic, kvline, sglang, trace, vllm
 from sparseety_tui.formats.base import FormatFamily
 from sparseety_tui.formats.wrapped import WrappedFamily
 from sparseety_tui.formats.wrappers import detect_wrapper
@@ -21,8 +21,12 @@ FAMILIES: dict[str, FormatFamily] = {
 
 #: How many leading lines detection looks at (a few KB of a real log).
 SNIFF_LINES = 200
-#: Below this confidence a file is "unknown": its lines are counted as unparsed.
+#: Below this confidence a file is "unknown": ``FALLBACK`` reads it (its tracebacks, error
+#: and access lines; the other lines are unparsed).
 MIN_CONFIDENCE = 0.2
+#: The family that reads a file no family is confident about (formats/generic.py). Not in
+#: ``FAMILIES``: never detected, never named by ``--format``.
+FALLBACK: FormatFamily = generic.FALLBACK
 
 
 class UnknownFormatError(ValueError):

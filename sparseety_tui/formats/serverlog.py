@@ -11,6 +11,9 @@ from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
+from sparseety_tui.formats.generic import ERROR as ERROR  # re-exported for the families
+from sparseety_tui.formats.generic import EXC_HEADER as EXC_HEADER
+from sparseety_tui.formats.generic import AnyLines
 from sparseety_tui.formats.routing import RoutingOptions
 from sparseety_tui.formats.tracebacks import TracebackTracker
 
@@ -26,10 +29,6 @@ PROM: ParsedLine = (PROMETHEUS, None)
 
 def decode(b: bytes) -> str:
     return b.decode("utf-8", "replace")
-
-
-#: The header line uvicorn logs before an ASGI application's traceback.
-EXC_HEADER = b"Exception in ASGI application"
 
 
 def emit_requests(
@@ -63,8 +62,12 @@ class ServerLogParser:
         self.last_reason = ""
         self.ignored: dict[str, int] = {}
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        self._tb = TracebackTracker(self)
+        #: Tracebacks, error lines and access lines, read as in any file (formats.generic).
+        self._any = AnyLines(self)
+        self._tb = self._any.tb
         self._tb_open = self._tb.open_by_key
+        #: Error lines held for one line (see formats.tracebacks): tested on the hot path.
+        self._held = self._tb.held
         self._clock = LocalClock()
         #: Inside a Python warning: its indented source line that follows is part of it.
         self._in_warning = False

@@ -30,6 +30,7 @@ from sparseety_tui.events import (
     TokenPayload,
 )
 from sparseety_tui.formats.base import note_ignored
+from sparseety_tui.formats.generic import AnyLines
 from sparseety_tui.formats.lenient_json import contains_unrepresentable, loads_lenient
 from sparseety_tui.formats.timestamps import SECONDS_BELOW, parse_timestamp, timestamp_problem
 from sparseety_tui.formats.trace_native import SCANNER, Scanner
@@ -69,12 +70,16 @@ def _alias_request(obj: dict[str, Any]) -> RequestPayload:
 
 
 class TraceParser:
-    """Per-file parser; stateless apart from the protocol's bookkeeping."""
+    """Per-file parser; stateless apart from the protocol's bookkeeping and the text lines
+    pasted between records (a traceback, an error line: ``formats.generic``)."""
 
     def __init__(self) -> None:
         self.pending: list[Event] = []
         self.last_reason = ""
         self.ignored: dict[str, int] = {}
+        self._any = AnyLines(self)
+        self._held = self._any.tb.held
+        self._tb_open = self._any.tb.open_by_key
 
     def _unparsed(self, reason: str) -> ParsedLine:
         self.last_reason = reason
@@ -115,15 +120,31 @@ class TraceParser:
                     note_ignored(self.ignored, key, NOT_REPRESENTABLE)
 
     def parse(self, line: bytes) -> ParsedLine:
+        if self._held or self._tb_open:  # after text lines (formats.generic): rare
+            return self._any.tb.settle_held(self._after_text, line)
+        return self._record(line)
+
+    def _after_text(self, line: bytes) -> ParsedLine:
+        parsed = self._record(line)
+        if self._tb_open and parsed[0] not in (LineKind.TRACEBACK, LineKind.BLANK):
+            self._any.tb.end_all()  # a record: nothing after it continues a traceback
+        return parsed
+
+    def _record(self, line: bytes) -> ParsedLine:
         try:
             obj = orjson.loads(line)
             lenient = False
         except orjson.JSONDecodeError as exc:
             if not line.strip():
+                self._any.tb.blank()
                 return LineKind.BLANK, None
             # A number orjson cannot hold costs its field only (docs/trace-format.md §1).
             obj = loads_lenient(line)
             if obj is None:
+                # Text pasted between records: a traceback, an error or access line?
+                text = self._any.parse(line)
+                if text is not None:
+                    return text
                 return self._unparsed(f"invalid JSON: {exc}")
             lenient = True
         if type(obj) is not dict:
@@ -158,7 +179,7 @@ class TraceParser:
         return self._unparsed(f"unknown record type {str(record_type)[:40]!r}")
 
     def finish(self) -> None:
-        return None
+        self._any.tb.close_all()
 
 
 _REQUEST_HINTS = (b'"request_id"', b'"type"')

@@ -27,17 +27,26 @@ error.
 
 A traceback's header line that precedes ``Traceback (most recent call last):`` as a
 separate log line (vLLM ``Error in chat completion stream generator.``) cannot be known to
-be one when it arrives; it stays ``other`` and its text is remembered as the error's
-message context. Blank lines after an exception line stay ``blank``; only a following
-chained-exception marker keeps the traceback open.
+be one when it arrives; its text is remembered as the error's message context. Blank
+lines after an exception line stay ``blank``; only a following chained-exception marker
+keeps the traceback open.
+
+An error *line* (``note_error``: an ERROR-level line that is no part of a traceback) is an
+error of its own, but it is often that header (``logger.exception`` prints the message,
+then the traceback): so its event is *held* for one line. If the next line the parser
+reads begins a traceback that takes it as its message, the two are one error (the
+traceback's, one line longer); otherwise the held error is reported after that line
+(``settle_held``), or at ``close_all``. A parser tests ``held`` (a dict that never changes
+identity) for emptiness on its hot path and calls ``settle_held`` only when it holds one.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Protocol
 
-from sparseety_tui.events import ErrorPayload, Event
+from sparseety_tui.events import ErrorPayload, Event, ParsedLine
 
 TB_START = "Traceback (most recent call last)"
 #: ``  File "/x.py", line 12, in f``. Like every pattern here it starts with a lookbehind
@@ -119,6 +128,7 @@ class TracebackTracker:
         "context_cleared",
         "context_first_pops",
         "context_touched",
+        "held",
         "open_by_key",
         "owner",
         "stale_risk",
@@ -130,6 +140,9 @@ class TracebackTracker:
         #: reference and test it for emptiness on its hot path (cheaper than ``active``).
         self.open_by_key: dict[str, _OpenTraceback] = {}
         self._context: dict[str, str] = {}
+        #: Error lines whose event waits one line: key -> its error (see the module
+        #: docstring). The dict object never changes (parsers test it on their hot path).
+        self.held: dict[str, ErrorPayload] = {}
         self._count = 0
         # What a split reader (sparseety_tui.ingest.parallel) needs to know to prove that this
         # tracker, started fresh mid-file, said what one started at the top would have
@@ -156,15 +169,45 @@ class TracebackTracker:
         self.context_touched.add(key)
         self._context[key] = message[:500]
 
+    def note_error(
+        self, key: str, message: str, ts: float | None, request_id: str | None = None
+    ) -> None:
+        """An error line of ``key`` (not part of a traceback): its error is held for one
+        line, since a traceback may follow that takes it as its message."""
+        previous = self.held.pop(key, None)
+        if previous is not None:
+            self.owner.pending.append(("error", previous))
+        self.note_context(key, message)
+        payload: ErrorPayload = {"message": message[:500], "lines": 1}
+        if request_id is not None:
+            payload["request_id"] = request_id
+        if ts is not None:
+            payload["ts"] = ts
+        self.held[key] = payload
+
+    def settle_held(self, parse: Callable[[bytes], ParsedLine], line: bytes) -> ParsedLine:
+        """``parse(line)``, the line after held errors: each one that the line did not take
+        as a traceback's message is reported after it."""
+        earlier = list(self.held.items())
+        try:
+            return parse(line)
+        finally:
+            for key, payload in earlier:
+                if self.held.get(key) is payload:  # neither taken nor replaced
+                    del self.held[key]
+                    self.owner.pending.append(("error", payload))
+
     def context_items(self) -> dict[str, str]:
         """The remembered ERROR contexts (a copy)."""
         return dict(self._context)
 
-    def _take_context(self, key: str) -> str:
+    def _take_context(self, key: str) -> tuple[str, ErrorPayload | None]:
+        """The remembered ERROR text of ``key`` (``""`` if none), and the held error of
+        that line when it was the line just before (the traceback is then that error)."""
         if key not in self.context_touched:
             self.context_first_pops.add(key)
             self.context_touched.add(key)
-        return self._context.pop(key, "")
+        return self._context.pop(key, ""), self.held.pop(key, None)
 
     def _note_idle(self, tb: _OpenTraceback) -> None:
         """Called whenever an open traceback is touched or closed: was it ever idle long
@@ -229,7 +272,10 @@ class TracebackTracker:
         start = msg.find(TB_START)
         if start >= 0:
             header = msg[:start].rstrip(" :")
-            self._begin(key, header or self._take_context(key), record, ts)
+            if header:
+                self._begin(key, header, record, ts)
+            else:
+                self._begin_after_context(key, record, ts)
             return True
         if (
             _FRAME_RE.match(msg)
@@ -237,9 +283,22 @@ class TracebackTracker:
             or (error_level and _caret_only(msg))
         ):
             # A traceback whose header we did not see (file starts mid-way, or pasted).
-            self._begin(key, self._take_context(key), record, ts)
+            self._begin_after_context(key, record, ts)
             return True
         return False
+
+    def _begin_after_context(self, key: str, record: bytes | None, ts: float | None) -> None:
+        """Begin a traceback without a header of its own: the last ERROR line of its key
+        gives its message, and when that line came just before, the two are one error."""
+        header, held = self._take_context(key)
+        self._begin(key, header, record, ts)
+        if held is not None:
+            tb = self.open_by_key[key]
+            tb.lines += 1
+            if tb.ts is None and "ts" in held:
+                tb.ts = held["ts"]
+            if "request_id" in held:
+                tb.request_id = held["request_id"]
 
     def begin_header(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
         """Open a traceback at a line known to announce one (uvicorn's ASGI exception)."""
@@ -257,7 +316,9 @@ class TracebackTracker:
             self._maybe_exception(tb, msg)
             return True
         if tb.state == AFTER_EXC:
-            if any(m in msg for m in _CHAIN_MARKERS) or TB_START in msg:
+            # A chained exception is announced by its marker; a new ``Traceback`` right
+            # after an exception line is another error (tracebacks printed back to back).
+            if any(m in msg for m in _CHAIN_MARKERS):
                 tb.state = FRAMES
                 return True
             if tb.blank_run:
@@ -314,9 +375,19 @@ class TracebackTracker:
             payload["ts"] = tb.ts
         self.owner.pending.append(("error", payload))
 
+    def end_all(self) -> None:
+        """End every open traceback now (a line of the file's own format came: nothing
+        after it continues them), reporting those not reported yet."""
+        for key in list(self.open_by_key):
+            self._close(key)
+
     def close_all(self) -> None:
-        """Report every open traceback now (end of a file, or a quiet spell of a live one);
-        they stay open, marked reported (see the module docstring)."""
+        """Report every open traceback and held error line now (end of a file, or a quiet
+        spell of a live one); the tracebacks stay open, marked reported (see the module
+        docstring)."""
+        for payload in self.held.values():
+            self.owner.pending.append(("error", payload))
+        self.held.clear()
         for tb in self.open_by_key.values():
             if not tb.reported:
                 self._report(tb)

@@ -59,11 +59,13 @@ EXPECTED: dict[str, tuple[str, dict[str, int]]] = {
     # ---- vLLM -------------------------------------------------------------------------
     "vllm_0.10.2_specdecode_metrics_line_24127.log": ("vllm", {"vllm.stats": 1}),
     "vllm_0.10_openai_chat_response_usage_20707.log": ("vllm", {"api.response": 1}),
-    # 4 traceback lines (mid-traceback start) + header line `Error in chat ...` (other)
-    # + 5 lines of the second traceback
+    # 4 traceback lines (mid-traceback start) + header line `Error in chat ...` (an
+    # ERROR-level line: `error` since issue #10 item 5, was `other`; the traceback right
+    # after it takes it as its message, so it is one error with it) + 5 lines of the second
+    # traceback
     "vllm_0.11_enginedead_stream_generator_arctic223.log": (
         "vllm",
-        {"traceback": 9, "other": 1},
+        {"traceback": 9, "error": 1},
     ),
     "vllm_0.15_received_added_request_uvicorn_34503.log": (
         "vllm",
@@ -96,8 +98,13 @@ EXPECTED: dict[str, tuple[str, dict[str, int]]] = {
     "vllm_0.8_v1_dp_enginecore_interleaved_traceback_trl3310.log": ("vllm", {"traceback": 8}),
     "vllm_0.9.2_enginecore_dp0_prefix_traceback_omni254.log": ("vllm", {"traceback": 11}),
     "vllm_0.9_ray_dpenginecoreactor_prefix_19731.log": ("vllm", {"other": 9}),
-    # line 1 `AsyncLLM output_handler failed.` and line 3 (Worker_TP1 INFO) are other
-    "vllm_ascend_compose_worker_tp_interleaved_5117.log": ("vllm", {"other": 2, "traceback": 7}),
+    # line 1 `AsyncLLM output_handler failed.` (ERROR level, the header of the traceback
+    # on line 2: `error` since issue #10 item 5, was `other`) and line 3 (Worker_TP1 INFO,
+    # other)
+    "vllm_ascend_compose_worker_tp_interleaved_5117.log": (
+        "vllm",
+        {"error": 1, "other": 1, "traceback": 7},
+    ),
     "vllm_v0_vs_v1_completionusage_repr_16162.log": ("vllm", {"api.response": 1}),
     "vllm_v1_apiserver_mtp_waiting_43295.log": ("vllm", {"vllm.stats": 5}),
     # 5 traceback lines, the PyTorch `[rank0]:[W...]` warning (other), 2 access lines
@@ -106,9 +113,11 @@ EXPECTED: dict[str, tuple[str, dict[str, int]]] = {
         {"traceback": 5, "other": 1, "http.access": 2},
     ),
     "vllm_v1_docker_rfc3339_apiserver_tt3359.log": ("vllm", {"vllm.stats": 4}),
+    # line 7 `Error in chat completion stream generator.`: ERROR level, the header of the
+    # traceback on line 8 (`error` since issue #10 item 5, was `other`)
     "vllm_v1_enginedead_serving_chat_bracket_glitch_27194.log": (
         "vllm",
-        {"traceback": 8, "other": 1},
+        {"traceback": 8, "error": 1},
     ),
     "vllm_v1_mm_cache_specdecode_idle_genesis24.log": ("vllm", {"vllm.stats": 3}),
     "vllm_v1_ray_data_mapworker_prefix_anyscale442.log": ("vllm", {"vllm.stats": 3, "other": 3}),
@@ -409,7 +418,8 @@ def test_vllm_bare_usage_repr_has_no_request() -> None:
 
 def test_vllm_tracebacks_grouped() -> None:
     errors = _payloads("vllm_0.11_enginedead_stream_generator_arctic223.log", "error")
-    assert [e["lines"] for e in errors] == [4, 5]
+    # The second error is its header line (ERROR `Error in chat ...`) and its 5 lines.
+    assert [e["lines"] for e in errors] == [4, 6]
     assert errors[0]["exception"] == "vllm.v1.engine.exceptions.EngineDeadError"
     assert errors[0]["message"].startswith("EngineCore encountered an issue")
     assert errors[1]["message"] == "Error in chat completion stream generator."

@@ -24,8 +24,13 @@ Kinds this family returns:
   JSON, or a list of them) or an OpenAI body/``usage`` printed into the log;
 - ``sglang.expert_dist``: expert-distribution CSV dump lines (``layer_id,expert_id,count``
   header and ``L,E,N`` rows);
+- ``error``: a PD (prefill/decode disaggregation) ``Prefill transfer failed`` /
+  ``Prefill bootstrap failed`` / ``Decode transfer failed`` line -> ``("request", {state:
+  failed})`` and an error naming the request (once per failure, not per rank:
+  ``failures``); uvicorn ``ERROR:`` lines and error lines of other loggers
+  (formats.errorlines) -> an error;
 - ``http.access``, ``traceback``, ``prometheus``, ``blank``, ``other``, ``unparsed`` as in
-  the vLLM family.
+  the vLLM family (access lines also in the common log format, formats.access).
 
 ``ts``: ``[date time]`` prefixes are local wall-clock time on the inference host, converted
 with the host's zone. Time-only prefixes get the date of the last dated line of the file
@@ -46,6 +51,7 @@ from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import basic_clean
 from sparseety_tui.formats.serverlog import quotes_traceback
+from sparseety_tui.formats.sglang.failures import MARKER
 from sparseety_tui.formats.sglang.kinds import KINDS
 from sparseety_tui.formats.sglang.parser import SglangParser
 from sparseety_tui.formats.sglang.patterns import (
@@ -77,8 +83,8 @@ class SglangFamily:
         """A byte range of a split read may start here: SGLang's own prefix with a full
         date (which resets the date context of time-only prefixes), no traceback text
         (formats.base.FormatFamily.range_start)."""
-        if quotes_traceback(line):
-            return False
+        if quotes_traceback(line) or MARKER in line:
+            return False  # inside a traceback, or maybe the next rank's PD failure
         m = PREFIX_RE.match(line)
         return m is not None and m.group("y") is not None
 

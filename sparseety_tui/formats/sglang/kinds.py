@@ -18,6 +18,7 @@ KINDS = (
     EXPERT_DIST,
     LineKind.ACCESS,
     LineKind.TRACEBACK,
+    LineKind.ERROR,
     PROMETHEUS,
     LineKind.NOISE,
     LineKind.BLANK,

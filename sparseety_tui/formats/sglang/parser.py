@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from sparseety_tui.events import LineKind, ParsedLine, StatsPayload
+from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import YearProbe, YearState
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
@@ -24,6 +25,7 @@ from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
     BLANK,
+    ERROR,
     EXC_HEADER,
     OTHER,
     RESPONSE,
@@ -33,6 +35,7 @@ from sparseety_tui.formats.serverlog import (
     emit_requests,
 )
 from sparseety_tui.formats.sglang.clock import DateClock
+from sparseety_tui.formats.sglang.failures import MARKER, pd_failure
 from sparseety_tui.formats.sglang.kinds import _EXPERT, DECODE, PREFILL
 from sparseety_tui.formats.sglang.patterns import (
     _CSV_HEADER,
@@ -47,6 +50,10 @@ from sparseety_tui.formats.sglang.patterns import (
 from sparseety_tui.formats.sglang.requests import RequestLines
 from sparseety_tui.formats.sglang.stats import BatchLines
 from sparseety_tui.formats.startup import startup_line
+
+#: The first bytes an error line (formats.errorlines) can start with: a cheap test before
+#: its regex, on the paths of lines that are not batch lines.
+_ERROR_HEADS = b"[0123456789ECF"
 
 
 class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
@@ -72,9 +79,16 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         self._minutes: dict[bytes, tuple[float | None, tuple[int, int, int], int]] = {}
         self._ranks: dict[bytes, str] = {}
         self._last_hour = 0
+        #: The PD failure (stage, request id) the last line reported, and while a line is
+        #: read, that of the line before it: the next rank's report of the same failure
+        #: adds no error (formats/sglang/failures.py).
+        self._pd_run: tuple[str, str] | None = None
+        self._pd_prev: tuple[str, str] | None = None
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            if self._held or self._pd_run is not None:
+                return self._after_error(line)
             # Fast path (most lines of a big log): one anchored match of the whole line.
             if line[:1] == b"[" and not self._tb_open:
                 fm = FAST_RE.match(line)
@@ -85,6 +99,30 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
             return self._failed(exc)
+
+    def _after_error(self, line: bytes) -> ParsedLine:
+        """The line after an error line (its error is held, formats.tracebacks) or after a
+        PD failure: the general path, which gives what the fast path would."""
+        self._pd_prev, self._pd_run = self._pd_run, None
+        try:
+            if self._held:
+                return self._tb.settle_held(self._parse, line)
+            return self._parse(line)
+        finally:
+            self._pd_prev = None
+
+    def _pd_failure(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        """A PD transfer/bootstrap failure: an error and a failed request, once per
+        failure however many ranks report it in a row; None if ``msg`` is not one."""
+        found = pd_failure(msg, ts)
+        if found is None:
+            return None
+        key, request, error = found
+        self._pd_run = key
+        if key == self._pd_prev:
+            return ERROR  # the next rank's report of the failure just counted
+        self.pending.append(("error", error))
+        return LineKind.ERROR, ("request", request)
 
     # -- reading a range of a file (formats.base.RangeAware) ----------------------------
 
@@ -231,12 +269,22 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             parsed = self._request_line(msg, ts)
             if parsed is not None:
                 return parsed
+        if MARKER in msg:
+            parsed = self._pd_failure(msg, ts)
+            if parsed is not None:
+                return parsed
         if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
             if ACCESS_RE.match(msg) is not None:
                 return ACCESS
             if EXC_HEADER in msg:
                 self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
                 return TRACEBACK
+        if is_access_line(msg):  # a proxy's, in the common log format (Mooncake metadata)
+            return ACCESS
+        if msg[:1] in _ERROR_HEADS:
+            error = self._any.error_line(msg, None, ts)  # uvicorn ERROR:, vLLM-style ERROR
+            if error is not None:
+                return error
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
@@ -264,8 +312,16 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             return _EXPERT
         if rest.startswith(_CSV_HEADER):
             return _EXPERT
-        if b"HTTP/" in rest and b'"' in rest and ACCESS_RE.search(rest) is not None:
+        if is_access_line(rest):
             return ACCESS
+        if MARKER in rest:
+            parsed = self._pd_failure(rest, ts)
+            if parsed is not None:
+                return parsed
+        if (rest[:1] in _ERROR_HEADS or orig[:1] in _ERROR_HEADS) and EXC_HEADER not in rest:
+            error = self._any.error_line(rest, orig, ts)  # uvicorn ERROR:, logging...
+            if error is not None:
+                return error
         if UVICORN_RE.match(rest):
             if EXC_HEADER in rest:
                 self._tb.begin_header("", EXC_HEADER.decode(), None, ts)

@@ -19,8 +19,13 @@ Kinds this family returns (``ParsedLine[0]``):
   request``, ``Generated response`` -> ``("request", RequestPayload)``;
 - ``api.response``: an OpenAI response / ``usage`` body or SGLang-style ``meta_info``
   dict printed into the log (JSON or Python repr) -> a request when it has an id;
-- ``http.access``: uvicorn access lines; ``traceback``: any line of a Python traceback
-  (grouped into one ``("error", ErrorPayload)`` delivered through ``pending``);
+- ``http.access``: uvicorn access lines (and a proxy's, common log format);
+  ``traceback``: any line of a Python traceback (grouped into one ``("error",
+  ErrorPayload)`` delivered through ``pending``);
+- ``error``: a line logged at ERROR/CRITICAL that is no traceback's line, and error lines
+  of other loggers (uvicorn ``ERROR:``, formats.errorlines): one error each, delivered
+  through ``pending`` one line later; when a traceback follows at once, the line is its
+  message and the two are one error (formats.tracebacks);
 - ``prometheus``: ``/metrics`` exposition text; ``blank``; ``other``: a vLLM line (or a
   known third-party shape: tqdm, NCCL, PyTorch ``[rank0]:``, uvicorn lifecycle) with
   nothing to extract; ``unparsed`` (with ``last_reason``).

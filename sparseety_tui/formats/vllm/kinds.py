@@ -14,6 +14,7 @@ KINDS = (
     RESPONSE,
     LineKind.ACCESS,
     LineKind.TRACEBACK,
+    LineKind.ERROR,
     PROMETHEUS,
     LineKind.NOISE,
     LineKind.BLANK,

@@ -13,12 +13,14 @@ import re
 from collections import OrderedDict
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
+from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.clean import ACCESS_RE, UVICORN_RE, basic_clean, strip_wrappers
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
     BLANK,
+    ERROR,
     EXC_HEADER,
     OTHER,
     RESPONSE,
@@ -42,6 +44,10 @@ from sparseety_tui.formats.vllm.patterns import (
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
 from sparseety_tui.formats.vllm.stats import StatsLines
+
+#: The first bytes an error line (formats.errorlines) can start with: a cheap test before
+#: its regex, on the path of lines without the vLLM head.
+_ERROR_HEADS = b"[0123456789ECF"
 
 
 class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
@@ -76,6 +82,8 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            if self._held:  # the line after an error line: see formats.tracebacks
+                return self._tb.settle_held(self._parse, line)
             if line[:1] in b"I(" and line and not self._tb_open:
                 fm = FAST_REQUEST_RE.match(line)
                 if fm is not None:
@@ -227,7 +235,9 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             if parsed is not None:
                 return parsed
         if error and msg.strip():
-            self._tb.note_context(key, decode(msg.strip()))
+            # An error of its own, or the message of a traceback that follows it.
+            self._tb.note_error(key, decode(msg.strip()), ts)
+            return ERROR
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
@@ -239,16 +249,18 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
         continued = self._continuation(rest, key)
         if continued is not None:
             return continued
-        if b"HTTP/" in rest and b'"' in rest:
-            am = ACCESS_RE.search(rest)
-            if am is not None:
-                return ACCESS
+        if is_access_line(rest):  # uvicorn's, or a proxy's in the common log format
+            return ACCESS
         if EXC_HEADER in rest and UVICORN_RE.match(rest):
             self._tb.begin_header(key, EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
             return TRACEBACK
+        ts = self._wrap_ts(wrap_ts)
+        if rest[:1] in _ERROR_HEADS or orig[:1] in _ERROR_HEADS:
+            error = self._any.error_line(rest, orig, ts, key)  # uvicorn ERROR:, logging...
+            if error is not None:
+                return error
         if UVICORN_RE.match(rest):
             return OTHER
-        ts = self._wrap_ts(wrap_ts)
         if b"Avg prompt throughput" in rest:
             start = rest.find(b"Engine ")
             if start < 0 or start > rest.find(b"Avg prompt throughput"):

@@ -1,0 +1,33 @@
+"""HTTP access lines, whoever wrote them: uvicorn's (``clean.ACCESS_RE``) and the common /
+combined log format of a proxy in front of the server (nginx, aiohttp).
+
+Samples of the common / combined format (``%h %l %u %t "%r" %>s %b``, aiohttp's
+``%a %t "%r" %s %b``):
+
+- ``10.0.0.7 - - [10/Oct/2025:13:55:36 +0000] "POST /v1/chat/completions HTTP/1.1" 200 2326 "-" "curl/8.5.0"``
+- ``10.6.131.6 [14/Apr/2025:03:55:53 +0000] "PUT /metadata?key=mooncake HTTP/1.1" 200 176 "-" "-"``
+  (SGLang's Mooncake metadata server, behind SGLang's ``[ts] `` prefix)
+"""
+
+from __future__ import annotations
+
+import re
+
+from sparseety_tui.formats.clean import ACCESS_RE
+
+#: The common / combined log format, up to the status (the rest is not read). The client
+#: starts where a word can (a search does not retry inside one); ident and user are
+#: optional (aiohttp prints neither).
+CLF_RE = re.compile(
+    rb"(?<!\S)(?P<client>[^\s\[\]\"]{1,300}) (?:[^\s\[\]\"]{1,300} [^\s\[\]\"]{1,300} )?"
+    rb"\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "
+    rb'"(?P<method>[A-Z]{1,20}) (?P<path>[^\s"]{1,8192}) HTTP/[\d.]{1,5}" (?P<status>\d{3})(?: |$)'
+)
+
+
+def is_access_line(line: bytes) -> bool:
+    """Whether ``line`` (wrappers and the family's prefix removed) is an HTTP access line
+    of uvicorn or in the common / combined log format."""
+    if b"HTTP/" not in line or b'"' not in line:
+        return False  # the cheap test first: most lines are neither
+    return ACCESS_RE.search(line) is not None or CLF_RE.match(line) is not None

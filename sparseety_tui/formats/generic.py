@@ -1,0 +1,140 @@
+"""Lines understood in any file, and the fallback family for files of no known format.
+
+Whatever a file's format, three kinds of line mean the same thing in it (issue #10,
+item 5): a Python traceback (``formats.tracebacks``, grouped into one error), an error
+line (``formats.errorlines``: ERROR/CRITICAL level, glog ``E``/``F``) and an HTTP access
+line (``formats.access``: uvicorn, common/combined log format). ``AnyLines`` reads them;
+every family asks it about the lines its own format does not explain, so their kinds
+(``traceback``, ``error``, ``http.access``) stay comparable across families.
+
+A file that no family claims (``registry.detect`` gives None: a CI tail of tracebacks, a
+wrapper script's output) is read by ``FALLBACK``, whose format is still called
+``unknown``: it reads those three kinds of line, and every other line is ``unparsed``
+with the reason that no server format was recognised. It is never detected (its
+``sniff`` is 0) and cannot be forced with ``--format``, so no split reader ever reads it
+in ranges. The Extractor hands a file over to a real family if one becomes confident
+while the file's first lines are still being sniffed (a live file that starts with a
+traceback).
+"""
+
+from __future__ import annotations
+
+from sparseety_tui.events import Event, LineKind, ParsedLine
+from sparseety_tui.formats.access import is_access_line
+from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats.clean import UVICORN_RE, basic_clean, strip_wrappers, wrapper_time
+from sparseety_tui.formats.errorlines import error_message
+from sparseety_tui.formats.tracebacks import HasPending, TracebackTracker
+
+TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
+ACCESS: ParsedLine = (LineKind.ACCESS, None)
+ERROR: ParsedLine = (LineKind.ERROR, None)
+BLANK: ParsedLine = (LineKind.BLANK, None)
+#: The header line uvicorn logs before an ASGI application's traceback.
+EXC_HEADER = b"Exception in ASGI application"
+#: Why a line of a file of no known format is unparsed.
+NOT_RECOGNISED = (
+    "format not recognised (no server format matched this file); "
+    "not a traceback, error or access line"
+)
+
+
+class AnyLines:
+    """Reads tracebacks, error lines and access lines for a parser (``owner``, whose
+    ``pending`` list gets the errors)."""
+
+    __slots__ = ("tb",)
+
+    def __init__(self, owner: HasPending) -> None:
+        self.tb = TracebackTracker(owner)
+
+    def parse(
+        self, line: bytes, orig: bytes | None = None, ts: float | None = None, key: str = ""
+    ) -> ParsedLine | None:
+        """The kind of ``line`` (wrappers removed; ``orig`` as read, when different) if it
+        is a traceback's line, an error line or an access line; None otherwise."""
+        tb = self.tb
+        if (tb.open_by_key or b"Traceback" in line or b'File "' in line) and tb.feed(
+            key, line.decode("utf-8", "replace"), None, ts
+        ):
+            return TRACEBACK
+        if is_access_line(line):
+            return ACCESS
+        if EXC_HEADER in line and UVICORN_RE.match(line):
+            tb.begin_header(key, EXC_HEADER.decode(), None, ts)
+            return TRACEBACK
+        return self.error_line(line, orig, ts, key)
+
+    def error_line(
+        self, line: bytes, orig: bytes | None = None, ts: float | None = None, key: str = ""
+    ) -> ParsedLine | None:
+        """``error`` if ``line`` (or ``orig``, as read) is an error line: its error is held
+        for one line (``TracebackTracker.note_error``); None otherwise."""
+        message = error_message(line)
+        if message is None and orig is not None and orig is not line:
+            message = error_message(orig)  # the level came right after a stripped stamp
+        if message is None:
+            return None
+        self.tb.note_error(key, message, ts)
+        return ERROR
+
+
+class GenericParser:
+    """The parser of a file of no known format (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.pending: list[Event] = []
+        self.last_reason = ""
+        self.ignored: dict[str, int] = {}
+        self._any = AnyLines(self)
+        self._held = self._any.tb.held
+
+    @property
+    def tracebacks(self) -> TracebackTracker:
+        return self._any.tb
+
+    def parse(self, line: bytes) -> ParsedLine:
+        try:
+            if self._held:
+                return self._any.tb.settle_held(self._parse, line)
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            self.last_reason = failure_reason("parser error", exc)
+            return LineKind.UNPARSED, None
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        if b"\r" in line or b"\x1b" in line:
+            line = basic_clean(line)
+        if not line or line.isspace():
+            self._any.tb.blank()
+            return BLANK
+        rest, wrap_ts = strip_wrappers(line)
+        ts = wrapper_time(wrap_ts)[1] if wrap_ts is not None else None
+        parsed = self._any.parse(rest, line, ts)
+        if parsed is not None:
+            return parsed
+        self.last_reason = NOT_RECOGNISED
+        return LineKind.UNPARSED, None
+
+    def finish(self) -> None:
+        self._any.tb.close_all()
+
+
+class GenericFamily:
+    name = "unknown"  # as before: no format was recognised (files[].format)
+    description = (
+        "no server format recognised: only tracebacks, error lines and HTTP access lines are read"
+    )
+    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    decode_simple_block = None
+    #: Never read in ranges: detection never gives it and ``--format`` cannot name it.
+    range_start = None
+
+    def sniff(self, lines: list[bytes]) -> float:
+        return 0.0  # the fallback, never a detected format
+
+    def new_parser(self, *, reference_time: float | None = None) -> GenericParser:
+        return GenericParser()
+
+
+FALLBACK = GenericFamily()
