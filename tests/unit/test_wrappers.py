@@ -99,7 +99,7 @@ def test_kubectl_timestamps_and_stern_keep_traceback_frames(tmp_path: Path) -> N
     ]
     bare = tmp_path / "bare.log"
     bare.write_bytes(b"".join(line + b"\n" for line in body))
-    assert _summary(bare)[1] == {"other": 1, "traceback": 3, "vllm.stats": 1}
+    assert _summary(bare)[1] == {"error": 1, "traceback": 3, "vllm.stats": 1}
     for name, prefix in (
         ("kubectl.log", b"2024-07-08T07:17:34.000000001Z "),
         ("stern.log", b"vllm-7d9f8c6b5-x2k9p vllm 2024-07-08T07:17:34.000000001Z "),
@@ -107,7 +107,7 @@ def test_kubectl_timestamps_and_stern_keep_traceback_frames(tmp_path: Path) -> N
         log = tmp_path / name
         log.write_bytes(b"".join(prefix + line + b"\n" for line in body))
         _, by_kind, extractor = _summary(log)
-        assert by_kind == {"other": 1, "traceback": 3, "vllm.stats": 1}, name
+        assert by_kind == {"error": 1, "traceback": 3, "vllm.stats": 1}, name
         assert extractor.error_count == 1  # type: ignore[attr-defined]
 
 
