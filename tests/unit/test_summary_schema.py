@@ -81,3 +81,10 @@ def test_readme_names_every_key() -> None:
     section = readme.split("### `summary --json`", 1)[1].split("\n## ", 1)[0]
     named = set(re.findall(r"`([a-z_0-9]+)", section))
     assert sorted(_documented_keys(SCHEMA) - named) == []
+
+
+def test_the_wrapper_names_are_the_schemas() -> None:
+    from sparseety_tui.formats.wrappers import WRAPPERS
+
+    enum = SCHEMA["$defs"]["file"]["properties"]["wrapper"]["enum"]
+    assert set(enum) == {None} | {kind.name for kind in WRAPPERS}
