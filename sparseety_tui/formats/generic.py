@@ -24,12 +24,15 @@ from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import UVICORN_RE, basic_clean, strip_wrappers, wrapper_time
 from sparseety_tui.formats.errorlines import error_message
+from sparseety_tui.formats.servicelines import unit_line
 from sparseety_tui.formats.tracebacks import HasPending, TracebackTracker
+from sparseety_tui.formats.wrappers import unparsed_reason
 
 TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
 ACCESS: ParsedLine = (LineKind.ACCESS, None)
 ERROR: ParsedLine = (LineKind.ERROR, None)
 BLANK: ParsedLine = (LineKind.BLANK, None)
+OTHER: ParsedLine = (LineKind.NOISE, None)
 #: The header line uvicorn logs before an ASGI application's traceback.
 EXC_HEADER = b"Exception in ASGI application"
 #: Why a line of a file of no known format is unparsed.
@@ -78,6 +81,18 @@ class AnyLines:
         self.tb.note_error(key, message, ts)
         return ERROR
 
+    def service_line(self, line: bytes, ts: float | None = None) -> ParsedLine | None:
+        """``error`` for systemd's line saying the server's unit died, ``other`` for its
+        other lines about the unit (``formats.servicelines``); None for any other line."""
+        unit = unit_line(line)
+        if unit is None:
+            return None
+        failed, text = unit
+        if not failed:
+            return OTHER
+        self.tb.note_error("", text, ts)
+        return ERROR
+
 
 class GenericParser:
     """The parser of a file of no known format (see the module docstring)."""
@@ -110,10 +125,10 @@ class GenericParser:
             return BLANK
         rest, wrap_ts = strip_wrappers(line)
         ts = wrapper_time(wrap_ts)[1] if wrap_ts is not None else None
-        parsed = self._any.parse(rest, line, ts)
+        parsed = self._any.parse(rest, line, ts) or self._any.service_line(rest, ts)
         if parsed is not None:
             return parsed
-        self.last_reason = NOT_RECOGNISED
+        self.last_reason = unparsed_reason(rest, NOT_RECOGNISED)
         return LineKind.UNPARSED, None
 
     def finish(self) -> None:

@@ -107,4 +107,4 @@ class ServerLogParser:
             return OTHER
         if is_known_noise(rest) or (orig is not rest and is_known_noise(orig)):
             return OTHER
-        return None
+        return self._any.service_line(rest)  # systemd on the server's unit (journald)

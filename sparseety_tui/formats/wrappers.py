@@ -312,3 +312,18 @@ def wrapper_by_name(name: str) -> WrapperKind:
         if kind.name == name:
             return kind
     raise KeyError(name)
+
+
+#: journalctl prints ``[103B blob data]`` in place of a message that holds control bytes (a
+#: tqdm bar's ``\r``): the text is not in the file, so such a line stays unparsed, with a
+#: reason that says how to get it. Real: tests/data/real_logs/vllm_0.15.1_journald_systemd_*.
+WITHHELD_RE = re.compile(rb"\[\d{1,12}B blob data\]")
+WITHHELD_REASON = "journald withheld this message (binary data): `journalctl --all` prints it"
+
+
+def unparsed_reason(rest: bytes, otherwise: str) -> str:
+    """Why a line no parser understood is unparsed: ``otherwise``, unless a wrapper left
+    nothing of the line to understand."""
+    if rest.endswith(b" blob data]") and WITHHELD_RE.match(rest.lstrip()):
+        return WITHHELD_REASON
+    return otherwise

@@ -50,6 +50,7 @@ from sparseety_tui.formats.sglang.patterns import (
 from sparseety_tui.formats.sglang.requests import RequestLines
 from sparseety_tui.formats.sglang.stats import BatchLines
 from sparseety_tui.formats.startup import startup_line
+from sparseety_tui.formats.wrappers import unparsed_reason
 
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
 #: its regex, on the paths of lines that are not batch lines.
@@ -339,5 +340,5 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             return known
         if _VLLM_STYLE_RE.match(rest):
             return OTHER
-        self.last_reason = "no SGLang prefix and no known message"
+        self.last_reason = unparsed_reason(rest, "no SGLang prefix and no known message")
         return LineKind.UNPARSED, None

@@ -44,6 +44,7 @@ from sparseety_tui.formats.vllm.patterns import (
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
 from sparseety_tui.formats.vllm.stats import StatsLines
+from sparseety_tui.formats.wrappers import unparsed_reason
 
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
 #: its regex, on the path of lines without the vLLM head.
@@ -287,5 +288,5 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             return known
         if key:
             return OTHER  # a vLLM process prefix: ours, just nothing to extract
-        self.last_reason = "no vLLM prefix and no known message"
+        self.last_reason = unparsed_reason(rest, "no vLLM prefix and no known message")
         return LineKind.UNPARSED, None
