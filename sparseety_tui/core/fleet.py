@@ -109,6 +109,12 @@ def fold(label: str) -> str:
     return " ".join(kept) if kept else _ONLY_REPLICAS
 
 
+def engine_name(key: str, label: str) -> str:
+    """How an engine is named: its folded label; for an engine of replica ranks only, the
+    label standing for it (``TP0``); for lines without a label, UNLABELLED."""
+    return label if key == _ONLY_REPLICAS else key or UNLABELLED
+
+
 def _rank_order(label: str) -> tuple[Any, ...]:
     """Lowest ranks first: numbers compared as numbers (``TP2`` before ``TP10``)."""
     return tuple(
@@ -150,7 +156,7 @@ def fleet(series: EngineSeries) -> Fleet:
         chosen = labels[0]
         replicas = sum(series.labels[lb].count for lb in labels[1:])
         folded += replicas
-        name = chosen if key == _ONLY_REPLICAS else key or UNLABELLED
+        name = engine_name(key, chosen)
         engines.append(Engine(name, series.labels[chosen], replicas))
     engines.sort(key=lambda e: _rank_order(e.name))
     per_engine = [e for e in engines if e.name != AGGREGATED and e.series.main]
@@ -253,7 +259,6 @@ def fleet_points(points: Iterable[StatsPayload]) -> list[dict[str, float]]:
         if not per_engine and label and label != AGGREGATED and stats.get("phase") != "spec":
             per_engine = True  # from now on aggregated lines are not the fleet
             latest.pop(AGGREGATED, None)
-        figures = latest.setdefault(label, {})
-        figures.update(measured(stats))
+        latest[label] = measured(stats)  # one engine alone: its own lines, as they are
         out.append(combine(latest.values()))
     return out
