@@ -38,6 +38,7 @@ MINUTE_FIELDS = (
 )
 #: (field, index of its sum in a minute's array; its count is at index + 1)
 _MINUTE_SLOTS = tuple((key, 2 * i) for i, key in enumerate(MINUTE_FIELDS))
+_SLOT = {key: at for key, at in _MINUTE_SLOTS}
 _MINUTE_ZEROS = array("d", bytes(16 * len(MINUTE_FIELDS)))
 
 #: field -> [sum, n]
@@ -66,27 +67,41 @@ class LabelSeries:
     _minute: int = -1
     _bucket: Minute = field(default_factory=lambda: array("d"))
     _owned: set[int] = field(default_factory=set)
+    #: field -> (its cell in ``sums``, its MINUTE_FIELDS slot or -1)
+    _index: dict[str, tuple[list[float], int]] = field(default_factory=dict)
 
     def add(self, stats: StatsPayload, minute: int) -> None:
         self.count += 1
         if stats.get("phase") != "spec":
             self.main += 1
         self.last = stats
-        sums = self.sums
+        bucket = None
+        if minute >= 0:
+            if minute != self._minute:
+                self._minute = minute
+                self._bucket = self.own(minute)
+            bucket = self._bucket
+        # One pass over the line's fields feeds both the whole-file sums and the minute:
+        # ``_index`` gives a field's [sum, n] cell and its minute slot in one lookup.
+        index = self._index
         for key, value in stats.items():
-            acc = sums.get(key)
-            if acc is None:
+            entry = index.get(key)
+            if entry is None:
                 if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
                     continue
-                acc = sums[key] = [0.0, 0]
+                entry = index[key] = (self._cell(key), _SLOT.get(key, -1))
+            acc, at = entry
             acc[0] += value  # type: ignore[operator]
             acc[1] += 1
-        if minute < 0:
-            return
-        if minute != self._minute:
-            self._minute = minute
-            self._bucket = self.own(minute)
-        add_minute_fields(self._bucket, stats)
+            if at >= 0 and bucket is not None:
+                bucket[at] += value  # type: ignore[operator]
+                bucket[at + 1] += 1
+
+    def _cell(self, key: str) -> list[float]:
+        acc = self.sums.get(key)
+        if acc is None:
+            acc = self.sums[key] = [0.0, 0]
+        return acc
 
     def own(self, minute: int) -> Minute:
         """The minute's array, private to this series (copied if a copy shares it)."""
@@ -180,9 +195,7 @@ class EngineSeries:
             mine.last = theirs.last
             floats = later.floats.get(label, {}) if later.record else {}
             for key, acc in theirs.sums.items():
-                cell = mine.sums.get(key)
-                if cell is None:
-                    cell = mine.sums[key] = [0.0, 0]
+                cell = mine._cell(key)
                 values = floats.get(key)
                 if values is not None:
                     cell[0] = reduce(operator.add, values, cell[0])
