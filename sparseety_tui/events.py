@@ -146,6 +146,20 @@ class StatsPayload(TypedDict, total=False):
     batch_requests: int
     spec_accept_rate: float  # fraction 0..1
     spec_accept_length: float
+    # vLLM V1 extras (printed only when they apply)
+    deferred: int  # waiting requests skipped this step (a part of ``waiting``)
+    preemptions: int  # requests preempted since the previous stats line
+    corrupted: int  # requests with NaNs in their logits (VLLM_COMPUTE_NANS_IN_LOGITS)
+    external_prefix_cache_hit_rate: float  # fraction 0..1 (KV connector cache)
+    mm_cache_hit_rate: float  # fraction 0..1 (multi-modal input cache)
+    aggregated_engines: int  # ``N Engines Aggregated:``: how many engines the line sums
+    # SGLang prefill/decode disaggregation (PD) queues
+    bootstrap_queue: int  # prefill: `#unbootstrapped-req` (older `#prealloc-req`)
+    transferring: int  # prefill: `#transferring-req` (older `#inflight-req`), KV being sent
+    prealloc_queue: int  # decode: `#prealloc-req`, waiting for KV space to be reserved
+    transfer_queue: int  # decode: `#transfer-req`, KV being received
+    retracted: int  # decode: `#retracted-req`
+    preallocated_usage: float  # decode: `pre-allocated usage`, fraction of the KV pool
 
 
 class ErrorPayload(TypedDict, total=False):

@@ -153,7 +153,11 @@ def _engine(doc: dict[str, Any]) -> Table | None:
     engine = doc.get("engine")
     if not engine:
         return None
-    table = _table(f"Engine stats ({engine['stats_lines']:,} lines, means)", "figure", "mean")
+    engines = engine.get("engines", 1)
+    fleet = f", fleet of {engines:,} engines: summed, ratios averaged" if engines > 1 else ""
+    table = _table(
+        f"Engine stats ({engine['stats_lines']:,} lines, means{fleet})", "figure", "mean"
+    )
     for key, value in sorted(engine["mean"].items()):
         table.add_row(Text(key), fmt_float(value, 3))
     prefill = engine["prefill_tokens"]

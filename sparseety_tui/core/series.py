@@ -15,15 +15,16 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any
+from typing import Any, TypeAlias
 
 from sparseety_tui.events import StatsPayload
 
 #: Engine stats points kept for sparklines (older points live on in per-minute buckets).
 STATS_POINTS = 4096
-#: Stats fields that name rather than measure.
-_LABEL_FIELDS = frozenset({"ts", "engine", "phase"})
-#: Stats fields kept per minute (the engine's time series in `summary`).
+#: Stats fields that name rather than measure (``aggregated_engines`` counts engines, it
+#: measures nothing about them).
+_LABEL_FIELDS = frozenset({"ts", "engine", "phase", "aggregated_engines"})
+#: Stats fields kept per minute (the engine's time series in `summary`), per engine label.
 MINUTE_FIELDS = (
     "prompt_throughput",
     "generation_throughput",
@@ -31,26 +32,110 @@ MINUTE_FIELDS = (
     "cached_tokens",
     "running",
     "waiting",
+    "queued",
     "kv_usage",
+    "preemptions",
 )
+#: (field, index of its sum in a minute's array; its count is at index + 1)
+_MINUTE_SLOTS = tuple((key, 2 * i) for i, key in enumerate(MINUTE_FIELDS))
+_SLOT = {key: at for key, at in _MINUTE_SLOTS}
+_MINUTE_ZEROS = array("d", bytes(16 * len(MINUTE_FIELDS)))
 
 #: field -> [sum, n]
 Cells = dict[str, list[float]]
+#: A minute of one label: [sum, n] of each MINUTE_FIELDS field, flat (an array of doubles
+#: is ~200 B a minute where a dict of lists was ~1 KB: a 32-rank server logs 32 a minute).
+Minute: TypeAlias = "array[float]"
+
+
+@dataclass
+class LabelSeries:
+    """The stats lines of one engine label (``Engine 001``, ``DP3 TP3``, or none):
+    whole-file [sum, n] per field, per-minute sums, and the label's last line.
+
+    Minutes are shared with copies (copy on write): ``copy`` hands the reader the same
+    minute arrays, and the writer copies a minute again before its first write after
+    that (``_owned`` holds the minutes it may write in place), so a copy costs a dict of
+    references, not every cell."""
+
+    count: int = 0
+    #: lines that were not speculative-decoding lines (those carry no engine label)
+    main: int = 0
+    sums: Cells = field(default_factory=dict)
+    per_minute: dict[int, Minute] = field(default_factory=dict)
+    last: StatsPayload = field(default_factory=lambda: StatsPayload())
+    _minute: int = -1
+    _bucket: Minute = field(default_factory=lambda: array("d"))
+    _owned: set[int] = field(default_factory=set)
+    #: field -> (its cell in ``sums``, its MINUTE_FIELDS slot or -1)
+    _index: dict[str, tuple[list[float], int]] = field(default_factory=dict)
+
+    def add(self, stats: StatsPayload, minute: int) -> None:
+        self.count += 1
+        if stats.get("phase") != "spec":
+            self.main += 1
+        self.last = stats
+        bucket = None
+        if minute >= 0:
+            if minute != self._minute:
+                self._minute = minute
+                self._bucket = self.own(minute)
+            bucket = self._bucket
+        # One pass over the line's fields feeds both the whole-file sums and the minute:
+        # ``_index`` gives a field's [sum, n] cell and its minute slot in one lookup.
+        index = self._index
+        for key, value in stats.items():
+            entry = index.get(key)
+            if entry is None:
+                if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
+                    continue
+                entry = index[key] = (self._cell(key), _SLOT.get(key, -1))
+            acc, at = entry
+            acc[0] += value  # type: ignore[operator]
+            acc[1] += 1
+            if at >= 0 and bucket is not None:
+                bucket[at] += value  # type: ignore[operator]
+                bucket[at + 1] += 1
+
+    def _cell(self, key: str) -> list[float]:
+        acc = self.sums.get(key)
+        if acc is None:
+            acc = self.sums[key] = [0.0, 0]
+        return acc
+
+    def own(self, minute: int) -> Minute:
+        """The minute's array, private to this series (copied if a copy shares it)."""
+        if minute in self._owned:
+            return self.per_minute[minute]
+        shared = self.per_minute.get(minute)
+        bucket = array("d", shared if shared is not None else _MINUTE_ZEROS)
+        self.per_minute[minute] = bucket
+        self._owned.add(minute)
+        return bucket
+
+    def copy(self) -> LabelSeries:
+        self._owned = set()  # every minute is shared with the copy from now on
+        self._minute = -1
+        return LabelSeries(
+            count=self.count,
+            main=self.main,
+            sums=_copy_cells(self.sums),
+            per_minute=dict(self.per_minute),
+            last=self.last,
+        )
 
 
 @dataclass
 class EngineSeries:
-    """Stats lines as a time series: recent points for sparklines, per-minute sums for all."""
+    """Stats lines as time series per engine label: recent points (every label, in line
+    order) for sparklines, and per label the sums and per-minute sums for all. How labels
+    make engines and engines a fleet is ``core.fleet``."""
 
     count: int = 0
     points: deque[StatsPayload] = field(default_factory=lambda: deque(maxlen=STATS_POINTS))
-    # field -> [sum, n] over every stats line that carried it
-    sums: Cells = field(default_factory=dict)
-    # minute (unix seconds) -> field -> [sum, n], for the fields in MINUTE_FIELDS
-    per_minute: dict[int, Cells] = field(default_factory=dict)
+    #: engine label ("" for none) -> its series
+    labels: dict[str, LabelSeries] = field(default_factory=dict)
     last: StatsPayload = field(default_factory=lambda: StatsPayload())
-    _minute: int = -1
-    _bucket: Cells = field(default_factory=dict)
 
     def add(self, stats: StatsPayload) -> None:
         # Millions of stats lines in a big server log: one pass, no per-field type tests
@@ -58,33 +143,29 @@ class EngineSeries:
         # (formats/numbers.py), so the sums cannot fail half-way.
         ts = stats.get("ts")
         minute = -1 if ts is None else int(ts // 60) * 60  # raises (a nan or inf ts) first
+        label = stats.get("engine", "")
+        series = self.labels.get(label)
+        if series is None:
+            series = self.labels[label] = LabelSeries()
         self.count += 1
         self.points.append(stats)
         self.last = stats
-        sums = self.sums
-        for key, value in stats.items():
-            acc = sums.get(key)
-            if acc is None:
-                if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
-                    continue
-                acc = sums[key] = [0.0, 0]
-            acc[0] += value  # type: ignore[operator]
-            acc[1] += 1
-        if ts is None:
-            return
-        if minute != self._minute:
-            self._minute = minute
-            self._bucket = self.per_minute.setdefault(minute, {})
-        add_minute_fields(self._bucket, stats)
+        series.add(stats, minute)
+
+    def minutes(self) -> set[int]:
+        """Every minute some label has stats in."""
+        out: set[int] = set()
+        for series in self.labels.values():
+            out.update(series.per_minute)
+        return out
 
     def copy(self) -> EngineSeries:
         """An independent copy for another thread (stats payloads are never mutated once
-        added, so the points are shared; every [sum, n] cell is copied)."""
+        added, so the points are shared; sums are copied, minutes copied on write)."""
         return EngineSeries(
             count=self.count,
             points=self.points.copy(),
-            sums=_copy_cells(self.sums),
-            per_minute={minute: _copy_cells(cells) for minute, cells in self.per_minute.items()},
+            labels={label: series.copy() for label, series in self.labels.items()},
             last=self.last,
         )
 
@@ -104,35 +185,44 @@ class EngineSeries:
         self.count += later.count
         self.points.extend(later.points)
         self.last = later.last
-        for key, acc in later.sums.items():
-            mine = self.sums.get(key)
-            if mine is None:
-                mine = self.sums[key] = [0.0, 0]
-            floats = later.floats.get(key) if later.record else None
-            if floats is not None:
-                mine[0] = reduce(operator.add, floats, mine[0])
-            else:
-                mine[0] += acc[0]
-            mine[1] += acc[1]
         first = later.first_minute if later.record else None
-        for minute, cells in later.per_minute.items():
-            if minute != first:
-                self.per_minute[minute] = cells
+        for label, theirs in later.labels.items():
+            mine = self.labels.get(label)
+            if mine is None:
+                mine = self.labels[label] = LabelSeries()
+            mine.count += theirs.count
+            mine.main += theirs.main
+            mine.last = theirs.last
+            floats = later.floats.get(label, {}) if later.record else {}
+            for key, acc in theirs.sums.items():
+                cell = mine._cell(key)
+                values = floats.get(key)
+                if values is not None:
+                    cell[0] = reduce(operator.add, values, cell[0])
+                else:
+                    cell[0] += acc[0]
+                cell[1] += acc[1]
+            for minute, bucket in theirs.per_minute.items():
+                if minute != first:
+                    mine.per_minute[minute] = bucket
+                    mine._owned.discard(minute)  # the later range's array: copied on write
+            mine._minute = -1  # the next add() looks its minute up again
         if first is not None:
-            bucket = self.per_minute.setdefault(first, {})
             for stats in later.first_minute_stats:
-                add_minute_fields(bucket, stats)
-        self._minute = -1  # the next add() looks its minute up again
+                series = self.labels[stats.get("engine", "")]
+                add_minute_fields(series.own(first), stats)
 
 
 class RecordingEngineSeries(EngineSeries):
     """An EngineSeries that also keeps what ``extend_exact`` needs: every float added to
-    a whole-file sum, in order, and the stats lines of the series' first minute."""
+    a whole-file sum, in order, per label, and the stats lines of the series' first
+    minute."""
 
     def __init__(self, record: bool) -> None:
         super().__init__()
         self.record = record
-        self.floats: dict[str, array[float]] = {}
+        #: label -> field -> every float summed, in line order
+        self.floats: dict[str, dict[str, array[float]]] = {}
         #: A summed field that had an int and a float (replaying floats would not do).
         self.mixed = False
         self.first_minute: int | None = None
@@ -143,14 +233,18 @@ class RecordingEngineSeries(EngineSeries):
         super().add(stats)
         if not self.record:
             return
-        floats = self.floats
+        label = stats.get("engine", "")
+        floats = self.floats.get(label)
+        if floats is None:
+            floats = self.floats[label] = {}
+        sums = self.labels[label].sums
         for key, value in stats.items():
             if type(value) is float:
                 values = floats.get(key)
                 if values is not None:
                     values.append(value)
                     continue
-                acc = self.sums.get(key)
+                acc = sums.get(key)
                 if acc is not None:  # summed from now on (labels such as ts never are)
                     floats[key] = array("d", (value,))
                     if acc[1] > 1:
@@ -173,24 +267,29 @@ class RecordingEngineSeries(EngineSeries):
         does unless the minute came back later in the range)."""
         if self.first_minute is None:
             return True
-        bucket = self.per_minute.get(self.first_minute, {})
-        for key, cell in bucket.items():
-            if cell[1] != sum(1 for stats in self.first_minute_stats if stats.get(key) is not None):
-                return False
+        for label, series in self.labels.items():
+            bucket = series.per_minute.get(self.first_minute)
+            if bucket is None:
+                continue
+            mine = [stats for stats in self.first_minute_stats if stats.get("engine", "") == label]
+            for key, at in _MINUTE_SLOTS:
+                if bucket[at + 1] != sum(1 for stats in mine if stats.get(key) is not None):
+                    return False
         return True
 
 
-def add_minute_fields(bucket: Cells, stats: StatsPayload) -> None:
-    """Add one stats line's MINUTE_FIELDS to a minute's [sum, n] cells."""
-    for key in MINUTE_FIELDS:
+def add_minute_fields(bucket: Minute, stats: StatsPayload) -> None:
+    """Add one stats line's MINUTE_FIELDS to a minute's [sum, n] slots."""
+    for key, at in _MINUTE_SLOTS:
         measured: Any = stats.get(key)
         if measured is not None:
-            acc = bucket.get(key)
-            if acc is None:
-                bucket[key] = [measured, 1]
-            else:
-                acc[0] += measured
-                acc[1] += 1
+            bucket[at] += measured
+            bucket[at + 1] += 1
+
+
+def minute_cells(bucket: Minute) -> Cells:
+    """A minute's array as field -> [sum, n], for the fields it has values of."""
+    return {key: [bucket[at], bucket[at + 1]] for key, at in _MINUTE_SLOTS if bucket[at + 1]}
 
 
 def _copy_cells(cells: Cells) -> Cells:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sparseety_tui.core import fleet
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import (
     SKIP_FIELDS,
@@ -278,35 +279,70 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
 
 
 def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:
+    """The ``engine`` object: fleet figures, and each engine's own (``core.fleet`` says
+    what an engine is and how engines add up)."""
     engine = extractor.engine
     if not engine.count:
         return None
-    means = {key: round(acc[0] / acc[1], 4) for key, acc in engine.sums.items() if acc[1]}
-    sums = {
-        key: acc[0] for key, acc in engine.sums.items() if key in ("new_tokens", "cached_tokens")
-    }
-    cached, new = sums.get("cached_tokens"), sums.get("new_tokens")
+    found = fleet.fleet(engine)
+    engines = found.engines
+    whole: dict[str, float] = {}
+    for key in ("new_tokens", "cached_tokens", "preemptions", "corrupted"):
+        cells = [e.series.sums[key] for e in engines if key in e.series.sums]
+        if cells:
+            whole[key] = sum(cell[0] for cell in cells)
+    cached, new = whole.get("cached_tokens"), whole.get("new_tokens")
     prefill_hit = cached / (cached + new) if cached is not None and new and cached + new else None
-    per_minute = [
-        {
-            "minute": minute,
-            **{
-                key: round(acc[0] / acc[1], 4)
-                for key, acc in fields.items()
-                if acc[1] and key not in ("new_tokens", "cached_tokens")
-            },
-            **{
-                f"{key}_sum": acc[0]
-                for key, acc in fields.items()
-                if key in ("new_tokens", "cached_tokens")
-            },
-        }
-        for minute, fields in sorted(engine.per_minute.items())
-    ]
     return {
         "stats_lines": engine.count,
-        "per_minute_mean": per_minute,
-        "mean": means,
-        "prefill_tokens": {"new": new, "cached": cached, "cached_ratio": _round(prefill_hit, 6)},
-        "last": dict(engine.last),
+        "engines": found.count,
+        "replicated_reports_folded": found.replicated_reports_folded,
+        "aggregated_reports_skipped": found.aggregated_reports_skipped,
+        "per_minute_mean": _minutes(fleet.per_minute(engines)),
+        "mean": _rounded(fleet.combine(fleet.means(e.series) for e in engines)),
+        "prefill_tokens": {
+            "new": _number(new),
+            "cached": _number(cached),
+            "cached_ratio": _round(prefill_hit, 6),
+        },
+        "totals": {
+            "preemptions": _number(whole.get("preemptions")),
+            "corrupted": _number(whole.get("corrupted")),
+        },
+        "last": _rounded(fleet.last(engines)),
+        "by_engine": {
+            e.name: {
+                "stats_lines": e.series.count,
+                "replicated_reports_folded": e.folded,
+                "per_minute_mean": _minutes(fleet.per_minute([e])),
+                "mean": _rounded(fleet.means(e.series)),
+                "last": dict(e.series.last),
+            }
+            for e in engines
+        },
     }
+
+
+def _number(value: float | None) -> int | float | None:
+    """A sum as JSON shows it: a whole number as an int."""
+    if value is None:
+        return None
+    return whole_number(value) if float(value).is_integer() else value
+
+
+def _rounded(figures: dict[str, Any]) -> dict[str, Any]:
+    """Figures as ``summary`` prints them: floats to 4 decimals, ts and counts as they are."""
+    return {
+        key: round(value, 4) if isinstance(value, float) and key != "ts" else value
+        for key, value in figures.items()
+    }
+
+
+def _minutes(minutes: dict[int, tuple[int, dict[str, float]]]) -> list[dict[str, Any]]:
+    out = []
+    for minute, (engines, figures) in minutes.items():
+        row: dict[str, Any] = {"minute": minute, "engines": engines}
+        for key, value in figures.items():
+            row[key] = _number(value) if key.endswith("_sum") else round(value, 4)
+        out.append(row)
+    return out

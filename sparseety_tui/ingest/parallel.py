@@ -411,7 +411,7 @@ def _check_server_ranges(
     context: dict[str, str] = {}
     window: list[str] = []
     deriving_before: set[str] = set()
-    minutes_before = set(extractor.engine.per_minute)
+    minutes_before = extractor.engine.minutes()
     probe = _range_aware(
         registry.family_by_name(family).new_parser(reference_time=reference_time), family
     )
@@ -451,11 +451,11 @@ def _check_server_ranges(
                 return _refuse("a stats field mixes ints and floats")
             if not engine.first_minute_complete():
                 return _refuse("a range's first minute of stats comes back later in it")
-            if (set(engine.per_minute) - {engine.first_minute}) & minutes_before:
+            if (engine.minutes() - {engine.first_minute}) & minutes_before:
                 return _refuse(
                     "a minute of stats other than a range's first continues an earlier one"
                 )
-        minutes_before.update(engine.per_minute)
+        minutes_before.update(engine.minutes())
         # vLLM: year inference and engine-side ids.
         renames: dict[str, str] = {}
         v = notes.boundary

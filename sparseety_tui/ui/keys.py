@@ -50,6 +50,7 @@ MAIN: tuple[Key, ...] = (
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
+    Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
 )
 

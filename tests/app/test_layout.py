@@ -84,3 +84,31 @@ async def test_engine_panel_grows_with_its_points() -> None:
             pilot, engine, lambda: engine.set_points(points)
         )
         assert engine.size.height == full
+
+
+@async_test
+async def test_engine_panel_shows_the_fleet_and_expands_per_engine() -> None:
+    # Two data-parallel vLLM engines (tests/app/data/vllm_dp2.log, real line shapes).
+    app = make_app(("vllm_dp2.log",))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        engine = app.main_screen.query_one(EnginePanel)
+        text = engine.render().plain
+        assert "fleet of 2, e: per engine" in text
+        running = next(line for line in text.splitlines() if line.startswith("running"))
+        assert running.endswith(" 92")  # 46 + 46 at the last interval, not their mean
+        kv = next(line for line in text.splitlines() if line.startswith("KV usage"))
+        assert kv.endswith(" 45%")  # (45% + 45%) / 2
+        folded = engine.size.height
+        await pilot.press("e")
+        await settle(pilot)
+        text = engine.render().plain
+        rows = [line for line in text.splitlines() if line[:1] in "01"]
+        assert rows == [
+            "0            prompt 100  gen 988  running 46  waiting 112  KV 45%  prefix 10%",
+            "1            prompt 200  gen 988  running 46  waiting 113  KV 45%  prefix 20%",
+        ]
+        assert engine.size.height == folded + 2
+        await pilot.click(EnginePanel)
+        await settle(pilot)
+        assert engine.size.height == folded

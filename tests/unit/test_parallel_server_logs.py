@@ -47,22 +47,25 @@ def split_outcomes(monkeypatch: pytest.MonkeyPatch) -> list[bool | str]:
     return outcomes
 
 
-def sglang_lines(seed: int, minutes: int = 40) -> Iterator[str]:
+def sglang_lines(seed: int, minutes: int = 40, ranks: tuple[str, ...] = ("TP0",)) -> Iterator[str]:
     rng = random.Random(seed)
+    rank = ranks[0]
     for minute in range(minutes):
         for second in range(0, 60, 3):
             stamp = f"2026-03-{1 + minute // 1440:02d} 23:{minute % 60:02d}:{second:02d}"
             for _ in range(rng.randint(1, 3)):
+                if len(ranks) > 1:
+                    rank = rng.choice(ranks)
                 if rng.random() < 0.5:
                     yield (
-                        f"[{stamp} TP0] Prefill batch. #new-seq: {rng.randint(1, 4)}, "
+                        f"[{stamp} {rank}] Prefill batch. #new-seq: {rng.randint(1, 4)}, "
                         f"#new-token: {rng.randint(1, 9000)}, #cached-token: "
                         f"{rng.randint(0, 4000)}, token usage: {rng.random():.2f}, "
                         f"#running-req: {rng.randint(0, 64)}, #queue-req: {rng.randint(0, 9)}"
                     )
                 else:
                     yield (
-                        f"[{stamp} TP0] Decode batch. #running-req: {rng.randint(1, 64)}, "
+                        f"[{stamp} {rank}] Decode batch. #running-req: {rng.randint(1, 64)}, "
                         f"#token: {rng.randint(1, 90000)}, token usage: {rng.random():.2f}, "
                         f"gen throughput (token/s): {rng.uniform(10, 3000):.2f}, "
                         f"#queue-req: {rng.randint(0, 9)}"
@@ -78,10 +81,12 @@ def sglang_lines(seed: int, minutes: int = 40) -> Iterator[str]:
                 yield "    batch = self.get_next_batch_to_run()"
                 yield "RuntimeError: CUDA error: an illegal memory access was encountered"
             if rng.random() < 0.01:  # time-only prefixes (0.3 era) after a dated line
-                yield f"[{stamp[11:]} TP0] Decode batch. #running-req: 3, #token: 90, token usage: 0.01, gen throughput (token/s): 12.50, #queue-req: 0"
+                yield f"[{stamp[11:]} {rank}] Decode batch. #running-req: 3, #token: 90, token usage: 0.01, gen throughput (token/s): 12.50, #queue-req: 0"
 
 
-def vllm_lines(seed: int, start_month: int = 12, requests: int = 1500) -> Iterator[str]:
+def vllm_lines(
+    seed: int, start_month: int = 12, requests: int = 1500, engines: int = 1
+) -> Iterator[str]:
     """V1-style lines; engine-side ids ``<id>-<8hex>`` in Added/Finished lines (≈0.15),
     requests that overlap, the year turning from Dec to Jan."""
     rng = random.Random(seed)
@@ -110,9 +115,9 @@ def vllm_lines(seed: int, start_month: int = 12, requests: int = 1500) -> Iterat
                 f"{old}-{rng.getrandbits(32):08x}."
             )
         yield f'(APIServer pid=7) INFO:     10.0.0.1:{40000 + i} - "POST /v1/chat/completions HTTP/1.1" 200 OK'
-        if i % 40 == 0:
+        for engine in range(engines if i % 40 == 0 else 0):
             yield (
-                f"(APIServer pid=7) INFO {stamp} [loggers.py:123] Engine 000: Avg prompt "
+                f"(APIServer pid=7) INFO {stamp} [loggers.py:123] Engine {engine:03d}: Avg prompt "
                 f"throughput: {rng.uniform(0, 9000):.1f} tokens/s, Avg generation throughput: "
                 f"{rng.uniform(0, 3000):.1f} tokens/s, Running: {rng.randint(0, 99)} reqs, "
                 f"Waiting: 0 reqs, GPU KV cache usage: {rng.uniform(0, 99):.1f}%, Prefix cache "
@@ -154,6 +159,27 @@ def test_vllm_split_equals_single_process(
     assert split_outcomes == [True]
     # Engine-side ids were mapped back, across boundaries too: one row per request.
     assert single["requests"]["count"] == 1500
+
+
+@pytest.mark.parametrize("jobs", [2, 4, 6])
+def test_multi_engine_split_equals_single_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_outcomes: list[bool | str], jobs: int
+) -> None:
+    # DP-attention engines and the replicated ATTN_CP ranks of another: per-label sums,
+    # per-minute arrays and the folding merge as one pass makes them.
+    ranks = ("DP0 TP0", "DP1 TP1", "DP2 ATTN_CP0 TP2", "DP2 ATTN_CP1 TP3")
+    path = write(tmp_path / "sglang.log", sglang_lines(seed=jobs, ranks=ranks))
+    single = summary(capsys, path, 1)
+    split = summary(capsys, path, jobs)
+    assert split == single
+    assert split_outcomes == [True]
+    engine = single["engine"]
+    assert engine["engines"] == 3 and set(engine["by_engine"]) == {"DP0", "DP1", "DP2"}
+    assert engine["replicated_reports_folded"] > 100
+    vllm = write(tmp_path / "vllm.log", vllm_lines(seed=jobs, engines=3))
+    single, split = summary(capsys, vllm, 1), summary(capsys, vllm, jobs)
+    assert split == single
+    assert single["engine"]["engines"] == 3
 
 
 def june_to_december(tmp_path: Path) -> Path:

@@ -31,6 +31,12 @@ _PREFILL_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
     b"#running-req": ("running", count),
     b"#queue-req": ("queued", count),
     b"input throughput (token/s)": ("prompt_throughput", real),
+    # PD prefill node (scheduler_metrics_mixin.py): the bootstrap queue was `#prealloc-req`
+    # and the inflight (KV being sent) queue `#inflight-req` before ~Oct 2025.
+    b"#unbootstrapped-req": ("bootstrap_queue", count),
+    b"#prealloc-req": ("bootstrap_queue", count),
+    b"#transferring-req": ("transferring", count),
+    b"#inflight-req": ("transferring", count),
 }
 _DECODE_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
     b"#running-req": ("running", count),
@@ -40,6 +46,12 @@ _DECODE_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
     b"#queue-req": ("queued", count),
     b"accept len": ("spec_accept_length", real),
     b"accept rate": ("spec_accept_rate", real),
+    # PD decode node: `pre-allocated usage: 0.00, #prealloc-req: 0, #transfer-req: 1,
+    # #retracted-req: 0` (sglang #6017).
+    b"pre-allocated usage": ("preallocated_usage", real),
+    b"#prealloc-req": ("prealloc_queue", count),
+    b"#transfer-req": ("transfer_queue", count),
+    b"#retracted-req": ("retracted", count),
 }
 
 

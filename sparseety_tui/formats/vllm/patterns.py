@@ -50,14 +50,20 @@ _NUM = rb"\d{1,18}(?:\.\d{1,18})?"
 
 #: V1: ``Engine 000: Avg prompt throughput: 0.0 tokens/s, Avg generation throughput:
 #: 25.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%, Prefix cache
-#: hit rate: 64.4%, MM cache hit rate: 66.7%`` (0.8.x: no ``Engine`` part). A search
-#: tries the engine count only at the start of a run of digits.
+#: hit rate: 64.4%, MM cache hit rate: 66.7%`` (0.8.x: no ``Engine`` part; newer builds
+#: add ``, Deferred: 2 reqs, Preemptions: 3`` after Waiting, and ``Corrupted``, ``External
+#: prefix cache hit rate`` and ``MM cache hit rate`` after the match, read by
+#: ``StatsLines``). A search tries the engine count only at the start of a run of digits.
 V1_STATS_RE = re.compile(
     rb"(?:Engine (?P<engine>" + _INT + rb"): |(?<![0-9])(?P<nagg>\d+) Engines Aggregated: )?"
     rb"Avg prompt throughput: (?P<p>" + _NUM + rb") tokens/s, "
     rb"Avg generation throughput: (?P<g>" + _NUM + rb") tokens/s, "
     rb"Running: (?P<run>" + _INT + rb") reqs, Waiting: (?P<wait>" + _INT + rb") reqs"
-    rb"(?:, Deferred: \d+ reqs)?(?:, Preemptions: \d+)?, "
+    rb"(?:, Deferred: (?P<deferred>"
+    + _INT
+    + rb") reqs)?(?:, Preemptions: (?P<pre>"
+    + _INT
+    + rb"))?, "
     rb"GPU KV cache usage: (?P<kv>" + _NUM + rb")%, Prefix cache hit rate: (?P<hit>" + _NUM + rb")%"
 )
 #: V0: ``Avg prompt throughput: 0.9 tokens/s, Avg generation throughput: 0.0 tokens/s,

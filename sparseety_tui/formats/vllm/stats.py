@@ -19,6 +19,32 @@ _COUNT_FIELDS = {
     b"Swapped": "swapped",
 }
 _COUNT_MAX = 2**53
+#: Fields newer V1 builds print only when they apply (vllm/v1/metrics/loggers.py):
+#: name -> (payload field, True for a percentage read as a fraction, False for a count).
+_EXTRA_FIELDS: dict[bytes, tuple[str, bool]] = {
+    b"Deferred": ("deferred", False),
+    b"Preemptions": ("preemptions", False),
+    b"Corrupted": ("corrupted", False),
+    b"External prefix cache hit rate": ("external_prefix_cache_hit_rate", True),
+    b"MM cache hit rate": ("mm_cache_hit_rate", True),
+}
+
+
+def _extra_field(name: bytes, raw: bytes, payload: StatsPayload) -> None:
+    """One of ``_EXTRA_FIELDS`` into the payload; anything else, or a value that is not
+    a plain number of its kind, is left out (unknown)."""
+    spec = _EXTRA_FIELDS.get(name)
+    if spec is None:
+        return
+    key, percent = spec
+    if percent:
+        num = real(raw)
+        if num is not None:
+            payload[key] = round(num / 100.0, 6)  # type: ignore[literal-required]
+    else:
+        n = count(raw)
+        if n is not None:
+            payload[key] = n  # type: ignore[literal-required]
 
 
 class StatsLines:
@@ -30,17 +56,26 @@ class StatsLines:
             payload["ts"] = ts
         m = V1_STATS_RE.match(msg)
         if m is not None:
-            engine, nagg, p, g, run, wait, kv, hit = m.groups()
+            engine, nagg, p, g, run, wait, deferred, pre, kv, hit = m.groups()
             if engine is not None:
                 payload["engine"] = _ENGINE_NAMES.get(engine) or str(int(engine))
             elif nagg is not None:
                 payload["engine"] = "all"
+                engines = count(nagg)
+                if engines is not None:
+                    payload["aggregated_engines"] = engines
             payload["prompt_throughput"] = float(p)
             payload["generation_throughput"] = float(g)
             payload["running"] = int(run)
             payload["waiting"] = int(wait)
+            if deferred is not None:
+                payload["deferred"] = int(deferred)
+            if pre is not None:
+                payload["preemptions"] = int(pre)
             payload["kv_usage"] = round(float(kv) / 100.0, 6)
             payload["prefix_cache_hit_rate"] = round(float(hit) / 100.0, 6)
+            if m.end() < len(msg):  # ``, Corrupted: …``, ``, MM cache hit rate: …``
+                self._stats_tail(msg[m.end() :], payload)
             return STATS, ("stats", payload)
         m = V0_STATS_RE.match(msg)
         if m is not None:
@@ -55,6 +90,14 @@ class StatsLines:
         return STATS, ("stats", payload)
 
     @staticmethod
+    def _stats_tail(tail: bytes, payload: StatsPayload) -> None:
+        """The optional fields after ``Prefix cache hit rate`` (newer V1 builds)."""
+        for part in tail.split(b", "):
+            name, sep, value = part.partition(b": ")
+            if sep:
+                _extra_field(name, value.split(b" ", 1)[0].rstrip(b"%."), payload)
+
+    @staticmethod
     def _generic_stats(msg: bytes, payload: StatsPayload) -> None:
         """Fields in any order / unknown extras (future versions): ``Key: value unit``."""
         for part in msg.split(b", "):
@@ -66,7 +109,17 @@ class StatsLines:
                 engine = count(eng[7:])
                 if engine is not None:
                     payload["engine"] = str(engine)
-            num = real(value.split(b" ", 1)[0].rstrip(b"%."))
+            elif name.find(b" Engines Aggregated: ") > 0:
+                nagg, _, name = name.partition(b" Engines Aggregated: ")
+                payload["engine"] = "all"
+                engines = count(nagg)
+                if engines is not None:
+                    payload["aggregated_engines"] = engines
+            raw = value.split(b" ", 1)[0].rstrip(b"%.")
+            if name in _EXTRA_FIELDS:
+                _extra_field(name, raw, payload)
+                continue
+            num = real(raw)
             if num is None:
                 continue
             if name in _COUNT_FIELDS:

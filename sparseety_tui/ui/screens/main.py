@@ -176,6 +176,11 @@ class MainScreen(Screen[None]):
         self._set_query(sort=following)
         self.say(f"sorted by {following}" if following else "arrival order")
 
+    def action_toggle_engines(self) -> None:
+        panel = self.query_one(EnginePanel)
+        panel.toggle_expanded()
+        self.say("engine panel: one row per engine" if panel.expanded else "engine panel: fleet")
+
     def action_sort_reverse(self) -> None:
         self._set_query(reverse=not self._query.reverse)
 

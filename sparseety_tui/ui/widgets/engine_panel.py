@@ -1,4 +1,7 @@
-"""Engine statistics (vLLM ``Engine 000:`` / SGLang batch lines) as labelled sparklines."""
+"""Engine statistics (vLLM ``Engine 000:`` / SGLang batch lines) as labelled sparklines.
+
+The sparklines are the fleet's (``core.fleet``: engines summed, ratios averaged, replicated
+ranks once); expanded (``e`` or a click), one row per engine gives its last figures."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
+from sparseety_tui.core.fleet import AGGREGATED, engine_name, fleet_points, fold, measured
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
@@ -39,13 +43,27 @@ class EnginePanel(Widget):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._points: tuple[StatsPayload, ...] = ()
+        self._fleet: list[dict[str, float]] = []
+        self._engines: dict[str, dict[str, float]] = {}
+        self.expanded = False
         fit_height(self, self._rows())
 
     def set_points(self, points: tuple[StatsPayload, ...]) -> None:
         if points is not self._points:
             self._points = points
+            self._fleet = fleet_points(points)
+            self._engines = _engine_lasts(points)
             fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
             self.refresh()
+
+    def toggle_expanded(self) -> None:
+        """Show or hide one row per engine."""
+        self.expanded = not self.expanded
+        fit_height(self, self._rows())
+        self.refresh()
+
+    def on_click(self) -> None:
+        self.toggle_expanded()
 
     @property
     def has_data(self) -> bool:
@@ -55,21 +73,25 @@ class EnginePanel(Widget):
         out = []
         for label, key, scale, unit in SERIES:
             values: list[float | None] = []
-            for point in self._points:
+            for point in self._fleet:
                 value = point.get(key)
-                values.append(float(value) * scale if isinstance(value, (int, float)) else None)
+                values.append(float(value) * scale if value is not None else None)
             if any(v is not None for v in values):
                 out.append((label, values, scale, unit))
         return out
 
     def _rows(self) -> int:
-        return 1 + max(1, len(self._series()))
+        engines = len(self._engines) if self.expanded else 0
+        return 1 + max(1, len(self._series())) + engines
 
     def render(self) -> Text:
         dim = self.get_component_rich_style("engine-panel--dim")
         spark_style = self.get_component_rich_style("engine-panel--spark")
         out = Text(no_wrap=True, overflow="crop", end="")
         out.append("Engine", self.get_component_rich_style("engine-panel--title"))
+        if len(self._engines) > 1:
+            toggle = "e: fold" if self.expanded else "e: per engine"
+            out.append(f"  fleet of {len(self._engines)}, {toggle}", dim)
         out.append(f"  {len(self._points)} stats lines", dim)
         series = self._series()
         if not series:
@@ -83,6 +105,11 @@ class EnginePanel(Widget):
             out.append(sparkline(_compact(values, spark_w), spark_w), spark_style)
             last = next((v for v in reversed(values) if v is not None), None)
             out.append(f" {_num(last)}{unit}".rjust(9))
+        if self.expanded:
+            for name, figures in self._engines.items():
+                out.append("\n")
+                out.append(name.ljust(13)[:13], dim)  # a log's text, never markup (Text)
+                out.append(_engine_row(figures))
         return out
 
 
@@ -106,3 +133,30 @@ def _num(value: float | None) -> str:
     if abs(value) >= 100 or value == int(value):
         return f"{value:.0f}"
     return f"{value:.1f}"
+
+
+def _engine_lasts(points: Sequence[StatsPayload]) -> dict[str, dict[str, float]]:
+    """Each engine's last figures in ``points``, by name (as ``summary`` names engines:
+    the folded label, or the first rank seen for an engine of replica ranks only)."""
+    lasts: dict[str, dict[str, float]] = {}
+    names: dict[str, str] = {}
+    for point in points:
+        label = point.get("engine", "")
+        key = fold(label)
+        name = names.setdefault(key, engine_name(key, label))
+        if point.get("phase") == "spec" and not label:
+            continue  # vLLM acceptance lines: no engine of their own
+        lasts[name] = measured(point)
+    if len(lasts) > 1:
+        lasts.pop(AGGREGATED, None)
+    return dict(sorted(lasts.items()))
+
+
+def _engine_row(figures: dict[str, float]) -> str:
+    """One engine's last figures, in SERIES order, as ``label value`` pairs."""
+    parts = []
+    for label, key, scale, unit in SERIES:
+        value = figures.get(key)
+        if value is not None:
+            parts.append(f"{label.split()[0]} {_num(float(value) * scale)}{unit}")
+    return "  ".join(parts)

@@ -1,0 +1,264 @@
+"""Engines and the fleet: which stats labels are one engine, and how engines add up.
+
+A server logs one stats line per engine and interval: vLLM data parallel prints
+``Engine 000:``, ``Engine 001:`` …; SGLang prints one batch line per scheduler, its ranks in
+the prefix (``[ts DP3 TP3 EP3]``). What is one engine:
+
+- **SGLang.** Only data parallelism (``DPn``, DP attention included) splits the requests
+  between schedulers. Tensor, expert, pipeline, MoE-data and attention-context parallel
+  ranks (``TP``, ``EP``, ``PP``, ``MOE_DP``, ``ATTN_CP``, ``CP``…) run the same batch of the
+  same requests; when several of them log (``ATTN_CP0`` … ``ATTN_CP7``, each its own
+  attention-TP group, or ``--enable-metrics-for-all-schedulers``) they log the same batch.
+  So a label is *folded* to its ``DP`` part (any rank name not known to be a replica is
+  kept, so that it is never merged on a guess), and the labels that fold together are
+  replicas of one engine: one of them (the one with the most lines; on a tie the lowest
+  ranks) is that engine's series, and the others' lines are counted as
+  ``replicated_reports_folded``, not added. Taking one rank whole, rather than dropping
+  lines equal to another rank's, is what holds on real logs: each rank times its own
+  throughput (``gen throughput`` differs in the second decimal between ranks of one
+  batch) and its lines may fall on either side of a second, so equal-payload matching
+  would count most replicas twice.
+- **vLLM.** Each ``Engine NNN`` is an engine. ``N Engines Aggregated:`` lines (label
+  ``all``) already are fleet figures: when per-engine lines are present they are left out
+  (``aggregated_reports_skipped``), else they are the fleet, of the N engines they name.
+- A line without a label is the unlabelled engine (a single-engine server, or vLLM's
+  speculative-decoding lines, which carry no engine number; those add only acceptance
+  figures, so they are not counted as an engine of their own when labelled engines exist).
+
+How engines make the fleet: additive quantities (requests running, waiting or queued,
+throughputs, tokens and requests of a batch, preemptions, PD queues) are summed over
+engines; ratios (KV usage, hit rates, speculative acceptance) are averaged over the
+engines that report them. Precisely, for each field:
+
+- fleet ``mean``: each engine's mean over its lines, then summed (additive) or averaged
+  (ratio) over the engines that have the field;
+- fleet ``per_minute_mean``: each engine's mean over its lines in that minute, then summed
+  or averaged over the engines that reported the field in that minute (``engines`` says how
+  many engines reported in the minute, so a partial minute can be told); ``*_sum`` fields
+  are the sum over engines of their sums;
+- fleet ``last``: each engine's last line, then summed or averaged over the engines whose
+  last line has the field (``ts`` is the latest of those lines).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sparseety_tui.core.series import EngineSeries, LabelSeries, minute_cells
+from sparseety_tui.events import StatsPayload
+
+#: Fields averaged over engines (fractions and per-token ratios); every other measured
+#: field is summed. A field not listed here is summed only if it is in ADDITIVE_FIELDS,
+#: else averaged: a new ratio summed over engines would be wrong by a factor.
+RATIO_FIELDS = frozenset(
+    {
+        "kv_usage",
+        "prefix_cache_hit_rate",
+        "external_prefix_cache_hit_rate",
+        "mm_cache_hit_rate",
+        "spec_accept_rate",
+        "spec_accept_length",
+        "preallocated_usage",
+    }
+)
+ADDITIVE_FIELDS = frozenset(
+    {
+        "prompt_throughput",
+        "generation_throughput",
+        "running",
+        "waiting",
+        "queued",
+        "swapped",
+        "deferred",
+        "preemptions",
+        "corrupted",
+        "new_tokens",
+        "cached_tokens",
+        "batch_requests",
+        "bootstrap_queue",
+        "transferring",
+        "prealloc_queue",
+        "transfer_queue",
+        "retracted",
+    }
+)
+#: Per-minute fields reported as sums over the minute rather than means.
+SUMMED_PER_MINUTE = ("new_tokens", "cached_tokens")
+#: Rank names of SGLang prefixes that shard one scheduler's batch (module docstring).
+REPLICA_RANKS = frozenset({"TP", "EP", "PP", "CP", "ATTN_CP", "ATTN_TP", "MOE_DP", "MOE_EP"})
+#: The vLLM label of ``N Engines Aggregated:`` lines.
+AGGREGATED = "all"
+#: The name of the engine whose lines carry no label.
+UNLABELLED = "unlabelled"
+#: The group of labels made only of replica ranks (``TP0``, ``ATTN_CP3 TP3``): one engine.
+_ONLY_REPLICAS = "\x00"
+
+
+def fold(label: str) -> str:
+    """The engine a label belongs to: the label without its replica ranks (``DP3 TP3 EP3``
+    -> ``DP3``). A label of replica ranks only folds to one shared group; a label with no
+    ranks (vLLM's ``0``, ``all``, or none) is its own."""
+    if not label or (" " not in label and not label[:1].isalpha()):
+        return label
+    parts = label.split(" ")
+    kept = [part for part in parts if part.rstrip("0123456789") not in REPLICA_RANKS]
+    if len(kept) == len(parts):
+        return label
+    return " ".join(kept) if kept else _ONLY_REPLICAS
+
+
+def engine_name(key: str, label: str) -> str:
+    """How an engine is named: its folded label; for an engine of replica ranks only, the
+    label standing for it (``TP0``); for lines without a label, UNLABELLED."""
+    return label if key == _ONLY_REPLICAS else key or UNLABELLED
+
+
+def _rank_order(label: str) -> tuple[Any, ...]:
+    """Lowest ranks first: numbers compared as numbers (``TP2`` before ``TP10``)."""
+    return tuple(
+        (part.rstrip("0123456789"), int(part[len(part.rstrip("0123456789")) :] or -1))
+        for part in label.split(" ")
+    )
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One engine: its name, the label whose series stands for it, and how many lines its
+    other (replica) labels gave."""
+
+    name: str
+    series: LabelSeries
+    folded: int
+
+
+@dataclass(frozen=True)
+class Fleet:
+    """The engines whose figures make the fleet's, and what was left out."""
+
+    engines: tuple[Engine, ...]
+    #: how many engines the fleet is (``aggregated`` lines name it; spec-only lines are none)
+    count: int
+    replicated_reports_folded: int
+    aggregated_reports_skipped: int
+
+
+def fleet(series: EngineSeries) -> Fleet:
+    """Group the series' labels into engines and pick the fleet's (module docstring)."""
+    groups: dict[str, list[str]] = {}
+    for label in series.labels:
+        groups.setdefault(fold(label), []).append(label)
+    engines: list[Engine] = []
+    folded = 0
+    for key, labels in groups.items():
+        labels.sort(key=lambda lb: (-series.labels[lb].count, _rank_order(lb)))
+        chosen = labels[0]
+        replicas = sum(series.labels[lb].count for lb in labels[1:])
+        folded += replicas
+        name = engine_name(key, chosen)
+        engines.append(Engine(name, series.labels[chosen], replicas))
+    engines.sort(key=lambda e: _rank_order(e.name))
+    per_engine = [e for e in engines if e.name != AGGREGATED and e.series.main]
+    skipped = 0
+    if per_engine:
+        aggregated = [e for e in engines if e.name == AGGREGATED]
+        skipped = sum(e.series.count for e in aggregated)
+        engines = [e for e in engines if e.name != AGGREGATED]
+        count = len(per_engine)
+    else:
+        named = [e.series.last.get("aggregated_engines") for e in engines]
+        count = max((n for n in named if n is not None), default=0) or 1
+    return Fleet(tuple(engines), count, folded, skipped)
+
+
+def combine(values: Iterable[Mapping[str, float]]) -> dict[str, float]:
+    """Engines' figures into the fleet's: additive fields summed, ratios averaged over the
+    engines that have them."""
+    sums: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for figures in values:
+        for key, value in figures.items():
+            sums[key] = sums.get(key, 0) + value
+            counts[key] = counts.get(key, 0) + 1
+    return {
+        key: total if key in ADDITIVE_FIELDS else total / counts[key] for key, total in sums.items()
+    }
+
+
+def measured(stats: StatsPayload) -> dict[str, float]:
+    """A stats line's measured fields (not its labels)."""
+    return {
+        key: value
+        for key, value in stats.items()
+        if key not in ("ts", "engine", "phase", "aggregated_engines")
+        and isinstance(value, (int, float))
+    }
+
+
+def means(series: LabelSeries) -> dict[str, float]:
+    return {key: acc[0] / acc[1] for key, acc in series.sums.items() if acc[1]}
+
+
+def last(engines: Iterable[Engine]) -> dict[str, Any]:
+    """The fleet's last figures: each engine's last line, combined; ``ts`` the latest."""
+    lines = [e.series.last for e in engines if e.series.count]
+    out: dict[str, Any] = {}
+    stamps = [stats["ts"] for stats in lines if "ts" in stats]
+    if stamps:
+        out["ts"] = max(stamps)
+    out.update(combine(measured(stats) for stats in lines))
+    return out
+
+
+def per_minute(engines: Iterable[Engine]) -> dict[int, tuple[int, dict[str, float]]]:
+    """minute -> (engines that reported in it, fleet figures): means per engine in the
+    minute, combined; SUMMED_PER_MINUTE fields as ``<field>_sum``, summed."""
+    minutes: dict[int, list[dict[str, float]]] = {}
+    for engine in engines:
+        for minute, bucket in engine.series.per_minute.items():
+            cells = minute_cells(bucket)
+            if not cells:
+                continue
+            figures = {
+                key: acc[0] / acc[1] for key, acc in cells.items() if key not in SUMMED_PER_MINUTE
+            }
+            for key in SUMMED_PER_MINUTE:
+                if key in cells:
+                    figures[f"{key}_sum"] = cells[key][0]
+            minutes.setdefault(minute, []).append(figures)
+    return {
+        minute: (len(figures), _combine_minute(figures))
+        for minute, figures in sorted(minutes.items())
+    }
+
+
+def _combine_minute(figures: list[dict[str, float]]) -> dict[str, float]:
+    combined = combine(figures)
+    for key in SUMMED_PER_MINUTE:  # sums over the minute are additive like the field
+        total = f"{key}_sum"
+        if total in combined:
+            combined[total] = sum(f[total] for f in figures if total in f)
+    return combined
+
+
+def fleet_points(points: Iterable[StatsPayload]) -> list[dict[str, float]]:
+    """The fleet's figures after each stats line, for sparklines: the latest line of each
+    engine combined (a replica's or a skipped aggregated line changes nothing)."""
+    latest: dict[str, dict[str, float]] = {}
+    chosen: dict[str, str] = {}
+    out: list[dict[str, float]] = []
+    per_engine = False
+    for stats in points:
+        label = stats.get("engine", "")
+        key = fold(label)
+        if chosen.setdefault(key, label) != label:
+            continue  # another rank of an engine already followed
+        if label == AGGREGATED and per_engine:
+            continue
+        if not per_engine and label and label != AGGREGATED and stats.get("phase") != "spec":
+            per_engine = True  # from now on aggregated lines are not the fleet
+            latest.pop(AGGREGATED, None)
+        latest[label] = measured(stats)  # one engine alone: its own lines, as they are
+        out.append(combine(latest.values()))
+    return out
