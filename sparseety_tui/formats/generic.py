@@ -22,6 +22,7 @@ from __future__ import annotations
 from sparseety_tui.events import Event, LineKind, ParsedLine
 from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats.cilines import is_pytest_line
 from sparseety_tui.formats.clean import UVICORN_RE, basic_clean, strip_wrappers, wrapper_time
 from sparseety_tui.formats.errorlines import error_message
 from sparseety_tui.formats.servicelines import unit_line
@@ -81,12 +82,14 @@ class AnyLines:
         self.tb.note_error(key, message, ts)
         return ERROR
 
-    def service_line(self, line: bytes, ts: float | None = None) -> ParsedLine | None:
-        """``error`` for systemd's line saying the server's unit died, ``other`` for its
-        other lines about the unit (``formats.servicelines``); None for any other line."""
+    def known_line(self, line: bytes, ts: float | None = None) -> ParsedLine | None:
+        """A line of the programs around a server: ``error`` for systemd's line saying the
+        server's unit died, ``other`` for its other lines about the unit
+        (``formats.servicelines``) and for pytest's lines (``formats.cilines``); None for
+        any other line."""
         unit = unit_line(line)
         if unit is None:
-            return None
+            return OTHER if is_pytest_line(line) else None
         failed, text = unit
         if not failed:
             return OTHER
@@ -125,7 +128,7 @@ class GenericParser:
             return BLANK
         rest, wrap_ts = strip_wrappers(line)
         ts = wrapper_time(wrap_ts)[1] if wrap_ts is not None else None
-        parsed = self._any.parse(rest, line, ts) or self._any.service_line(rest, ts)
+        parsed = self._any.parse(rest, line, ts) or self._any.known_line(rest, ts)
         if parsed is not None:
             return parsed
         self.last_reason = unparsed_reason(rest, NOT_RECOGNISED)

@@ -1,6 +1,7 @@
-"""systemd's lines about the server's unit, read through journald: a crash is an error,
-the unit's bookkeeping is `other`, and journald's withheld messages say why they are
-unparsed. Inputs are the real `journalctl` outputs in tests/data/real_logs."""
+"""Lines of the programs around a server. systemd's lines about the server's unit, read
+through journald: a crash is an error, the unit's bookkeeping is `other`, and journald's
+withheld messages say why they are unparsed (the real `journalctl` outputs in
+tests/data/real_logs). pytest's lines in a CI tail are `other`."""
 
 from __future__ import annotations
 
@@ -66,3 +67,35 @@ def test_the_fallback_reads_unit_lines_too() -> None:
     assert parser.parse(b"Started vllm.service - vLLM.")[0] == "other"
     assert parser.parse(b"[120B blob data]")[0] == "unparsed"
     assert parser.last_reason == WITHHELD_REASON
+
+
+def test_pytest_lines() -> None:
+    from sparseety_tui.formats.cilines import is_pytest_line
+
+    for line in (
+        b"FAILED",
+        b"PASSED [ 50%]",
+        b"tests/entrypoints/test_chat.py::test_chat[qwen] FAILED",
+        b"FAILED tests/test_x.py::test_y - RuntimeError: boom",
+        b"==== short test summary info ====",
+        b"==== 1 failed, 2 passed in 3.21s ====",
+        b"collected 12 items",
+    ):
+        assert is_pytest_line(line), line
+    for line in (b"FAILED to load the model", b"INFO hello", b"== not a banner"):
+        assert not is_pytest_line(line), line
+
+
+def test_a_ci_tail_of_a_traceback_and_pytest() -> None:
+    parser = FALLBACK.new_parser()
+    kinds = [
+        parser.parse(line)[0]
+        for line in (
+            b"Traceback (most recent call last):",
+            b'  File "/app/x.py", line 1, in f',
+            b"RuntimeError: Engine core initialization failed.",
+            b"FAILED",
+            b"==== 1 failed in 3.21s ====",
+        )
+    ]
+    assert kinds == ["traceback", "traceback", "traceback", "other", "other"]
