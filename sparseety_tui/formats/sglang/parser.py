@@ -52,6 +52,12 @@ from sparseety_tui.formats.sglang.stats import BatchLines
 from sparseety_tui.formats.startup import startup_line
 from sparseety_tui.formats.wrappers import unparsed_reason
 
+#: The ranks of a TP group report one PD failure within this many seconds of each other
+#: (real: 14 reports in one second, sglang slurmv4 log); a later failure of the same
+#: request and stage is a new one. The last PD_REPORTS_KEPT failures are remembered.
+PD_REPORTS_WITHIN_S = 30.0
+PD_REPORTS_KEPT = 256
+
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
 #: its regex, on the paths of lines that are not batch lines.
 _ERROR_HEADS = b"[0123456789ECF"
@@ -80,15 +86,14 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         self._minutes: dict[bytes, tuple[float | None, tuple[int, int, int], int]] = {}
         self._ranks: dict[bytes, str] = {}
         self._last_hour = 0
-        #: The PD failure (stage, request id) the last line reported, and while a line is
-        #: read, that of the line before it: the next rank's report of the same failure
-        #: adds no error (formats/sglang/failures.py).
-        self._pd_run: tuple[str, str] | None = None
-        self._pd_prev: tuple[str, str] | None = None
+        #: PD failures (stage, request id) reported lately -> the time of the first report:
+        #: every rank of a TP group reports the same failure, in any order and with other
+        #: lines between, and it is one error (formats/sglang/failures.py).
+        self._pd_seen: dict[tuple[str, str], float | None] = {}
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
-            if self._held or self._pd_run is not None:
+            if self._held:
                 return self._after_error(line)
             # Fast path (most lines of a big log): one anchored match of the whole line.
             if line[:1] == b"[" and not self._tb_open:
@@ -102,26 +107,25 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
             return self._failed(exc)
 
     def _after_error(self, line: bytes) -> ParsedLine:
-        """The line after an error line (its error is held, formats.tracebacks) or after a
-        PD failure: the general path, which gives what the fast path would."""
-        self._pd_prev, self._pd_run = self._pd_run, None
-        try:
-            if self._held:
-                return self._tb.settle_held(self._parse, line)
-            return self._parse(line)
-        finally:
-            self._pd_prev = None
+        """The line after an error line (its error is held, formats.tracebacks): the
+        general path, which gives what the fast path would."""
+        return self._tb.settle_held(self._parse, line)
 
     def _pd_failure(self, msg: bytes, ts: float | None) -> ParsedLine | None:
         """A PD transfer/bootstrap failure: an error and a failed request, once per
-        failure however many ranks report it in a row; None if ``msg`` is not one."""
+        failure however many ranks report it (within PD_REPORTS_WITHIN_S); None if ``msg`` is not one."""
         found = pd_failure(msg, ts)
         if found is None:
             return None
         key, request, error = found
-        self._pd_run = key
-        if key == self._pd_prev:
-            return ERROR  # the next rank's report of the failure just counted
+        seen = self._pd_seen
+        if key in seen:
+            first = seen[key]
+            if first is None or ts is None or ts - first <= PD_REPORTS_WITHIN_S:
+                return ERROR  # another rank's report of the failure just counted
+        seen[key] = ts
+        if len(seen) > PD_REPORTS_KEPT:
+            del seen[next(iter(seen))]  # the oldest
         self.pending.append(("error", error))
         return LineKind.ERROR, ("request", request)
 
