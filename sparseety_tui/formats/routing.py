@@ -361,6 +361,13 @@ def _attach_routing(
         payload["sparse"] = sparse
 
 
+def _epoch_field(meta: dict[str, Any], key: str) -> float | None:
+    """A time field in unix seconds (any unit: formats.timestamps); None when absent or out
+    of range."""
+    value = as_float(meta.get(key))
+    return None if value is None else epoch_seconds(value)
+
+
 def request_from_meta_info(
     meta: dict[str, Any], opts: RoutingOptions, payload: RequestPayload | None = None
 ) -> RequestPayload:
@@ -381,11 +388,18 @@ def request_from_meta_info(
         if ttft is not None:
             out["ttft_s"] = ttft
             break
-    sent = as_float(meta.get("response_sent_to_client_ts"))
-    if sent is not None:
-        sent = epoch_seconds(sent)  # any unit; out of range is unknown
-    if sent is not None:
-        out["finished_ts"] = sent
+    # ``request_finished_ts`` (SGLang 2026) is the end; ``response_sent_to_client_ts``, the
+    # older field, is when a response was sent, which for a stream is its FIRST chunk (real:
+    # sglang #25887, 2.8 s after arrival for a request that ran 1,202 s), so it is the end
+    # only when nothing better is logged.
+    for key in ("request_finished_ts", "response_sent_to_client_ts"):
+        finished = _epoch_field(meta, key)
+        if finished is not None:
+            out["finished_ts"] = finished
+            break
+    received = _epoch_field(meta, "request_received_ts")
+    if received is not None:
+        out["received_ts"] = received
     if "finish_reason" in meta:
         reason = finish_reason_of(meta["finish_reason"])
         if reason is not None:
