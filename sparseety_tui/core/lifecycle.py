@@ -54,8 +54,12 @@ END_UNLOGGED = STATE_CODE["end_unlogged"]
 COMPACT_MIN = 1024
 
 
+#: The states of an open request (``state in OPEN_CODES`` on the hot path).
+OPEN_CODES = (RECEIVED, RUNNING)
+
+
 def is_open(code: int) -> bool:
-    return code in (RECEIVED, RUNNING)
+    return code in OPEN_CODES
 
 
 @dataclass

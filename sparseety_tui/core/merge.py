@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
-from sparseety_tui.core.lifecycle import Lifecycle, is_open
+from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
@@ -78,23 +78,23 @@ def _duration_or_nan(value: Any) -> float:
     return NAN
 
 
-_NO_SAMPLING_COUNTS = (UNKNOWN, UNKNOWN)
-_NO_SAMPLING_REALS = (NAN, NAN)
+#: (max_tokens, n, temperature, top_p) of a request that gave no sampling parameters.
+_NO_SAMPLING = (UNKNOWN, UNKNOWN, NAN, NAN)
 
 
-def _sampling_counts(sampling: Any) -> tuple[int, int]:
-    """(max_tokens, n) of a ``sampling`` object, -1 where unknown."""
+def _sampling_values(sampling: Any) -> tuple[int, int, float, float]:
+    """(max_tokens, n, temperature, top_p) of a ``sampling`` object: counts -1 and reals
+    NaN where unknown (temperature and top_p are non-negative numbers a float32 holds,
+    as durations are)."""
     if type(sampling) is not dict:
-        return _NO_SAMPLING_COUNTS
-    return _count_or_unknown(sampling.get("max_tokens")), _count_or_unknown(sampling.get("n"))
-
-
-def _sampling_reals(sampling: Any) -> tuple[float, float]:
-    """(temperature, top_p) of a ``sampling`` object, NaN where unknown (both are
-    non-negative numbers a float32 holds, as durations are)."""
-    if type(sampling) is not dict:
-        return _NO_SAMPLING_REALS
-    return _duration_or_nan(sampling.get("temperature")), _duration_or_nan(sampling.get("top_p"))
+        return _NO_SAMPLING
+    get = sampling.get
+    return (
+        _count_or_unknown(get("max_tokens")),
+        _count_or_unknown(get("n")),
+        _duration_or_nan(get("temperature")),
+        _duration_or_nan(get("top_p")),
+    )
 
 
 def _heat_index(value: Any) -> int:
@@ -222,7 +222,7 @@ class Merger:
             was_open = False
             row = store.append_row(rid, values, file, offset, length, line_no)
         else:
-            was_open = is_open(store.state[row])
+            was_open = store.state[row] in OPEN_CODES
             if offset >= 0:
                 store.add_line(row, file, offset, length)
             store.merge_row(row, values)
@@ -235,7 +235,7 @@ class Merger:
             or "latency_s" in p
         ):
             store.state[row] = STATE_CODE["finished"]
-        elif not was_open and is_open(state):
+        elif not was_open and state in OPEN_CODES:
             # Open again after an end (core.lifecycle): an open row has no end bound.
             ended = cols["ended_by_ts"]
             if ended[row] == ended[row]:
@@ -328,6 +328,9 @@ class Merger:
         cache_hit: Any = get("cache_hit")
         model: Any = get("model")
         sampling: Any = get("sampling")
+        max_tokens, n, temperature, top_p = (
+            _NO_SAMPLING if sampling is None else _sampling_values(sampling)
+        )
         return (
             prompt,
             completion,
@@ -338,10 +341,12 @@ class Merger:
             total_heads,
             kv_kept,
             kv_total,
-            *_sampling_counts(sampling),
+            max_tokens,
+            n,
             latency,
             ttft,
-            *_sampling_reals(sampling),
+            temperature,
+            top_p,
             NAN if received is None else received,
             NAN if finished is None else finished,
             NAN,  # ended_by_ts: only core.lifecycle sets it, never a line

@@ -20,12 +20,8 @@ from sparseety_tui.formats.pylit import LiteralError, as_float, as_int, parse_va
 
 _OPEN = b"SamplingParams("
 _MAX_TOKENS = b", max_tokens="
-#: (key as the repr prints it after the first field, payload name, is a count)
-_FIELDS = (
-    (b", temperature=", "temperature", False),
-    (b", top_p=", "top_p", False),
-    (_MAX_TOKENS, "max_tokens", True),
-)
+_TEMPERATURE = b", temperature="
+_TOP_P = b", top_p="
 #: How far a value may reach (``None``, a count, a float's repr).
 _VALUE_BYTES = 32
 
@@ -40,27 +36,36 @@ def sampling_params(body: bytes, pos: int = 0) -> SamplingInfo | None:
     at = body.find(_MAX_TOKENS, start)
     if at < 0 or body.find(b"'", start, at) >= 0 or body.find(b'"', start, at) >= 0:
         return _slow(body, start - len(_OPEN))
+    # One call per line: every field read inline (this runs once per request).
     info: SamplingInfo = {}
     if body.startswith(b"n=", start):
-        _put(info, "n", body, start + 2, True)
-    for key, name, is_count in _FIELDS:
-        found = body.find(key, start, at + len(key))
-        if found >= 0:
-            _put(info, name, body, found + len(key), is_count)
+        n = count(_value(body, start + 2))
+        if n is not None:
+            info["n"] = n
+    t = body.find(_TEMPERATURE, start, at)
+    if t >= 0:
+        t += len(_TEMPERATURE)
+        temperature = real(_value(body, t))
+        if temperature is not None:
+            info["temperature"] = temperature
+        p = body.find(_TOP_P, t, at)
+        if p >= 0:
+            top_p = real(_value(body, p + len(_TOP_P)))
+            if top_p is not None:
+                info["top_p"] = top_p
+    max_tokens = count(_value(body, at + len(_MAX_TOKENS)))
+    if max_tokens is not None:
+        info["max_tokens"] = max_tokens
     return info
 
 
-def _put(info: SamplingInfo, name: str, body: bytes, at: int, is_count: bool) -> None:
-    head = body[at : at + _VALUE_BYTES]
-    end = len(head)
-    for stop in (b",", b")"):
-        i = head.find(stop)
-        if 0 <= i < end:
-            end = i
-    text = head[:end]
-    value: int | float | None = count(text) if is_count else real(text)
-    if value is not None:
-        info[name] = value  # type: ignore[literal-required]
+def _value(body: bytes, at: int) -> bytes:
+    """The text of the value at ``at``: up to the next ``,`` (``)`` for the last field),
+    at most ``_VALUE_BYTES``."""
+    end = body.find(b",", at, at + _VALUE_BYTES)
+    if end < 0:
+        end = body.find(b")", at, at + _VALUE_BYTES)
+    return body[at:end] if end >= 0 else b""
 
 
 def _slow(body: bytes, start: int) -> SamplingInfo | None:
