@@ -52,6 +52,10 @@ class RequestState(str, Enum):
     FINISHED = "finished"
     ABORTED = "aborted"
     FAILED = "failed"
+    #: The engine reported nothing running and nothing waiting after the request was last
+    #: seen open, but no line logged its end (vLLM V1 logs no completion line): it ended,
+    #: at the latest at that stats line (``ended_by_ts``), at an unknown time.
+    END_UNLOGGED = "end_unlogged"
 
 
 class SparseInfo(TypedDict, total=False):
@@ -75,6 +79,15 @@ class SparseInfo(TypedDict, total=False):
     evicted_ranges: list[list[int]]  # [[start, end), ...] positions whose KV was evicted
     masked_ranges: list[list[int]]  # positions resident but not attended at the last step
     head_masks: dict[str, Any]  # {"layers": [...], "num_heads": H, "skipped": [[...], ...]}
+
+
+class SamplingInfo(TypedDict, total=False):
+    """The sampling parameters a request was sent with (vLLM ``SamplingParams(...)``)."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float
+    n: int
 
 
 class RequestPayload(TypedDict, total=False):
@@ -105,6 +118,7 @@ class RequestPayload(TypedDict, total=False):
     first_token_ts: float
     finished_ts: float
     sparse: SparseInfo
+    sampling: SamplingInfo
     error: str
 
 

@@ -111,8 +111,10 @@ def _latency(doc: dict[str, Any]) -> Table:
 
 def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
     minutes = doc["throughput_per_minute"]
+    basis = "arrival" if doc.get("throughput_per_minute_by") == "received" else "finish"
     table = _table(
-        f"Throughput per minute (UTC, last {min(last, len(minutes))} of {len(minutes)})",
+        f"Throughput per minute (UTC, by {basis} time, "
+        f"last {min(last, len(minutes))} of {len(minutes)})",
         "minute",
         "requests",
         "prompt tok",

@@ -24,6 +24,7 @@ from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.store import (
     COUNT_REPORTED,
     FLOAT32_MAX,
+    INT_COLUMNS,
     KV_SKIP_NAMES,
     ROW_LAYOUT,
     STATE_CODE,
@@ -34,6 +35,9 @@ from sparseety_tui.formats.timestamps import TIME_END, parse_timestamp
 from sparseety_tui.formats.trace_native import OUTCOME_BITS, ScanResult
 
 _FINISHED = STATE_CODE["finished"]
+#: Store columns that only a per-line merge sets: sampling parameters (a record with
+#: ``sampling`` is not simple) and the bound core.lifecycle gives an unlogged end.
+_NOT_IN_SIMPLE_RECORDS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts")
 
 
 def _int_column(values: tuple[Any, ...] | None, n: int) -> Any | None:
@@ -334,6 +338,9 @@ def append_typed(
     out["prompt_source"] = np.where(out["prompt_tokens"] >= 0, COUNT_REPORTED, 0)
     out["completion_source"] = np.where(out["completion_tokens"] >= 0, COUNT_REPORTED, 0)
     out["model"] = block.model
+    # Columns no simple record fills (a record with ``sampling`` takes the per-line path).
+    for name in _NOT_IN_SIMPLE_RECORDS:
+        out[name] = np.full(n, UNKNOWN if name in INT_COLUMNS else math.nan)
     store.extend_rows(
         ids,
         {name: out[name] for name in ROW_LAYOUT},

@@ -22,6 +22,7 @@ from sparseety_tui.core.bulk import append_block, append_scanned
 from sparseety_tui.core.file_tokens import FileTokenizers, read_startup_meta
 from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
 from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
+from sparseety_tui.core.lifecycle import LifecyclePart
 from sparseety_tui.core.merge import EventObserver, Merger
 from sparseety_tui.core.series import EngineSeries, HeatCounts, RecordingEngineSeries
 from sparseety_tui.core.store import (
@@ -90,10 +91,12 @@ class Extractor:
         forced_format: str | None = None,
         engine: EngineSeries | None = None,
         observer: EventObserver | None = None,
+        record_lifecycle: bool = False,
     ) -> None:
         """``engine``: the series stats lines go to (a ``RecordingEngineSeries`` for a byte
         range of a file); ``observer``: told of request and error events before they are
-        merged (see ``core.merge``)."""
+        merged (see ``core.merge``); ``record_lifecycle``: a byte range of a file keeps
+        what merging its ended requests needs (``core.lifecycle``)."""
         if forced_format is not None:
             registry.family_by_name(forced_format)  # fail early on a bad --format
         self.store = store if store is not None else RequestStore()
@@ -106,6 +109,7 @@ class Extractor:
             self.tokens,
             engine if engine is not None else EngineSeries(),
             observer,
+            record_lifecycle,
             file_tokens=self.file_tokens,
         )
         self.version = 0
@@ -556,6 +560,7 @@ class Extractor:
             head_skips=self.head_skips,
             errors=list(self.errors),
             error_count=self.error_count,
+            lifecycle=self._merger.lifecycle.export(file),
         )
 
     def merge_part(
@@ -567,7 +572,12 @@ class Extractor:
         shift = self.files[file].append_part(
             part.lines_total, part.by_kind, part.diagnostics, part.ignored, part.meta
         )
+        lifecycle = self._merger.lifecycle
+        if part.lifecycle is not None:
+            lifecycle.before_part(file, part.lifecycle)
         self.store.merge_part(part.store, file, shift, renames)
+        if part.lifecycle is not None:
+            lifecycle.after_part(file, part.lifecycle, renames)
         self.expert_load.merge(part.expert_load)
         self.dropped.merge(part.dropped)
         self.head_skips.merge(part.head_skips)
@@ -600,6 +610,8 @@ class ExtractorPart:
     head_skips: HeatCounts
     errors: list[ErrorPayload]
     error_count: int
+    #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
+    lifecycle: LifecyclePart | None = None
 
 
 def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
 from sparseety_tui.core.file_tokens import FileTokenizers
+from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
@@ -78,6 +79,25 @@ def _duration_or_nan(value: Any) -> float:
     if (type(value) is float or type(value) is int) and 0 <= value <= FLOAT32_MAX:
         return float(value)  # (an int compares exactly, however big)
     return NAN
+
+
+#: (max_tokens, n, temperature, top_p) of a request that gave no sampling parameters.
+_NO_SAMPLING = (UNKNOWN, UNKNOWN, NAN, NAN)
+
+
+def _sampling_values(sampling: Any) -> tuple[int, int, float, float]:
+    """(max_tokens, n, temperature, top_p) of a ``sampling`` object: counts -1 and reals
+    NaN where unknown (temperature and top_p are non-negative numbers a float32 holds,
+    as durations are)."""
+    if type(sampling) is not dict:
+        return _NO_SAMPLING
+    get = sampling.get
+    return (
+        _count_or_unknown(get("max_tokens")),
+        _count_or_unknown(get("n")),
+        _duration_or_nan(get("temperature")),
+        _duration_or_nan(get("top_p")),
+    )
 
 
 def _heat_index(value: Any) -> int:
@@ -139,8 +159,10 @@ class Merger:
         tokens: TokenCounter,
         engine: EngineSeries,
         observer: EventObserver | None = None,
+        record_lifecycle: bool = False,
         file_tokens: FileTokenizers | None = None,
     ) -> None:
+        """``record_lifecycle``: keep what a split read's merge needs (core.lifecycle)."""
         self.store = store
         self.tokens = tokens
         #: Each file's tokenizer (the model its server logged; else ``tokens``).
@@ -155,6 +177,8 @@ class Merger:
         #: For each file index, the first file of its path (the same for every incarnation
         #: of one path; kept by the Extractor).
         self.lineage: list[int] = []
+        #: Open requests ended by idle stats lines (``end_unlogged``).
+        self.lifecycle = Lifecycle(store, self.lineage, record_lifecycle)
 
     def on_event(
         self,
@@ -174,6 +198,7 @@ class Merger:
             self._on_token(event[1], file, meta, offset, length, line_no)
         elif event[0] == "stats":
             self.engine.add(event[1])
+            self.lifecycle.stats(event[1], file)
         elif event[0] == "error":
             self._on_error(event[1])
         elif event[0] == "meta":
@@ -216,19 +241,28 @@ class Merger:
         if self._observer is not None:
             self._observer.request(p)
         if row is None:
+            was_open = False
             row = store.append_row(rid, values, file, offset, length, line_no)
         else:
+            was_open = store.state[row] in OPEN_CODES
             if offset >= 0:
                 store.add_line(row, file, offset, length)
             store.merge_row(row, values)
         cols = store.columns
-        if store.state[row] == 0 and (
+        state = store.state[row]
+        if state == 0 and (
             "completion" in p
             or "completion_tokens" in p
             or "completion_token_ids" in p
             or "latency_s" in p
         ):
             store.state[row] = STATE_CODE["finished"]
+        elif not was_open and state in OPEN_CODES:
+            # Open again after an end (core.lifecycle): an open row has no end bound.
+            ended = cols["ended_by_ts"]
+            if ended[row] == ended[row]:
+                ended[row] = NAN
+            self.lifecycle.opened(row, file)
         # Times that need what earlier lines said (start = finish - latency, TTFT from the
         # first-token time): only when one of them is still unknown, the rare case.
         received, ttft = cols["received_ts"][row], cols["ttft_s"][row]
@@ -319,6 +353,10 @@ class Merger:
             finished = _time_or_nan(finished)
         cache_hit: Any = get("cache_hit")
         model: Any = get("model")
+        sampling: Any = get("sampling")
+        max_tokens, n, temperature, top_p = (
+            _NO_SAMPLING if sampling is None else _sampling_values(sampling)
+        )
         return (
             prompt,
             completion,
@@ -329,10 +367,15 @@ class Merger:
             total_heads,
             kv_kept,
             kv_total,
+            max_tokens,
+            n,
             latency,
             ttft,
+            temperature,
+            top_p,
             NAN if received is None else received,
             NAN if finished is None else finished,
+            NAN,  # ended_by_ts: only core.lifecycle sets it, never a line
             state,
             kv_skip,
             0 if cache_hit is None else (2 if cache_hit else 1),

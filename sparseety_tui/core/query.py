@@ -52,7 +52,16 @@ FILTER_FIELDS: dict[str, str] = {
     "state": "state",
     "model": "model",
     "id": "id",
+    # Sampling parameters the request was sent with (vLLM SamplingParams).
+    "max_tokens": "max_tokens",
+    "temperature": "temperature",
+    "temp": "temperature",
+    "top_p": "top_p",
+    "n": "n",
 }
+#: Float32 columns compared at the precision the log printed them with: ``temperature=0.7``
+#: must find the float32 nearest 0.7.
+_REAL_DIGITS = 6
 
 _CLAUSE = re.compile(r"^(!?)([a-z_]+)\s*(>=|<=|!=|=|>|<|~)\s*(.+)$")
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(ms|s|%)?$")
@@ -91,7 +100,8 @@ def parse_filter(text: str) -> tuple[Clause, ...]:
     """Parse ``skip>0.5 latency>2 state=finished llama`` into clauses (all must hold).
 
     Fields: skip (ratio 0-1, or ``50%``), latency / ttft (seconds, or ``300ms``), prompt,
-    completion, cached, experts (k), state, model, id. Operators ``> >= < <= = != ~`` (``~``
+    completion, cached, experts (k), state, model, id, and the sampling parameters
+    max_tokens, temperature (temp), top_p, n. Operators ``> >= < <= = != ~`` (``~``
     contains). A word that is not a comparison matches request ids and model names
     (case-insensitive substring). ``!`` before a clause negates it.
     """
@@ -189,6 +199,12 @@ def compute_view(
             value = cols["cached_tokens"]
         elif name == "experts":
             value = cols["topk_experts"]
+        elif name == "max_tokens":
+            value = cols["max_tokens"]
+        elif name == "n":
+            value = cols["sampling_n"]
+        elif name in ("temperature", "top_p"):
+            value = np.round(cols[name].astype(np.float64), _REAL_DIGITS)
         elif name == "time":
             value = np.where(
                 np.isnan(cols["received_ts"]), cols["finished_ts"], cols["received_ts"]

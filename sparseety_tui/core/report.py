@@ -73,6 +73,15 @@ def request_records(
                 "ttft_s": _float(c["ttft_s"][row], 5),
                 "received_ts": _float(c["received_ts"][row], 3),
                 "finished_ts": _float(c["finished_ts"][row], 3),
+                # end_unlogged: the end was not logged; it came at the latest here
+                "ended_by_ts": _float(c["ended_by_ts"][row], 3),
+                "sampling": {
+                    "max_tokens": _int(c["max_tokens"][row]),
+                    # float32 columns: 6 decimals give back what the log printed
+                    "temperature": _float(c["temperature"][row], 6),
+                    "top_p": _float(c["top_p"][row], 6),
+                    "n": _int(c["sampling_n"][row]),
+                },
                 "experts": {
                     "topk": _int(c["topk_experts"][row]),
                     "total": _int(c["total_experts"][row]),

@@ -40,6 +40,8 @@ STATES: tuple[str, ...] = (
     RequestState.FINISHED.value,
     RequestState.ABORTED.value,
     RequestState.FAILED.value,
+    # Added last: the codes above keep their values.
+    RequestState.END_UNLOGGED.value,
 )
 STATE_CODE: dict[str, int] = {name: code for code, name in enumerate(STATES)}
 
@@ -74,12 +76,17 @@ INT_COLUMNS = (
     "kv_kept",
     "kv_total",
     "line_no",  # 1-based line number of the request's first line in its file
+    # Sampling parameters the request was sent with (vLLM ``SamplingParams``).
+    "max_tokens",
+    "sampling_n",
 )
-FLOAT32_COLUMNS = ("latency_s", "ttft_s")
+FLOAT32_COLUMNS = ("latency_s", "ttft_s", "temperature", "top_p")
 #: The largest finite float32: a duration above it would be stored as infinity, so it is
 #: unknown instead (as a count above int32 is).
 FLOAT32_MAX = 3.4028234663852886e38
-FLOAT64_COLUMNS = ("received_ts", "finished_ts")
+#: ``ended_by_ts``: for a request whose end no line logged (state ``end_unlogged``), the
+#: time of the first stats line after it that showed the engine idle (core.lifecycle).
+FLOAT64_COLUMNS = ("received_ts", "finished_ts", "ended_by_ts")
 BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_source")
 SHORT_COLUMNS = ("model",)
 #: The Extractor file of a row's first line. 32 bits: every incarnation of a rotated path is

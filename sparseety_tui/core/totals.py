@@ -85,7 +85,10 @@ class _Sums:
         self.values: dict[str, float] = {}
         self.counts: dict[str, int] = {}
         self.states: list[int] = [0] * len(STATES)
-        self.per_minute: dict[int, list[int]] = {}
+        self.per_minute: dict[int, list[int]] = {}  # by finish time
+        self.per_minute_received: dict[int, list[int]] = {}  # by arrival time
+        self.with_finish = 0  # requests with a finish time (a date)
+        self.with_arrival = 0  # requests with an arrival time (a date)
         self.latency: list[Any] = []
         self.ttft: list[Any] = []
         self.models: set[int] = set()
@@ -153,7 +156,8 @@ def _accumulate(
     sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
     sums.latency.append(cols["latency_s"][~np.isnan(cols["latency_s"])])
     sums.ttft.append(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
-    _per_minute(sums.per_minute, cols)
+    sums.with_finish += _per_minute(sums.per_minute, cols)
+    sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
     part, whole = column_skip_sums(store, shape, cols, first, inputs)
     for name in SKIP_FIELDS:
         sums.skips[name] = _add_optional(sums.skips[name], part[name])
@@ -196,6 +200,8 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         if sums.counts.get("flops") and nominal
         else None
     )
+    basis = throughput_basis(sums.with_finish, sums.with_arrival)
+    per_minute = sums.per_minute_received if basis == "received" else sums.per_minute
     latency = np.concatenate(sums.latency) if sums.latency else np.zeros(0)
     ttft = np.concatenate(sums.ttft) if sums.ttft else np.zeros(0)
     return {
@@ -230,11 +236,13 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
             {
                 "minute": minute * 60,
                 "requests": v[0],
-                "prompt_tokens": v[1],
-                "completion_tokens": v[2],
+                # null when none of the minute's requests reported a count
+                "prompt_tokens": v[1] if v[3] else None,
+                "completion_tokens": v[2] if v[4] else None,
             }
-            for minute, v in sorted(sums.per_minute.items())
+            for minute, v in sorted(per_minute.items())
         ],
+        "throughput_per_minute_by": basis,
         "experts": heat_summary(extractor.expert_load) if extractor.expert_load.counts else None,
         "dropped_experts": heat_summary(extractor.dropped) if extractor.dropped.counts else None,
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
@@ -251,14 +259,36 @@ def _round(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
-    """Add finished requests and tokens per wall-clock minute (UTC) to ``acc``."""
+def throughput_basis(with_finish: int, with_arrival: int) -> str | None:
+    """Which time ``throughput_per_minute`` counts requests at: ``"finished"`` (the minute
+    each request finished) or ``"received"`` (the minute it arrived); None when no
+    request has either time.
+
+    One basis for the whole document, so that every row means the same thing. Finish
+    times are the basis unless fewer than half as many requests have one as have an
+    arrival time: then most requests' ends were not logged (vLLM V1 logs no completion
+    line, so only its aborted requests have a finish time), and counting by finish would
+    count only those. A mixed input (a V0 log with finish lines and a V1 log without)
+    follows the same count over all its requests: whichever time covers the requests
+    better, by that rule, is used for all of them, and requests without it are left
+    out of the rows (``requests.count`` still counts them).
+    """
+    if not with_finish and not with_arrival:
+        return None
+    return "finished" if 2 * with_finish >= with_arrival else "received"
+
+
+def _per_minute(
+    acc: dict[int, list[int]], cols: dict[str, Any], time_column: str = "finished_ts"
+) -> int:
+    """Add requests and their tokens per wall-clock minute (UTC) of ``time_column`` to
+    ``acc``; return how many requests had that time."""
     import numpy as np
 
-    finished = cols["finished_ts"]
+    finished = cols[time_column]
     known = (finished >= 0) & (finished < TIME_END)  # dates only (NaN is not)
     if not known.any():
-        return
+        return 0
     minutes = (finished[known] // 60).astype(np.int64)
     first = int(minutes.min())
     occurring = None
@@ -268,14 +298,22 @@ def _per_minute(acc: dict[int, list[int]], cols: dict[str, Any]) -> None:
         # that occur, not every minute between them.
         occurring, index = np.unique(minutes, return_inverse=True)
     requests = np.bincount(index)
-    completion = np.bincount(index, weights=np.nan_to_num(cols["completion_tokens"][known]))
-    prompt = np.bincount(index, weights=np.nan_to_num(cols["prompt_tokens"][known]))
+    completion_tokens = cols["completion_tokens"][known]
+    prompt_tokens = cols["prompt_tokens"][known]
+    completion = np.bincount(index, weights=np.nan_to_num(completion_tokens))
+    prompt = np.bincount(index, weights=np.nan_to_num(prompt_tokens))
+    # How many of each minute's requests had a count: none means the sum is unknown.
+    with_completion = np.bincount(index, weights=~np.isnan(completion_tokens))
+    with_prompt = np.bincount(index, weights=~np.isnan(prompt_tokens))
     for i in np.nonzero(requests)[0]:
         minute = first + int(i) if occurring is None else int(occurring[i])
-        bucket = acc.setdefault(minute, [0, 0, 0])
+        bucket = acc.setdefault(minute, [0, 0, 0, 0, 0])
         bucket[0] += int(requests[i])
         bucket[1] += int(prompt[i])
         bucket[2] += int(completion[i])
+        bucket[3] += int(with_prompt[i])
+        bucket[4] += int(with_completion[i])
+    return int(requests.sum())
 
 
 def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:

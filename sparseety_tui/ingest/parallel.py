@@ -31,7 +31,11 @@ parsed it (``_check_server_ranges``):
   check fails;
 - engine stats: the per-minute sums of the minute that straddles a boundary and the
   whole-file float sums are replayed value by value in line order, so floating-point
-  sums are bit-identical; integer sums simply add.
+  sums are bit-identical; integer sums simply add;
+- requests ended by idle stats lines (``core.lifecycle``): a range's own closings stand
+  only if no engine that only earlier ranges had seen was busy then; requests still open
+  at a boundary are closed in the merge at the later range's first idle moment that one
+  reader would have seen.
 
 If any check fails the file is read again by one process (correct, just slower).
 """
@@ -50,6 +54,7 @@ from dataclasses import dataclass, field
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
 from sparseety_tui.core.file_tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
 from sparseety_tui.core.idindex import IdIndex
+from sparseety_tui.core.lifecycle import check_parts
 from sparseety_tui.core.series import RecordingEngineSeries
 from sparseety_tui.core.store import STATE_CODE
 from sparseety_tui.events import ErrorPayload, RequestPayload
@@ -148,6 +153,7 @@ def _run_server_range(
         forced_format=family,
         engine=RecordingEngineSeries(record_engine),
         observer=edges,
+        record_lifecycle=True,
     )
     file = extractor.add_file(path)
     parser = _range_aware(extractor.files[file].parser, family)
@@ -406,6 +412,9 @@ def _check_server_ranges(
     store = extractor.store
     preexisting = len(store) > 0
     continues = preexisting or extractor.engine.count > 0
+    ended = check_parts([result.part.lifecycle for result in results])
+    if ended is not None:
+        return _refuse(ended)
     plan: list[tuple[dict[str, str], list[str]]] = []
     year_state: tuple[int | None, int] = (None, 0)
     context: dict[str, str] = {}

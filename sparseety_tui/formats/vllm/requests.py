@@ -20,6 +20,7 @@ from sparseety_tui.formats.vllm.patterns import (
     _LIFECYCLE_RE,
     _RECEIVED_RE,
 )
+from sparseety_tui.formats.vllm.sampling import sampling_params
 
 _PROMPT_IDS_KEYS = (b"prompt_token_ids: ", b"prompt token ids: ")
 _OUTPUT_IDS_KEYS = (b"output_token_ids: ",)
@@ -181,6 +182,10 @@ class RequestLines:
             prompt, pos = _repr_string(body, 8)
             if prompt is not None:
                 payload["prompt"] = prompt
+        if not details:
+            sampling = sampling_params(body, pos)
+            if sampling:
+                payload["sampling"] = sampling
         at = _find_key(body, _PROMPT_IDS_KEYS, pos)
         if at >= 0:
             count, ids = _id_list(body, at, self.keep_token_ids)

@@ -229,9 +229,18 @@ class DetailScreen(Screen[None]):
             out.append(fmt_seconds(latency))
             out.append("  ttft ", "dim")
             out.append(fmt_seconds(ttft))
+        ended_by = c["ended_by_ts"][row]
+        if known_ts(ended_by):
+            # end_unlogged: no line logged the end; the engine was idle by then.
+            out.append("  ended by ", "dim")
+            out.append(fmt_clock(ended_by))
         day = next((fmt_day(t) for t in (received, finished) if fmt_day(t)), "")
         if day:
             out.append(f"  {day} UTC", "dim")
+        sampling = _sampling_text(c, row)
+        if sampling:
+            out.append("\nsampling ", "dim")
+            out.append(sampling)
         if failure:
             out.append("\n")
             out.append(escape(failure), "bold red")
@@ -531,3 +540,21 @@ def raw_lines_plain(detail: RequestDetail) -> str:
 def _number(value: Any) -> float:
     """A known timestamp as a float, anything else as NaN (unknown)."""
     return float(value) if known_ts(value) else math.nan
+
+
+def _sampling_text(columns: Any, row: int) -> str:
+    """``max_tokens 100  temperature 0.7  top_p 0.95  n 1``: the sampling parameters the
+    log gave (those it did not give are left out; "" when none)."""
+    parts = []
+    for name, column, is_count in (
+        ("max_tokens", "max_tokens", True),
+        ("temperature", "temperature", False),
+        ("top_p", "top_p", False),
+        ("n", "sampling_n", True),
+    ):
+        value = columns[column][row]
+        if is_count and value >= 0:
+            parts.append(f"{name} {fmt_count(value)}")
+        elif not is_count and not math.isnan(value):
+            parts.append(f"{name} {round(value, 6):g}")
+    return "  ".join(parts)

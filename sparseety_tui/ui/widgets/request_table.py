@@ -58,6 +58,9 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttft", "ttft", 6, 7),
 )
 ID_MAX = 36  # the id column takes the spare width, up to this
+#: States shown otherwise than by name: "end_unlogged" does not fit the 8-cell column, and
+#: ``state~unlogged`` finds what the table shows.
+STATE_LABELS = {"unknown": "—", "end_unlogged": "unlogged"}
 
 
 def layout_columns(width: int) -> list[tuple[Column, int]]:
@@ -98,6 +101,7 @@ class RequestTable(ScrollView, can_focus=True):
         "request-table--received",
         "request-table--failed",
         "request-table--aborted",
+        "request-table--end_unlogged",
         "request-table--skip",
     }
 
@@ -123,6 +127,7 @@ class RequestTable(ScrollView, can_focus=True):
     RequestTable > .request-table--received { color: $secondary; }
     RequestTable > .request-table--failed { color: $error; text-style: bold; }
     RequestTable > .request-table--aborted { color: $warning; }
+    RequestTable > .request-table--end_unlogged { color: $success 60%; }
     RequestTable > .request-table--skip { color: $accent; }
     """
 
@@ -366,7 +371,7 @@ class RequestTable(ScrollView, can_focus=True):
         if key == "model":
             return escape(store.models[c["model"][row]]) or "—", dim
         if key == "state":
-            return (state if state != "unknown" else "—"), state_style
+            return STATE_LABELS.get(state, state), state_style
         if key == "prompt":
             return fmt_count(c["prompt_tokens"][row]), base
         if key == "completion":

@@ -52,8 +52,14 @@ def totals_items(
     states = req.get("by_state", {})
     items: list[Item] = []
     state_bits = " ".join(
-        f"{name} {fmt_count(states[name])}"
-        for name in ("running", "finished", "failed", "aborted")
+        f"{label} {fmt_count(states[name])}"
+        for name, label in (
+            ("running", "running"),
+            ("finished", "finished"),
+            ("end_unlogged", "ended unlogged"),
+            ("failed", "failed"),
+            ("aborted", "aborted"),
+        )
         if states.get(name)
     )
     items.append(
