@@ -123,3 +123,25 @@ def test_a_collector_prefix_with_offset_and_zone_name(
     assert document["files"][0]["lines"]["by_kind"] == {"http.access": 2, "vllm.stats": 2}
     last = document["engine"]["last"]
     assert (last["running"], last["waiting"], last["kv_usage"]) == (12, 19, 0.923)
+
+
+def test_v1_request_ended_by_an_idle_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    # Received and Added at 23:35:35, no completion line (V1), then at 23:35:44 the engine
+    # reports 0 running and 0 waiting: the request ended by then, its end not logged.
+    name = "vllm_0.8.5_v1_openshift_received_added_access_idle_stats_rhaiis.log"
+    [request] = extract(capsys, name)
+    assert request["request_id"] == "chatcmpl-d220fcd41bfd42c2995db5cd34ce4427"
+    assert request["state"] == "end_unlogged"
+    assert request["ended_by_ts"] - request["received_ts"] == 9.0
+    assert request["latency_s"] is None
+    assert request["sampling"] == {"max_tokens": 500, "temperature": 0.3, "top_p": 0.9, "n": 1}
+
+
+def test_v1_request_added_after_the_idle_line_is_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Here the idle stats come BEFORE Received/Added: nothing says the request ended.
+    [request] = extract(capsys, "vllm_0.8_v1_idle_stats_received_prompt_added_16361.log")
+    assert request["state"] == "running" and request["ended_by_ts"] is None
+    assert request["sampling"]["max_tokens"] == 8174
+    assert request["sampling"]["temperature"] == pytest.approx(0.7)
