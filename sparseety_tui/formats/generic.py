@@ -97,15 +97,21 @@ class AnyLines:
         return ERROR
 
 
-class GenericParser:
-    """The parser of a file of no known format (see the module docstring)."""
+class AnyLinesParser:
+    """The state every line parser keeps (``formats.base.LineParser``), and the reader of
+    the lines any file may hold: the base of every family's parser."""
 
     def __init__(self) -> None:
         self.pending: list[Event] = []
         self.last_reason = ""
         self.ignored: dict[str, int] = {}
         self._any = AnyLines(self)
+        #: Error lines held for one line (formats.tracebacks): tested on the hot path.
         self._held = self._any.tb.held
+
+
+class GenericParser(AnyLinesParser):
+    """The parser of a file of no known format (see the module docstring)."""
 
     @property
     def tracebacks(self) -> TracebackTracker:

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import re
 
-from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
+from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import failure_reason, note_ignored
-from sparseety_tui.formats.generic import AnyLines
+from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
@@ -59,14 +59,9 @@ def _seconds(text: str) -> float | None:
     return real(text)
 
 
-class KvLineParser:
-    def __init__(self) -> None:
-        self.pending: list[Event] = []
-        self.last_reason = ""
-        self.ignored: dict[str, int] = {}
-        #: Tracebacks, error and access lines, as in any file (formats.generic).
-        self._any = AnyLines(self)
-        self._held = self._any.tb.held
+class KvLineParser(AnyLinesParser):
+    """Per-file parser; tracebacks, error and access lines are read as in any file
+    (formats.generic)."""
 
     def parse(self, line: bytes) -> ParsedLine:
         try:

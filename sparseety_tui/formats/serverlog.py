@@ -13,7 +13,7 @@ from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
 from sparseety_tui.formats.generic import ERROR as ERROR  # re-exported for the families
 from sparseety_tui.formats.generic import EXC_HEADER as EXC_HEADER
-from sparseety_tui.formats.generic import AnyLines
+from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.routing import RoutingOptions
 from sparseety_tui.formats.tracebacks import TracebackTracker
 
@@ -51,23 +51,17 @@ def quotes_traceback(line: bytes) -> bool:
     return b"Traceback" in line or b'File "' in line
 
 
-class ServerLogParser:
+class ServerLogParser(AnyLinesParser):
     """The state and the checks both server-log parsers have."""
 
     def __init__(self, *, num_layers: int | None, top_k: int | None, keep_token_ids: bool) -> None:
-        self.pending: list[Event] = []
+        super().__init__()  # tracebacks, error and access lines, as in any file
         #: Also return the id lists (``prompt_token_ids`` ...), not only their counts: for
         #: the detail view's re-parse; off on the bulk path, where counting is ~50x cheaper.
         self.keep_token_ids = keep_token_ids
-        self.last_reason = ""
-        self.ignored: dict[str, int] = {}
         self.routing = RoutingOptions(num_layers=num_layers, top_k=top_k)
-        #: Tracebacks, error lines and access lines, read as in any file (formats.generic).
-        self._any = AnyLines(self)
         self._tb = self._any.tb
         self._tb_open = self._tb.open_by_key
-        #: Error lines held for one line (see formats.tracebacks): tested on the hot path.
-        self._held = self._tb.held
         self._clock = LocalClock()
         #: Inside a Python warning: its indented source line that follows is part of it.
         self._in_warning = False

@@ -21,7 +21,6 @@ from typing import Any, cast
 import orjson
 
 from sparseety_tui.events import (
-    Event,
     LineKind,
     MetaPayload,
     ParsedLine,
@@ -30,7 +29,7 @@ from sparseety_tui.events import (
     TokenPayload,
 )
 from sparseety_tui.formats.base import note_ignored
-from sparseety_tui.formats.generic import AnyLines
+from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.lenient_json import contains_unrepresentable, loads_lenient
 from sparseety_tui.formats.timestamps import SECONDS_BELOW, parse_timestamp, timestamp_problem
 from sparseety_tui.formats.trace_native import SCANNER, Scanner
@@ -69,16 +68,12 @@ def _alias_request(obj: dict[str, Any]) -> RequestPayload:
     return cast(RequestPayload, obj)
 
 
-class TraceParser:
+class TraceParser(AnyLinesParser):
     """Per-file parser; stateless apart from the protocol's bookkeeping and the text lines
     pasted between records (a traceback, an error line: ``formats.generic``)."""
 
     def __init__(self) -> None:
-        self.pending: list[Event] = []
-        self.last_reason = ""
-        self.ignored: dict[str, int] = {}
-        self._any = AnyLines(self)
-        self._held = self._any.tb.held
+        super().__init__()
         self._tb_open = self._any.tb.open_by_key
 
     def _unparsed(self, reason: str) -> ParsedLine:

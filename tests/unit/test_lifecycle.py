@@ -345,24 +345,14 @@ def test_filters_on_sampling_fields_and_the_new_state(tmp_path: Path) -> None:
 # -- split reads ---------------------------------------------------------------------------
 
 
-def split_and_single(
-    path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int
-) -> tuple[Extractor, Extractor, list[bool | str]]:
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    outcomes: list[bool | str] = []
-    check = parallel._check_server_ranges
-
-    def spy(*args: Any) -> Any:
-        plan = check(*args)
-        outcomes.append(plan.reason if isinstance(plan, parallel.Refusal) else True)
-        return plan
-
-    monkeypatch.setattr(parallel, "_check_server_ranges", spy)
+def split_and_single(path: Path, jobs: int) -> tuple[Extractor, Extractor]:
+    """The file read by one reader, and split (the ``split_outcomes`` fixture records how
+    each split went)."""
     single = Extractor()
     ingest_file(single, str(path))
     split = Extractor()
     parallel.ingest_all(split, Options(), [str(path)], jobs=jobs)
-    return single, split, outcomes
+    return single, split
 
 
 def a_boundary_between(path: Path, first: str, second: str) -> bool:
@@ -390,7 +380,7 @@ def padding(stamp: str, n: int) -> list[str]:
 
 
 def test_split_read_closes_a_request_of_range_one_at_an_idle_line_of_range_two(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, split_outcomes: list[bool | str]
 ) -> None:
     lines = [
         received("chatcmpl-a", "11:33:33"),
@@ -403,8 +393,8 @@ def test_split_read_closes_a_request_of_range_one_at_an_idle_line_of_range_two(
     ]
     path = tmp_path / "v1.log"
     path.write_text("\n".join(lines) + "\n")
-    single, split, outcomes = split_and_single(path, monkeypatch, jobs=2)
-    assert outcomes == [True]
+    single, split = split_and_single(path, jobs=2)
+    assert split_outcomes == [True]
     assert a_boundary_between(path, "Added request", "Running: 0 reqs")
     expected = lifecycle_columns(single)
     assert [row[1] for row in expected] == ["end_unlogged", "received"]
@@ -412,7 +402,7 @@ def test_split_read_closes_a_request_of_range_one_at_an_idle_line_of_range_two(
 
 
 def test_split_read_with_two_engines_refuses_a_closing_it_cannot_prove(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, split_outcomes: list[bool | str]
 ) -> None:
     # Range 1 ends with engine 1 busy; range 2 sees engine 0 idle and, alone, closes its
     # request: one reader would not (engine 1). The split is refused and read whole.
@@ -425,11 +415,13 @@ def test_split_read_with_two_engines_refuses_a_closing_it_cannot_prove(
     ]
     path = tmp_path / "dp.log"
     path.write_text("\n".join(lines) + "\n")
-    single, split, outcomes = split_and_single(path, monkeypatch, jobs=2)
+    single, split = split_and_single(path, jobs=2)
     assert a_boundary_between(path, "Running: 2 reqs", "Received request")
     assert [row[1] for row in lifecycle_columns(single)] == ["received"]
     assert lifecycle_columns(split) == lifecycle_columns(single)
-    assert outcomes == ["a range took the engines to be idle while an earlier range's was busy"]
+    assert split_outcomes == [
+        "a range took the engines to be idle while an earlier range's was busy"
+    ]
 
 
 def test_summary_json_and_extract_name_the_new_keys(

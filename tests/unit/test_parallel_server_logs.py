@@ -30,23 +30,6 @@ def summary(capsys: pytest.CaptureFixture[str], path: Path, jobs: int) -> dict[s
     return out
 
 
-@pytest.fixture
-def split_outcomes(monkeypatch: pytest.MonkeyPatch) -> list[bool | str]:
-    """Split every file, and record for each split True when its merge was proved exact,
-    else the reason it was refused."""
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    outcomes: list[bool | str] = []
-    check = parallel._check_server_ranges
-
-    def spy(*args: Any) -> Any:
-        plan = check(*args)
-        outcomes.append(plan.reason if isinstance(plan, parallel.Refusal) else True)
-        return plan
-
-    monkeypatch.setattr(parallel, "_check_server_ranges", spy)
-    return outcomes
-
-
 def sglang_lines(seed: int, minutes: int = 40, ranks: tuple[str, ...] = ("TP0",)) -> Iterator[str]:
     rng = random.Random(seed)
     rank = ranks[0]
