@@ -283,3 +283,19 @@ def test_the_head_keeps_the_first_value_of_each_start_up_field() -> None:
         "max_log_len": 8,
         "tokenizer_path": "a/tok",
     }
+
+
+def test_a_trace_meta_header_names_the_model_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = _tokenizer(tmp_path / "models" / "qwen", per_char=False)
+    trace = tmp_path / "t.jsonl"
+    trace.write_bytes(
+        orjson.dumps({"type": "meta", "model_path": str(model)})
+        + b"\n"
+        + orjson.dumps({"request_id": "r1", "prompt": PROMPT})
+        + b"\n"
+    )
+    doc = _summary(capsys, str(trace))
+    assert doc["tokenizer_source"] == "logged_model_path"
+    assert doc["requests"]["prompt_tokens"] == WORDS
