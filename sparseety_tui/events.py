@@ -146,6 +146,8 @@ class StatsPayload(TypedDict, total=False):
 
     ts: float
     engine: str
+    #: The log it came from (set by the Merger): engines of two logs are two engines.
+    source: str
     phase: Literal["prefill", "decode", "engine", "spec"]
     prompt_throughput: float  # tokens/s
     generation_throughput: float  # tokens/s

@@ -154,6 +154,7 @@ class Extractor:
         self.files.append(state)
         file = len(self.files) - 1
         self._merger.lineage.append(file)
+        self._merger.sources.append(path)
         # The server's start-up line, read before any request of the file: its model's
         # tokenizer counts them all, in whichever byte range they are (core.file_tokens).
         startup = read_startup_meta(path)

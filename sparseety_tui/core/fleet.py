@@ -21,6 +21,11 @@ the prefix (``[ts DP3 TP3 EP3]``). What is one engine:
 - **vLLM.** Each ``Engine NNN`` is an engine. ``N Engines Aggregated:`` lines (label
   ``all``) already are fleet figures: when per-engine lines are present they are left out
   (``aggregated_reports_skipped``), else they are the fleet, of the N engines they name.
+- **Logs.** Each log's engines are its own: two servers' logs given together both say
+  ``Engine 000`` (or ``TP0``), and they are two engines of the fleet. A stats line is keyed
+  by its label within its log (``core.series.label_key``: the Merger tags it with the
+  path, the same for every incarnation of a rotated path); names carry the path only
+  when the stats come from several logs (``0 (a.log)``).
 - A line without a label is the unlabelled engine (a single-engine server, or vLLM's
   speculative-decoding lines, which carry no engine number; those add only acceptance
   figures, so they are not counted as an engine of their own when labelled engines exist).
@@ -46,7 +51,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.series import EngineSeries, LabelSeries, minute_cells
+from sparseety_tui.core.series import (
+    SOURCE_SEP,
+    EngineSeries,
+    LabelSeries,
+    label_key,
+    minute_cells,
+)
 from sparseety_tui.events import StatsPayload
 
 #: Fields averaged over engines (fractions and per-token ratios); every other measured
@@ -96,23 +107,40 @@ UNLABELLED = "unlabelled"
 _ONLY_REPLICAS = "\x00"
 
 
-def fold(label: str) -> str:
-    """The engine a label belongs to: the label without its replica ranks (``DP3 TP3 EP3``
-    -> ``DP3``). A label of replica ranks only folds to one shared group; a label with no
+def fold(key: str) -> str:
+    """The engine a series key (``core.series.label_key``: a label within its log) belongs
+    to: the label without its replica ranks (``DP3 TP3 EP3`` -> ``DP3``), in the same log.
+    A label of replica ranks only folds to one shared group of its log; a label with no
     ranks (vLLM's ``0``, ``all``, or none) is its own."""
+    source, sep, label = key.rpartition(SOURCE_SEP)
     if not label or (" " not in label and not label[:1].isalpha()):
-        return label
+        return key
     parts = label.split(" ")
     kept = [part for part in parts if part.rstrip("0123456789") not in REPLICA_RANKS]
     if len(kept) == len(parts):
-        return label
-    return " ".join(kept) if kept else _ONLY_REPLICAS
+        return key
+    return source + sep + (" ".join(kept) if kept else _ONLY_REPLICAS)
 
 
-def engine_name(key: str, label: str) -> str:
+def label_of(key: str) -> str:
+    """The engine label of a series key, without its log."""
+    return key.rpartition(SOURCE_SEP)[2]
+
+
+def engine_name(group: str, key: str, several_logs: bool = False) -> str:
     """How an engine is named: its folded label; for an engine of replica ranks only, the
-    label standing for it (``TP0``); for lines without a label, UNLABELLED."""
-    return label if key == _ONLY_REPLICAS else key or UNLABELLED
+    label standing for it (``TP0``); for lines without a label, UNLABELLED. When the stats
+    come from several logs the log's path follows, as ``0 (a.log)``: each log's engines
+    are its own."""
+    folded = label_of(group)
+    name = label_of(key) if folded == _ONLY_REPLICAS else folded or UNLABELLED
+    source = group.rpartition(SOURCE_SEP)[0]
+    return f"{name} ({source})" if several_logs and source else name
+
+
+def several_logs(keys: Iterable[str]) -> bool:
+    """Whether series keys come from more than one log."""
+    return len({key.rpartition(SOURCE_SEP)[0] for key in keys}) > 1
 
 
 def _rank_order(label: str) -> tuple[Any, ...]:
@@ -129,6 +157,8 @@ class Engine:
     other (replica) labels gave."""
 
     name: str
+    #: its label within its log (``0``, ``DP3``, ``all``, or none)
+    label: str
     series: LabelSeries
     folded: int
 
@@ -147,24 +177,25 @@ class Fleet:
 def fleet(series: EngineSeries) -> Fleet:
     """Group the series' labels into engines and pick the fleet's (module docstring)."""
     groups: dict[str, list[str]] = {}
-    for label in series.labels:
-        groups.setdefault(fold(label), []).append(label)
+    for key in series.labels:
+        groups.setdefault(fold(key), []).append(key)
+    several = several_logs(series.labels)
     engines: list[Engine] = []
     folded = 0
-    for key, labels in groups.items():
-        labels.sort(key=lambda lb: (-series.labels[lb].count, _rank_order(lb)))
-        chosen = labels[0]
-        replicas = sum(series.labels[lb].count for lb in labels[1:])
+    for group, keys in groups.items():
+        keys.sort(key=lambda k: (-series.labels[k].count, _rank_order(label_of(k))))
+        chosen = keys[0]
+        replicas = sum(series.labels[k].count for k in keys[1:])
         folded += replicas
-        name = engine_name(key, chosen)
-        engines.append(Engine(name, series.labels[chosen], replicas))
+        name = engine_name(group, chosen, several)
+        engines.append(Engine(name, label_of(group), series.labels[chosen], replicas))
     engines.sort(key=lambda e: _rank_order(e.name))
-    per_engine = [e for e in engines if e.name != AGGREGATED and e.series.main]
+    per_engine = [e for e in engines if e.label != AGGREGATED and e.series.main]
     skipped = 0
     if per_engine:
-        aggregated = [e for e in engines if e.name == AGGREGATED]
+        aggregated = [e for e in engines if e.label == AGGREGATED]
         skipped = sum(e.series.count for e in aggregated)
-        engines = [e for e in engines if e.name != AGGREGATED]
+        engines = [e for e in engines if e.label != AGGREGATED]
         count = len(per_engine)
     else:
         named = [e.series.last.get("aggregated_engines") for e in engines]
@@ -191,7 +222,7 @@ def measured(stats: StatsPayload) -> dict[str, float]:
     return {
         key: value
         for key, value in stats.items()
-        if key not in ("ts", "engine", "phase", "aggregated_engines")
+        if key not in ("ts", "engine", "source", "phase", "aggregated_engines")
         and isinstance(value, (int, float))
     }
 
@@ -250,15 +281,16 @@ def fleet_points(points: Iterable[StatsPayload]) -> list[dict[str, float]]:
     out: list[dict[str, float]] = []
     per_engine = False
     for stats in points:
+        key = label_key(stats)
         label = stats.get("engine", "")
-        key = fold(label)
-        if chosen.setdefault(key, label) != label:
+        if chosen.setdefault(fold(key), key) != key:
             continue  # another rank of an engine already followed
         if label == AGGREGATED and per_engine:
             continue
         if not per_engine and label and label != AGGREGATED and stats.get("phase") != "spec":
             per_engine = True  # from now on aggregated lines are not the fleet
-            latest.pop(AGGREGATED, None)
-        latest[label] = measured(stats)  # one engine alone: its own lines, as they are
+            for other in [k for k in latest if label_of(k) == AGGREGATED]:
+                del latest[other]
+        latest[key] = measured(stats)  # one engine alone: its own lines, as they are
         out.append(combine(latest.values()))
     return out

@@ -177,6 +177,9 @@ class Merger:
         #: For each file index, the first file of its path (the same for every incarnation
         #: of one path; kept by the Extractor).
         self.lineage: list[int] = []
+        #: For each file index, its path: stats lines are tagged with it (``source``), so
+        #: that two logs' ``Engine 000`` are two engines (core.fleet).
+        self.sources: list[str] = []
         #: Open requests ended by idle stats lines (``end_unlogged``).
         self.lifecycle = Lifecycle(store, self.lineage, record_lifecycle)
 
@@ -197,6 +200,7 @@ class Merger:
         elif event[0] == "token":
             self._on_token(event[1], file, meta, offset, length, line_no)
         elif event[0] == "stats":
+            event[1]["source"] = self.sources[file]  # a fresh dict per line (the parsers')
             self.engine.add(event[1])
             self.lifecycle.stats(event[1], file)
         elif event[0] == "error":

@@ -23,7 +23,7 @@ from sparseety_tui.events import StatsPayload
 STATS_POINTS = 4096
 #: Stats fields that name rather than measure (``aggregated_engines`` counts engines, it
 #: measures nothing about them).
-_LABEL_FIELDS = frozenset({"ts", "engine", "phase", "aggregated_engines"})
+_LABEL_FIELDS = frozenset({"ts", "engine", "source", "phase", "aggregated_engines"})
 #: Stats fields kept per minute (the engine's time series in `summary`), per engine label.
 MINUTE_FIELDS = (
     "prompt_throughput",
@@ -43,6 +43,18 @@ _MINUTE_ZEROS = array("d", bytes(16 * len(MINUTE_FIELDS)))
 
 #: field -> [sum, n]
 Cells = dict[str, list[float]]
+#: Between a stats line's source (its log's path) and its engine label in a series key.
+SOURCE_SEP = "\x1f"
+
+
+def label_key(stats: StatsPayload) -> str:
+    """The series a stats line belongs to: its engine label, within its log (``source``,
+    set by the Merger: ``Engine 000`` of two servers' logs are two engines)."""
+    source = stats.get("source")
+    label = stats.get("engine", "")
+    return label if source is None else source + SOURCE_SEP + label
+
+
 #: A minute of one label: [sum, n] of each MINUTE_FIELDS field, flat (an array of doubles
 #: is ~200 B a minute where a dict of lists was ~1 KB: a 32-rank server logs 32 a minute).
 Minute: TypeAlias = "array[float]"
@@ -143,7 +155,7 @@ class EngineSeries:
         # (formats/numbers.py), so the sums cannot fail half-way.
         ts = stats.get("ts")
         minute = -1 if ts is None else int(ts // 60) * 60  # raises (a nan or inf ts) first
-        label = stats.get("engine", "")
+        label = label_key(stats)
         series = self.labels.get(label)
         if series is None:
             series = self.labels[label] = LabelSeries()
@@ -209,7 +221,7 @@ class EngineSeries:
             mine._minute = -1  # the next add() looks its minute up again
         if first is not None:
             for stats in later.first_minute_stats:
-                series = self.labels[stats.get("engine", "")]
+                series = self.labels[label_key(stats)]
                 add_minute_fields(series.own(first), stats)
 
 
@@ -233,7 +245,7 @@ class RecordingEngineSeries(EngineSeries):
         super().add(stats)
         if not self.record:
             return
-        label = stats.get("engine", "")
+        label = label_key(stats)
         floats = self.floats.get(label)
         if floats is None:
             floats = self.floats[label] = {}
@@ -271,7 +283,7 @@ class RecordingEngineSeries(EngineSeries):
             bucket = series.per_minute.get(self.first_minute)
             if bucket is None:
                 continue
-            mine = [stats for stats in self.first_minute_stats if stats.get("engine", "") == label]
+            mine = [stats for stats in self.first_minute_stats if label_key(stats) == label]
             for key, at in _MINUTE_SLOTS:
                 if bucket[at + 1] != sum(1 for stats in mine if stats.get(key) is not None):
                     return False

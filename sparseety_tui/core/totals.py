@@ -354,7 +354,7 @@ def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:
                 "replicated_reports_folded": e.folded,
                 "per_minute_mean": _minutes(fleet.per_minute([e])),
                 "mean": _rounded(fleet.means(e.series)),
-                "last": dict(e.series.last),
+                "last": {k: v for k, v in e.series.last.items() if k != "source"},
             }
             for e in engines
         },

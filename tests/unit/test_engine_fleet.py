@@ -227,3 +227,27 @@ def test_fleet_points_follow_each_engine_once() -> None:
         {"engine": "DP0 TP0", "running": 4},
     ]
     assert [p["running"] for p in fleet_points(points)] == [2, 5, 7]
+
+
+def test_two_servers_logs_are_two_engines_each(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Two servers each log `Engine 000` (and SGLang `TP0`): given together, each log's
+    engines are its own, summed into the fleet, not one engine averaged."""
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text(VLLM.format(s=0, e=0, p=10.0, g=100.0, run=4, wait=1, kv=20.0, hit=0.0) + "\n")
+    b.write_text(VLLM.format(s=1, e=0, p=30.0, g=300.0, run=6, wait=3, kv=40.0, hit=0.0) + "\n")
+    assert run(["summary", "--json", str(a), str(b)]) == 0
+    engine = orjson.loads(capsys.readouterr().out)["engine"]
+    assert engine["engines"] == 2
+    assert set(engine["by_engine"]) == {f"0 ({a})", f"0 ({b})"}
+    assert (engine["last"]["running"], engine["last"]["waiting"]) == (10, 4)
+    assert engine["last"]["kv_usage"] == pytest.approx(0.3)
+    assert "source" not in engine["by_engine"][f"0 ({a})"]["last"]
+    c, d = tmp_path / "c.log", tmp_path / "d.log"
+    c.write_text(SGL_DECODE.format(s=0, ranks="TP0", run=3, kv=0.2, gen=50.0, q=0) + "\n")
+    d.write_text(SGL_DECODE.format(s=0, ranks="TP0", run=5, kv=0.4, gen=70.0, q=1) + "\n")
+    assert run(["summary", "--json", str(c), str(d)]) == 0
+    engine = orjson.loads(capsys.readouterr().out)["engine"]
+    assert (engine["engines"], engine["replicated_reports_folded"]) == (2, 0)
+    assert engine["last"]["running"] == 8

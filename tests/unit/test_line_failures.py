@@ -346,4 +346,5 @@ def test_a_merge_that_fails_changes_nothing(
     assert column(extractor, "completion_tokens", "odd") == 5
     assert extractor.expert_load.counts == {}  # layer ids unknown: out of the heat map,
     assert extractor.expert_load.out_of_range == 3  # and counted
-    assert extractor.engine.count == 1 and extractor.engine.labels[""].sums["running"] == [4.0, 1]
+    [series] = extractor.engine.labels.values()  # the log's one, unlabelled engine
+    assert extractor.engine.count == 1 and series.sums["running"] == [4.0, 1]

@@ -11,7 +11,15 @@ from typing import ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.fleet import AGGREGATED, engine_name, fleet_points, fold, measured
+from sparseety_tui.core.fleet import (
+    AGGREGATED,
+    engine_name,
+    fleet_points,
+    fold,
+    measured,
+    several_logs,
+)
+from sparseety_tui.core.series import label_key
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
@@ -140,15 +148,20 @@ def _engine_lasts(points: Sequence[StatsPayload]) -> dict[str, dict[str, float]]
     the folded label, or the first rank seen for an engine of replica ranks only)."""
     lasts: dict[str, dict[str, float]] = {}
     names: dict[str, str] = {}
+    several = several_logs(label_key(point) for point in points)
+    aggregated = set()
     for point in points:
-        label = point.get("engine", "")
-        key = fold(label)
-        name = names.setdefault(key, engine_name(key, label))
-        if point.get("phase") == "spec" and not label:
+        key = label_key(point)
+        group = fold(key)
+        name = names.setdefault(group, engine_name(group, key, several))
+        if point.get("phase") == "spec" and not point.get("engine"):
             continue  # vLLM acceptance lines: no engine of their own
+        if point.get("engine") == AGGREGATED:
+            aggregated.add(name)
         lasts[name] = measured(point)
-    if len(lasts) > 1:
-        lasts.pop(AGGREGATED, None)
+    if len(lasts) > len(aggregated):
+        for name in aggregated:
+            del lasts[name]
     return dict(sorted(lasts.items()))
 
 
