@@ -47,6 +47,7 @@ engines that report them. Precisely, for each field:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -127,14 +128,16 @@ def label_of(key: str) -> str:
     return key.rpartition(SOURCE_SEP)[2]
 
 
-def engine_name(group: str, key: str, several_logs: bool = False) -> str:
+def engine_name(group: str, key: str, several_logs: bool = False, short: bool = False) -> str:
     """How an engine is named: its folded label; for an engine of replica ranks only, the
     label standing for it (``TP0``); for lines without a label, UNLABELLED. When the stats
-    come from several logs the log's path follows, as ``0 (a.log)``: each log's engines
-    are its own."""
+    come from several logs the log's path follows, as ``0 (logs/a.log)``: each log's
+    engines are its own (``short``: the file name only, for a narrow panel)."""
     folded = label_of(group)
     name = label_of(key) if folded == _ONLY_REPLICAS else folded or UNLABELLED
     source = group.rpartition(SOURCE_SEP)[0]
+    if short:
+        source = os.path.basename(source) or source
     return f"{name} ({source})" if several_logs and source else name
 
 

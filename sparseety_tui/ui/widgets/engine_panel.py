@@ -114,10 +114,13 @@ class EnginePanel(Widget):
             last = next((v for v in reversed(values) if v is not None), None)
             out.append(f" {_num(last)}{unit}".rjust(9))
         if self.expanded:
+            # One line each, cropped: the name column as wide as the longest name, up to a
+            # third of the panel (a log's path can be long).
+            name_w = min(max(map(len, self._engines)), max(6, width // 3))
             for name, figures in self._engines.items():
                 out.append("\n")
-                out.append(name.ljust(13)[:13], dim)  # a log's text, never markup (Text)
-                out.append(_engine_row(figures))
+                out.append(name[:name_w].ljust(name_w) + " ", dim)  # log text: never markup
+                out.append(_engine_row(figures)[: max(0, width - name_w - 1)])
         return out
 
 
@@ -153,7 +156,7 @@ def _engine_lasts(points: Sequence[StatsPayload]) -> dict[str, dict[str, float]]
     for point in points:
         key = label_key(point)
         group = fold(key)
-        name = names.setdefault(group, engine_name(group, key, several))
+        name = names.setdefault(group, engine_name(group, key, several, short=True))
         if point.get("phase") == "spec" and not point.get("engine"):
             continue  # vLLM acceptance lines: no engine of their own
         if point.get("engine") == AGGREGATED:
