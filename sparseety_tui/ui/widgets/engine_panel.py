@@ -120,7 +120,7 @@ class EnginePanel(Widget):
             for name, figures in self._engines.items():
                 out.append("\n")
                 out.append(name[:name_w].ljust(name_w) + " ", dim)  # log text: never markup
-                out.append(_engine_row(figures)[: max(0, width - name_w - 1)])
+                out.append(_engine_row(figures, width - name_w - 1))
         return out
 
 
@@ -168,11 +168,17 @@ def _engine_lasts(points: Sequence[StatsPayload]) -> dict[str, dict[str, float]]
     return dict(sorted(lasts.items()))
 
 
-def _engine_row(figures: dict[str, float]) -> str:
-    """One engine's last figures, in SERIES order, as ``label value`` pairs."""
-    parts = []
+def _engine_row(figures: dict[str, float], width: int) -> str:
+    """One engine's last figures, in SERIES order, as ``label value`` pairs: as many whole
+    pairs as fit in ``width`` (a pair cut in its number would show another number)."""
+    row = ""
     for label, key, scale, unit in SERIES:
         value = figures.get(key)
-        if value is not None:
-            parts.append(f"{label.split()[0]} {_num(float(value) * scale)}{unit}")
-    return "  ".join(parts)
+        if value is None:
+            continue
+        pair = f"{label.split()[0]} {_num(float(value) * scale)}{unit}"
+        joined = f"{row}  {pair}" if row else pair
+        if len(joined) > width:
+            break
+        row = joined
+    return row
