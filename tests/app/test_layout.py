@@ -104,9 +104,9 @@ async def test_engine_panel_shows_the_fleet_and_expands_per_engine() -> None:
         await settle(pilot)
         text = engine.render().plain
         rows = [line for line in text.splitlines() if line[:1] in "01"]
-        # Whole `label value` pairs, as many as the panel's width (66 here) holds: the
+        # Whole `label value` pairs, as many as the panel's width (64 here) holds: the
         # prefix hit rate would be cut, so it is left out rather than shown as `prefix 1`.
-        assert engine.size.width == 66
+        assert engine.size.width == 64
         assert rows == [
             "0 prompt 100  gen 988  running 46  waiting 112  KV 45%",
             "1 prompt 200  gen 988  running 46  waiting 113  KV 45%",
