@@ -1,0 +1,70 @@
+"""SGLang batch lines a terminal hard-wrapped or cut at a ``$`` marker (formats/termwrap.py):
+what a whole one looks like, and where a fused line's second record starts."""
+
+from __future__ import annotations
+
+import re
+
+from sparseety_tui.events import ParsedLine
+from sparseety_tui.formats.sglang.kinds import DECODE, PREFILL
+from sparseety_tui.formats.sglang.patterns import BATCH_RE, GPU_PREFIX_RE, PREFIX_RE
+from sparseety_tui.formats.sglang.stats import BatchLines
+from sparseety_tui.formats.termwrap import (
+    MARKER,
+    Shape,
+    TermWrapLines,
+    cut_last_number,
+    fused_at,
+    has_prefix,
+)
+
+
+def whole(text: bytes) -> bool:
+    """A batch line ends with a whole ``key: value`` field, or with the ``, `` some
+    versions leave (the fields vary by version and role, the last one too). A cut inside
+    the last value cannot be told from a whole one."""
+    if text[-1:] == b",":
+        return True
+    at = text.rfind(b", ")
+    last = text if at < 0 else text[at + 2 :]
+    key, sep, value = last.rpartition(b": ")
+    return bool(sep) and bool(key.strip()) and bool(value.strip())
+
+
+def _starts_head(text: bytes, at: int) -> bool:
+    """A dated SGLang prefix at ``at`` (a time alone is too weak inside a line)."""
+    if text[at : at + 1] != b"[":
+        return False
+    m = PREFIX_RE.match(text, at)
+    return m is not None and m.group("y") is not None
+
+
+def _fused_at(text: bytes) -> int:
+    return fused_at(text, _starts_head)
+
+
+def _prefixed(row: bytes) -> bool:
+    return has_prefix(row, PREFIX_RE) or GPU_PREFIX_RE.match(row) is not None
+
+
+class WrappedBatchLines(TermWrapLines, BatchLines):
+    """``BatchLines`` of ``SglangParser`` that rejoin a terminal's wraps (a mixin)."""
+
+    def _batch_line(
+        self, bm: re.Match[bytes], msg: bytes, ts: float | None, ranks: str = ""
+    ) -> ParsedLine:
+        """A batch line (``bm``: its ``Prefill batch`` / ``Decode batch`` start in
+        ``msg``): read at once when whole, else a cut record."""
+        if MARKER not in msg and whole(msg.rstrip()):
+            return self._batch(bm, msg, ts, ranks)
+        kind = PREFILL if bm.group("kind") == b"Prefill" else DECODE
+
+        def read(text: bytes) -> ParsedLine:
+            again = BATCH_RE.match(text)
+            if again is None:  # its only field was cut off: the line's time and ranks
+                return self._batch(bm, msg[: bm.end()], ts, ranks)
+            return self._batch(again, text, ts, ranks)
+
+        return self._record(
+            msg[bm.start() :], Shape(kind, read, whole, cut_last_number, _prefixed, _fused_at)
+        )
