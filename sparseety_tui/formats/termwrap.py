@@ -73,9 +73,9 @@ class Shape:
     #: A partial record's text as ``read`` must get it: without a last field whose value
     #: may have been cut (identity when every value is whole up to its last byte).
     cut: Callable[[bytes], bytes]
-    #: Whether a line starts with the family's own log prefix (or a wrapper's): then it
-    #: is no continuation.
-    prefixed: Callable[[bytes], bool]
+    #: A row's text behind any log wrapper's prefix (a shipper may stamp every line it
+    #: carries), or None when it starts with the family's own log prefix: no continuation.
+    row_text: Callable[[bytes], bytes | None]
     #: Where ``MARKER`` fuses a cut record with the head of a new one in ``text`` (the
     #: marker's index), or -1.
     fused_at: Callable[[bytes], int]
@@ -94,10 +94,11 @@ class HeldRecord:
     reported: bool = False
 
 
-def has_prefix(line: bytes, own: re.Pattern[bytes]) -> bool:
-    """Whether ``line`` starts with ``own`` (a family's log prefix) or a log wrapper's
-    prefix (formats/clean.py): no continuation row has either."""
-    return own.match(line) is not None or strip_wrappers(line, own, 1)[0] is not line
+def row_text(row: bytes, own: re.Pattern[bytes]) -> bytes | None:
+    """``row`` without the log wrappers' prefixes (formats/clean.py), or None when it
+    starts with ``own``, a family's log prefix (then it is no continuation)."""
+    inner = strip_wrappers(row, own)[0]
+    return None if own.match(inner) is not None else inner
 
 
 def fused_at(text: bytes, starts_head: Callable[[bytes, int], bool]) -> int:
@@ -114,11 +115,12 @@ def fused_at(text: bytes, starts_head: Callable[[bytes, int], bool]) -> int:
 
 
 def plausible_prefix(text: bytes) -> bool:
-    """Whether every ``, ``-separated field of ``text`` but the last (which a wrap may
-    have cut anywhere) is ``key: value``: a record cut at a row's end, not a line that
-    merely has no prefix glued to one."""
+    """Whether every ``, ``-separated field of ``text`` but the first (which may be the
+    record's title, ``Decode batch``) and the last (which a wrap may have cut anywhere) is
+    ``key: value``: a record cut at a row's end, not a line that merely has no prefix
+    glued to one."""
     parts = text.split(b", ")
-    for part in parts[:-1]:
+    for part in parts[1:-1]:
         key, sep, value = part.rpartition(b": ")
         if not sep or not key.strip() or not value.strip():
             return False
@@ -129,7 +131,7 @@ def cut_last_number(text: bytes) -> bytes:
     """``text`` without its last field when the text ends in a number (a value the cut
     may have shortened: ``Running: 3`` of ``Running: 32 reqs``). For records whose every
     value is followed by a unit or ``%``."""
-    end = text.rstrip()[-1:]
+    end = text[-1:]  # a space after the number shows it whole (``Running: 32 $``)
     if not end or not (end.isdigit() or end == b"."):
         return text
     at = text.rfind(b", ")
@@ -194,12 +196,15 @@ class TermWrapLines:
         assert held is not None
         self._wrap_held = None
         shape = held.shape
-        row = line.rstrip()  # a copied screen pads the last row with spaces
-        if row and len(held.text) + len(row) <= MAX_HELD_BYTES and not shape.prefixed(row):
+        # A copied screen pads the last row with spaces; a shipper may have stamped it.
+        stripped = line.rstrip()
+        row = shape.row_text(stripped)
+        if row and len(held.text) + len(row) <= MAX_HELD_BYTES:
             joined = held.text + row
             if shape.whole(joined):
                 return (shape.kind, None) if held.reported else shape.read(joined)
-            if len(line) == held.width and held.rows < MAX_ROWS and plausible_prefix(joined):
+            width = len(line) - (len(stripped) - len(row))
+            if width == held.width and held.rows < MAX_ROWS and plausible_prefix(joined):
                 held.text = joined  # a middle row of a narrow terminal
                 held.rows += 1
                 self._wrap_held = held

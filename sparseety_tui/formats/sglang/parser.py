@@ -164,6 +164,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
                     return self._message(line[gm.end() :], None)
             unwrapped, wrap_ts = strip_wrappers(line, PREFIX_RE)
             if unwrapped is not line:
+                self._row_len = len(unwrapped)  # the wrapper's prefix is no terminal's
                 rest = unwrapped
                 m = PREFIX_RE.match(rest)
             if m is None and b"[" in rest:

@@ -15,20 +15,24 @@ from sparseety_tui.formats.termwrap import (
     TermWrapLines,
     cut_last_number,
     fused_at,
-    has_prefix,
+    row_text,
 )
+
+#: The fields a batch line ends with, every version and role of the corpus (a trailing
+#: ``, `` after them in some): decode and prefill lines end with the queue, the prefill
+#: lines of newer builds with the input throughput.
+_LAST_KEYS = (b"#queue-req", b"input throughput (token/s)")
 
 
 def whole(text: bytes) -> bool:
-    """A batch line ends with a whole ``key: value`` field, or with the ``, `` some
-    versions leave (the fields vary by version and role, the last one too). A cut inside
-    the last value cannot be told from a whole one."""
+    """A batch line that ends as every one of the corpus does: a ``_LAST_KEYS`` field with
+    its value (a line of another shape is held for one line, then read as it was). Only a
+    cut inside that last value cannot be told from a whole line."""
     if text[-1:] == b",":
-        return True
+        text = text[:-1]
     at = text.rfind(b", ")
-    last = text if at < 0 else text[at + 2 :]
-    key, sep, value = last.rpartition(b": ")
-    return bool(sep) and bool(key.strip()) and bool(value.strip())
+    key, sep, value = text[at + 2 :].partition(b": ") if at >= 0 else (b"", b"", b"")
+    return bool(sep) and key in _LAST_KEYS and bool(value.strip())
 
 
 def _starts_head(text: bytes, at: int) -> bool:
@@ -43,8 +47,9 @@ def _fused_at(text: bytes) -> int:
     return fused_at(text, _starts_head)
 
 
-def _prefixed(row: bytes) -> bool:
-    return has_prefix(row, PREFIX_RE) or GPU_PREFIX_RE.match(row) is not None
+def _row_text(row: bytes) -> bytes | None:
+    text = row_text(row, PREFIX_RE)
+    return None if text is None or GPU_PREFIX_RE.match(text) is not None else text
 
 
 class WrappedBatchLines(TermWrapLines, BatchLines):
@@ -66,5 +71,5 @@ class WrappedBatchLines(TermWrapLines, BatchLines):
             return self._batch(again, text, ts, ranks)
 
         return self._record(
-            msg[bm.start() :], Shape(kind, read, whole, cut_last_number, _prefixed, _fused_at)
+            msg[bm.start() :], Shape(kind, read, whole, cut_last_number, _row_text, _fused_at)
         )

@@ -43,7 +43,7 @@ from sparseety_tui.formats.vllm.patterns import (
     PROC_RE,
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
-from sparseety_tui.formats.vllm.wrap import WrappedStatsLines
+from sparseety_tui.formats.vllm.wrap import WrappedStatsLines, starts_record
 
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
 #: its regex, on the path of lines without the vLLM head.
@@ -141,6 +141,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
         if m is None:
             unwrapped, wrap_ts = strip_wrappers(rest, _OWN_PREFIX_RE)
             if unwrapped is not rest:
+                self._row_len -= len(rest) - len(unwrapped)  # the wrapper's is no terminal's
                 rest = unwrapped
                 if rest[:1] == b"(":
                     rest, key2 = self._strip_procs(rest)
@@ -241,6 +242,8 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
             # An error of its own, or the message of a traceback that follows it.
             self._tb.note_error(key, decode(msg.strip()), ts)
             return ERROR
+        if msg[:1] in b"EA" and starts_record(msg):  # its row ended before the record did
+            return self._stats_line(msg, ts)
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:

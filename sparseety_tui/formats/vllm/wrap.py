@@ -10,7 +10,7 @@ from sparseety_tui.formats.termwrap import (
     TermWrapLines,
     cut_last_number,
     fused_at,
-    has_prefix,
+    row_text,
 )
 from sparseety_tui.formats.vllm.kinds import STATS
 from sparseety_tui.formats.vllm.patterns import _OWN_PREFIX_RE, V0_STATS_RE, V1_STATS_RE
@@ -34,6 +34,25 @@ def whole(text: bytes) -> bool:
     )
 
 
+#: How a stats record starts (after ``Engine NNN``, in V1).
+_START = b"Avg prompt throughput: "
+_ENGINE_START = b": " + _START
+#: The shortest message taken for a stats record's start cut by its row's end.
+_MIN_START = 8
+
+
+def starts_record(msg: bytes) -> bool:
+    """Whether ``msg`` is only the start of a stats record, cut by its row's end before
+    ``Avg prompt throughput: `` was whole (``Engine 000: Avg pro`` on an 80-column
+    terminal behind a process prefix)."""
+    if len(msg) < _MIN_START or len(msg) >= len(_START) + 20:
+        return False
+    if msg[:7] == b"Engine ":
+        rest = msg[7:].lstrip(b"0123456789")
+        return len(rest) < len(msg) - 7 and _ENGINE_START.startswith(rest)
+    return _START.startswith(msg)
+
+
 def _starts_head(text: bytes, at: int) -> bool:
     return _OWN_PREFIX_RE.match(text[at : at + _HEAD_SPAN]) is not None
 
@@ -42,8 +61,8 @@ def _fused_at(text: bytes) -> int:
     return fused_at(text, _starts_head)
 
 
-def _prefixed(row: bytes) -> bool:
-    return has_prefix(row, _OWN_PREFIX_RE)
+def _row_text(row: bytes) -> bytes | None:
+    return row_text(row, _OWN_PREFIX_RE)
 
 
 class WrappedStatsLines(TermWrapLines, StatsLines):
@@ -58,4 +77,4 @@ class WrappedStatsLines(TermWrapLines, StatsLines):
         def read(text: bytes) -> ParsedLine:
             return self._stats(text, ts)
 
-        return self._record(msg, Shape(STATS, read, whole, cut_last_number, _prefixed, _fused_at))
+        return self._record(msg, Shape(STATS, read, whole, cut_last_number, _row_text, _fused_at))
