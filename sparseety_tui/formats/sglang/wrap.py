@@ -18,20 +18,24 @@ from sparseety_tui.formats.termwrap import (
     row_text,
 )
 
-#: The fields a batch line ends with, every version and role of the corpus (a trailing
-#: ``, `` after them in some): decode and prefill lines end with the queue, the prefill
-#: lines of newer builds with the input throughput.
-_LAST_KEYS = (b"#queue-req", b"input throughput (token/s)")
+#: The fields a batch line ends with, in every version and role we have seen (with a
+#: trailing ``, `` in some): decode and prefill lines end with the queue, newer prefill
+#: lines with the input throughput, hybrid-model decode lines with ``#cache_miss``. (Not
+#: ``cuda graph: False``, which ends one prefill variant: the most common decode line has
+#: it in its middle, where a row often ends; that variant is held for one line instead.)
+_LAST_KEYS = (b"#queue-req", b"input throughput (token/s)", b"#cache_miss")
 
 
 def whole(text: bytes) -> bool:
-    """A batch line that ends as every one of the corpus does: a ``_LAST_KEYS`` field with
-    its value (a line of another shape is held for one line, then read as it was). Only a
-    cut inside that last value cannot be told from a whole line."""
+    """A batch line that ends as the known ones do: a ``_LAST_KEYS`` field with its value.
+    A line of another shape is held for one line, then read as it was; only a cut inside
+    that last value cannot be told from a whole line."""
     if text[-1:] == b",":
         text = text[:-1]
     at = text.rfind(b", ")
-    key, sep, value = text[at + 2 :].partition(b": ") if at >= 0 else (b"", b"", b"")
+    if at < 0:
+        return False
+    key, sep, value = text[at + 2 :].partition(b": ")
     return bool(sep) and key in _LAST_KEYS and bool(value.strip())
 
 
