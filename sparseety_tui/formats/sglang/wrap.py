@@ -24,6 +24,7 @@ from sparseety_tui.formats.termwrap import (
 #: ``cuda graph: False``, which ends one prefill variant: the most common decode line has
 #: it in its middle, where a row often ends; that variant is held for one line instead.)
 _LAST_KEYS = (b"#queue-req", b"input throughput (token/s)", b"#cache_miss")
+_LAST_FIELDS = tuple(key + b": " for key in _LAST_KEYS)
 
 
 def whole(text: bytes) -> bool:
@@ -64,7 +65,14 @@ class WrappedBatchLines(TermWrapLines, BatchLines):
     ) -> ParsedLine:
         """A batch line (``bm``: its ``Prefill batch`` / ``Decode batch`` start in
         ``msg``): read at once when whole, else a cut record."""
-        if MARKER not in msg and whole(msg.rstrip()):
+        # The common line in three C calls: its last field is a known one, with a value.
+        at = msg.rfind(b", ")
+        if (
+            msg.startswith(_LAST_FIELDS, at + 2)
+            and msg[-2:] != b": "
+            and at >= 0
+            and MARKER not in msg
+        ) or (MARKER not in msg and whole(msg.rstrip())):
             return self._batch(bm, msg, ts, ranks)
         kind = PREFILL if bm.group("kind") == b"Prefill" else DECODE
 

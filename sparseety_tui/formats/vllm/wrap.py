@@ -21,15 +21,14 @@ from sparseety_tui.formats.vllm.stats import StatsLines
 _HEAD_SPAN = 1024
 
 
-def _ends_whole(text: bytes) -> bool:
-    """Every vLLM stats line ends with a percentage: V1 ``hit rate: 0.0%``, V0 ``CPU KV
-    cache usage: 0.0%.`` (0.3: without the dot)."""
-    return text[-1:] == b"%" or text[-2:] == b"%."
+#: Every vLLM stats line ends with a percentage: V1 ``hit rate: 0.0%``, V0 ``CPU KV cache
+#: usage: 0.0%.`` (0.3: without the dot).
+_WHOLE_ENDS = (b"%", b"%.")
 
 
 def whole(text: bytes) -> bool:
     """A whole V0 or V1 stats record (from ``Engine NNN:`` / ``Avg prompt throughput``)."""
-    return _ends_whole(text) and (
+    return text.endswith(_WHOLE_ENDS) and (
         V1_STATS_RE.match(text) is not None or V0_STATS_RE.match(text) is not None
     )
 
@@ -71,7 +70,7 @@ class WrappedStatsLines(TermWrapLines, StatsLines):
     def _stats_line(self, msg: bytes, ts: float | None) -> ParsedLine:
         """A stats line's message from its record start: the common whole line takes
         ``_stats`` at once; one that ends elsewhere or holds a ``$`` is a cut record."""
-        if _ends_whole(msg) and MARKER not in msg:
+        if msg.endswith(_WHOLE_ENDS) and MARKER not in msg:
             return self._stats(msg, ts)
 
         def read(text: bytes) -> ParsedLine:
