@@ -202,16 +202,20 @@ def test_received_wordings() -> None:
 def test_cut_line_fragments_then_joined() -> None:
     # A line cut in two by a writer (the follower normally joins partial lines): each
     # fragment alone is accounted for without raising; the joined line parses.
-    # Cut inside the stats body: the head is a truncated stats line and gives only the
-    # fields it still holds (like a TTY-truncated line); the tail has no prefix and no
-    # known message (unparsed).
+    # Cut inside the stats body: the head is an incomplete stats record, held for one
+    # line; the tail has no prefix and completes it, so both fragments are stats lines
+    # and the record comes whole with the tail (formats/termwrap.py, issue #10 item 4).
     head, tail = V1[:140], V1[140:]
     (a, b), _ = parse(head, tail)
-    assert a[0] == "vllm.stats" and b[0] == "unparsed"
-    assert a[1] is not None
-    partial = dict(a[1][1])
+    assert a == ("vllm.stats", None) and b[0] == "vllm.stats"
+    assert b[1] is not None
+    assert dict(b[1][1]) == stats(head + tail)
+    # Followed by a line of its own instead, the head is a truncated record: the fields
+    # it still holds, the others unknown.
+    (a, b), _ = parse(head, V0)
+    assert a == ("vllm.stats", None) and b[0] == "vllm.stats" and b[1] is not None
+    partial = dict(b[1][1])
     assert partial["prompt_throughput"] == 657.5 and "kv_usage" not in partial
-    assert stats(head + tail)["prompt_throughput"] == 657.5
     # Cut between prefix and message: the tail still carries a whole stats body, so it
     # is read as stats, only without a timestamp (the head had it).
     head, tail = V1[:55], V1[55:]

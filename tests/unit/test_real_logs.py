@@ -309,6 +309,9 @@ EXPECTED: dict[str, tuple[str, dict[str, int]]] = {
         "unknown",
         {"traceback": 12, "unparsed": 2},
     ),
+    # 130-column terminal: 6 stats records over 10 lines (each wrapped after `Running: 32 r`;
+    # line 5 holds the 23:23:53 record cut at `$` and the 23:23:58 record's head)
+    "vllm_tt_v0_hardwrapped_130col_dollar_fused_stats_tt246.log": ("vllm", {"vllm.stats": 10}),
     # 10 traceback lines and pytest's `FAILED` (other)
     "vllm_v1_ci_pytorch_apiserver_traceback_only_pytest_failed_pytorch170433.log": (
         "vllm",

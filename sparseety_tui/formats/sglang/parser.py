@@ -3,8 +3,8 @@
 Most lines of a big log take one anchored match of the whole line (``_fast``); the rest go
 through ``_parse``, which finds the prefix (anchored, behind wrappers, or mid-line) and
 hands the message to the batch, request or traceback code. Timestamps are
-``DateClock``'s (clock.py), batch lines ``BatchLines``' (stats.py), request lines
-``RequestLines``' (requests.py).
+``DateClock``'s (clock.py), batch lines ``BatchLines``' (stats.py; rejoined when a terminal
+wrapped them, wrap.py), request lines ``RequestLines``' (requests.py).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from sparseety_tui.formats.sglang.patterns import (
     PREFIX_SEARCH_RE,
 )
 from sparseety_tui.formats.sglang.requests import RequestLines
-from sparseety_tui.formats.sglang.stats import BatchLines
+from sparseety_tui.formats.sglang.wrap import WrappedBatchLines
 from sparseety_tui.formats.startup import startup_line
 from sparseety_tui.formats.wrappers import unparsed_reason
 
@@ -63,7 +63,7 @@ PD_REPORTS_KEPT = 256
 _ERROR_HEADS = b"[0123456789ECF"
 
 
-class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
+class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
     """Stateful per-file parser (last date for time-only prefixes, open tracebacks).
 
     It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
@@ -93,6 +93,8 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            if self._wrap_held is not None:  # after a wrapped batch head: formats.termwrap
+                return self._settle_wrap(line)
             if self._held:
                 return self._after_error(line)
             # Fast path (most lines of a big log): one anchored match of the whole line.
@@ -154,6 +156,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:
             line = basic_clean(line)
+        self._row_len = len(line)  # a wrapped batch head's row width (formats.termwrap)
         if not line or line.isspace():
             self._tb.blank()
             return BLANK
@@ -166,6 +169,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
                     return self._message(line[gm.end() :], None)
             unwrapped, wrap_ts = strip_wrappers(line, PREFIX_RE)
             if unwrapped is not line:
+                self._row_len = len(unwrapped)  # the wrapper's prefix is no terminal's
                 rest = unwrapped
                 m = PREFIX_RE.match(rest)
             if m is None and b"[" in rest:
@@ -269,7 +273,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
                 ranks = self._ranks.get(raw)
                 if ranks is None:
                     ranks = self._rank_name(raw)
-                return self._batch(bm, msg, ts, ranks)
+                return self._batch_line(bm, msg, ts, ranks)
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)
             if parsed is not None:
@@ -335,7 +339,7 @@ class SglangParser(DateClock, BatchLines, RequestLines, ServerLogParser):
         if b"Prefill batch" in rest or b"Decode batch" in rest:
             bm = BATCH_RE.search(rest)
             if bm is not None:
-                return self._batch(bm, rest, ts)
+                return self._batch_line(bm, rest, ts)
         startup = startup_line(rest)
         if startup is not None:
             return startup

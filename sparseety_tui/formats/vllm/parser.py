@@ -3,8 +3,8 @@
 A line goes down an anchored fast path when it can (``Received`` / ``Added request``,
 uvicorn access lines) or through ``_parse``, which removes wrappers and process prefixes,
 finds the logging head and hands the message to the stats, request or traceback code.
-Timestamps are ``YearClock``'s (clock.py), stats lines ``StatsLines``' (stats.py), request
-lines ``RequestLines``' (requests.py).
+Timestamps are ``YearClock``'s (clock.py), stats lines ``StatsLines``' (stats.py; rejoined
+when a terminal wrapped them, wrap.py), request lines ``RequestLines``' (requests.py).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from sparseety_tui.formats.vllm.patterns import (
     PROC_RE,
 )
 from sparseety_tui.formats.vllm.requests import RequestLines
-from sparseety_tui.formats.vllm.stats import StatsLines
+from sparseety_tui.formats.vllm.wrap import WrappedStatsLines, starts_record
 from sparseety_tui.formats.wrappers import unparsed_reason
 
 #: The first bytes an error line (formats.errorlines) can start with: a cheap test before
@@ -51,7 +51,7 @@ from sparseety_tui.formats.wrappers import unparsed_reason
 _ERROR_HEADS = b"[0123456789ECF"
 
 
-class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
+class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
     """Stateful per-file parser (year inference, open tracebacks, recent request ids).
 
     It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
@@ -83,6 +83,8 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
+            if self._wrap_held is not None:  # after a wrapped stats head: formats.termwrap
+                return self._settle_wrap(line)
             if self._held:  # the line after an error line: see formats.tracebacks
                 return self._tb.settle_held(self._parse, line)
             if line[:1] in b"I(" and line and not self._tb_open:
@@ -121,6 +123,7 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:
             line = basic_clean(line)
+        self._row_len = len(line)  # a wrapped stats head's row width (formats.termwrap)
         if not line or line.isspace():
             self._tb.blank()
             return BLANK
@@ -139,6 +142,7 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
         if m is None:
             unwrapped, wrap_ts = strip_wrappers(rest, _OWN_PREFIX_RE)
             if unwrapped is not rest:
+                self._row_len -= len(rest) - len(unwrapped)  # the wrapper's is no terminal's
                 rest = unwrapped
                 if rest[:1] == b"(":
                     rest, key2 = self._strip_procs(rest)
@@ -220,13 +224,13 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
         self._in_warning = False
         tb_open = self._tb.active
         if not tb_open and not error and b"Avg prompt throughput" in msg:
-            return self._stats(msg, ts)  # the common line: no traceback checks needed
+            return self._stats_line(msg, ts)  # the common line: no traceback checks needed
         if tb_open or error or b"Traceback" in msg or b'File "' in msg:
             record = m.group(0)
             if self._tb.feed(key, decode(msg), record, ts, error_level=error):
                 return TRACEBACK
         if b"throughput: " in msg and b"Avg prompt throughput" in msg:
-            return self._stats(msg, ts)
+            return self._stats_line(msg, ts)
         if b" request" in msg or b"Request " in msg or b"Generated response" in msg:
             parsed = self._request(msg, ts)
             if parsed is not None:
@@ -239,6 +243,8 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             # An error of its own, or the message of a traceback that follows it.
             self._tb.note_error(key, decode(msg.strip()), ts)
             return ERROR
+        if msg[:1] in b"EA" and starts_record(msg):  # its row ended before the record did
+            return self._stats_line(msg, ts)
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
@@ -266,7 +272,7 @@ class VllmParser(YearClock, StatsLines, RequestLines, ServerLogParser):
             start = rest.find(b"Engine ")
             if start < 0 or start > rest.find(b"Avg prompt throughput"):
                 start = rest.find(b"Avg prompt throughput")
-            return self._stats(rest[start:], ts)
+            return self._stats_line(rest[start:], ts)
         if b" request" in rest or b"Request " in rest or b"Generated response" in rest:
             parsed = self._request(rest, ts)
             if parsed is not None:
