@@ -343,8 +343,8 @@ class Extractor:
                 state.parser.pending.extend(fallback.pending)
             return
         if state.parser is None:
-            state.family = registry.FALLBACK
-            state.parser = registry.FALLBACK.new_parser(reference_time=state.reference_time)
+            state.family = registry.fallback_for(state.sniff_buffer)
+            state.parser = state.family.new_parser(reference_time=state.reference_time)
             state.provisional = True
         if final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
             state.sniff_buffer.clear()  # give up re-sniffing: the fallback reads the rest

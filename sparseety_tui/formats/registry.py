@@ -58,6 +58,13 @@ def detect(lines: list[bytes], path: str | None = None) -> FormatFamily | None:
     return _detect_bare(lines, path)
 
 
+def fallback_for(lines: list[bytes]) -> FormatFamily:
+    """The family of a file no family claims: ``FALLBACK`` (tracebacks, error and access
+    lines), inside the file's wrapper if it has one (a CI tail shipped by Docker)."""
+    kind = detect_wrapper(lines)
+    return FALLBACK if kind is None else WrappedFamily(FALLBACK, kind)
+
+
 def _detect_bare(lines: list[bytes], path: str | None) -> FormatFamily | None:
     best: FormatFamily | None = None
     best_score = MIN_CONFIDENCE

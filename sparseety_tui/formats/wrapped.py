@@ -23,7 +23,7 @@ from sparseety_tui.formats.wrappers import Unwrapped, WrapperKind
 
 #: Families whose parsers read a leading RFC3339 wrapper stamp (``clean.strip_wrappers``);
 #: the others (trace, kvline) get the inner line alone.
-STAMPED_FAMILIES = frozenset({"vllm", "sglang"})
+STAMPED_FAMILIES = frozenset({"vllm", "sglang", "unknown"})  # unknown: formats.generic
 
 
 def reform(piece: Unwrapped, stamped: bool) -> bytes:
