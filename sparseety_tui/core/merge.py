@@ -60,6 +60,7 @@ _META_DEFAULTS = (
     ("total_experts", "total_experts"),
     ("total_attention_heads", "total_heads"),
 )
+_META_DEFAULT_KEYS = frozenset(key for key, _column in _META_DEFAULTS)
 
 
 #: The largest count an int32 column holds; a line claiming more is taken as unknown.
@@ -285,8 +286,8 @@ class Merger:
         sparse = p.get("sparse")
         if type(sparse) is dict and not sparse.keys() <= SPARSE_SUMMARY_KEYS:
             self._on_sparse_detail(dict(sparse), row, meta, file)
-        if meta:
-            self.apply_meta_defaults(meta, row, row + 1)
+        if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):  # a server log's start-up
+            self.apply_meta_defaults(meta, row, row + 1)  # meta names no expert counts
 
     def apply_meta_defaults(self, meta: Mapping[str, Any], first: int, last: int) -> None:
         """A trace's meta header describes the model for every request of the file: its
