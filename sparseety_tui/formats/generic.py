@@ -109,6 +109,20 @@ class AnyLinesParser:
         #: Error lines held for one line (formats.tracebacks): tested on the hot path.
         self._held = self._any.tb.held
 
+    def parse(self, line: bytes) -> ParsedLine:
+        """The line's kind and event (``_parse``); never raises: a failure is the line's
+        only (unparsed, with the reason)."""
+        try:
+            if self._held:  # the line after an error line (formats.tracebacks)
+                return self._any.tb.settle_held(self._parse, line)
+            return self._parse(line)
+        except Exception as exc:  # never raise on input; say why instead
+            self.last_reason = failure_reason("parser error", exc)
+            return LineKind.UNPARSED, None
+
+    def _parse(self, line: bytes) -> ParsedLine:
+        raise NotImplementedError
+
 
 class GenericParser(AnyLinesParser):
     """The parser of a file of no known format (see the module docstring)."""
@@ -116,15 +130,6 @@ class GenericParser(AnyLinesParser):
     @property
     def tracebacks(self) -> TracebackTracker:
         return self._any.tb
-
-    def parse(self, line: bytes) -> ParsedLine:
-        try:
-            if self._held:
-                return self._any.tb.settle_held(self._parse, line)
-            return self._parse(line)
-        except Exception as exc:  # never raise on input; say why instead
-            self.last_reason = failure_reason("parser error", exc)
-            return LineKind.UNPARSED, None
 
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats.base import failure_reason, note_ignored
+from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
@@ -62,15 +62,6 @@ def _seconds(text: str) -> float | None:
 class KvLineParser(AnyLinesParser):
     """Per-file parser; tracebacks, error and access lines are read as in any file
     (formats.generic)."""
-
-    def parse(self, line: bytes) -> ParsedLine:
-        try:
-            if self._held:  # the line after an error line (formats.tracebacks)
-                return self._any.tb.settle_held(self._parse, line)
-            return self._parse(line)
-        except Exception as exc:  # never raise on input; say why instead
-            self.last_reason = failure_reason("parser error", exc)
-            return LineKind.UNPARSED, None
 
     def _parse(self, line: bytes) -> ParsedLine:
         if _SEPARATOR not in line or self._any.tb.open_by_key:

@@ -18,7 +18,6 @@ from typing import Any
 import orjson
 import pytest
 
-import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.cli.main import run
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
@@ -327,21 +326,6 @@ def test_a_quiet_live_file_reports_its_held_head_once(tmp_path: Path) -> None:
 
 
 # -- split reads ---------------------------------------------------------------------------
-
-
-@pytest.fixture
-def split_outcomes(monkeypatch: pytest.MonkeyPatch) -> list[bool | str]:
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    outcomes: list[bool | str] = []
-    check = parallel._check_server_ranges
-
-    def spy(*args: Any) -> Any:
-        plan = check(*args)
-        outcomes.append(plan.reason if isinstance(plan, parallel.Refusal) else True)
-        return plan
-
-    monkeypatch.setattr(parallel, "_check_server_ranges", spy)
-    return outcomes
 
 
 @pytest.mark.parametrize("jobs", [2, 3, 5])
