@@ -127,6 +127,13 @@ class AnyLinesParser:
 class GenericParser(AnyLinesParser):
     """The parser of a file of no known format (see the module docstring)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        #: No text line read yet: a file (a CI tail, a pasted excerpt) that begins inside a
+        #: traceback starts with the source line of a frame or its ``^^^`` marker, before
+        #: any ``File`` line; there, and only there, such a line begins a traceback.
+        self._at_start = True
+
     @property
     def tracebacks(self) -> TracebackTracker:
         return self._any.tb
@@ -139,6 +146,13 @@ class GenericParser(AnyLinesParser):
             return BLANK
         rest, wrap_ts = strip_wrappers(line)
         ts = wrapper_time(wrap_ts)[1] if wrap_ts is not None else None
+        if self._at_start:
+            self._at_start = False
+            if rest[:1] in (b" ", b"\t") and not self._any.tb.open_by_key:
+                # real: tests/data/real_logs/vllm_0.9dev_ci_buildkite_* (an error only if a
+                # frame or an exception line follows: formats.tracebacks)
+                self._any.tb.begin_tentative("", ts)
+                return TRACEBACK
         parsed = self._any.parse(rest, line, ts) or self._any.known_line(rest, ts)
         if parsed is not None:
             return parsed

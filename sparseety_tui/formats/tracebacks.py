@@ -82,6 +82,7 @@ class _OpenTraceback:
         "reported",
         "request_id",
         "state",
+        "tentative",
         "ts",
     )
 
@@ -97,6 +98,9 @@ class _OpenTraceback:
         self.last_seen = now
         self.blank_run = 0
         self.reported = False  # its error event was given already (close_all)
+        #: Begun on a line that only may be a traceback's (``begin_tentative``): it is an
+        #: error once a frame or an exception line follows, else nothing.
+        self.tentative = False
 
 
 def _is_indented(msg: str) -> bool:
@@ -258,6 +262,8 @@ class TracebackTracker:
                 self._close(key)
             elif self._continues(tb, msg, record):
                 tb.lines += 1
+                if tb.tentative and _FRAME_RE.match(msg):
+                    tb.tentative = False
                 tb.last_seen = self._count
                 tb.blank_run = 0
                 if tb.request_id is None:
@@ -299,6 +305,13 @@ class TracebackTracker:
                 tb.ts = held["ts"]
             if "request_id" in held:
                 tb.request_id = held["request_id"]
+
+    def begin_tentative(self, key: str, ts: float | None) -> None:
+        """Begin a traceback on a line that may be the middle of one (a frame's source line
+        or its ``^^^`` marker where a file begins): it becomes an error only if a frame or
+        an exception line follows."""
+        self._begin(key, "", None, ts)
+        self.open_by_key[key].tentative = True
 
     def begin_header(self, key: str, header: str, record: bytes | None, ts: float | None) -> None:
         """Open a traceback at a line known to announce one (uvicorn's ASGI exception)."""
@@ -364,6 +377,8 @@ class TracebackTracker:
 
     def _report(self, tb: _OpenTraceback) -> None:
         tb.reported = True
+        if tb.tentative and tb.exception is None:
+            return  # no frame, no exception: not shown to be a traceback, so no error
         payload: ErrorPayload = {"lines": tb.lines}
         if tb.exception is not None:
             payload["exception"] = tb.exception

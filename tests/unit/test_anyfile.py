@@ -211,3 +211,29 @@ def test_a_family_takes_over_from_the_fallback_when_it_becomes_confident(
     assert state.format_name == "vllm"
     assert state.by_kind == {"traceback": 3, "vllm.stats": 3}
     assert extractor.error_count == 1
+
+
+def test_a_file_that_begins_inside_a_traceback() -> None:
+    """A CI tail cut mid-traceback starts with a frame's source line and its `^^^` marker
+    (real: vllm #18417): they are the traceback's lines, one error with it. An indented
+    first line that no frame or exception line follows is no error."""
+    from sparseety_tui.formats.generic import FALLBACK
+
+    parser = FALLBACK.new_parser()
+    lines = [
+        b"    self.engine_core = core_client_class(",
+        b"                       ^^^^^^^^^^^^^^^^^^",
+        b'  File "/usr/lib/vllm/v1/engine/core_client.py", line 734, in __init__',
+        b"    super().__init__(",
+        b"RuntimeError: Engine core initialization failed.",
+    ]
+    assert [parser.parse(line)[0] for line in lines] == ["traceback"] * 5
+    parser.finish()
+    errors = [e[1] for e in parser.pending if e[0] == "error"]
+    assert [(e.get("exception"), e["lines"]) for e in errors] == [("RuntimeError", 5)]
+
+    parser = FALLBACK.new_parser()
+    kinds = [parser.parse(line)[0] for line in (b"    an indented note", b"and some text")]
+    parser.finish()
+    assert kinds == ["traceback", "unparsed"]
+    assert [e for e in parser.pending if e[0] == "error"] == []

@@ -302,13 +302,9 @@ EXPECTED: dict[str, tuple[str, dict[str, int]]] = {
         {"error": 3, "http.access": 1, "other": 6, "traceback": 18, "vllm.stats": 2},
     ),
     "vllm_0.9.2dev_startup_non_default_args_model_v0_fallback_19260.log": ("vllm", {"other": 8}),
-    # No server line: read by the fallback. Lines 1-2 are the tail of a frame cut by the
-    # excerpt (`    self.engine_core = ...` and its `^^^` line) before any `File` line: an
-    # indented line with nothing before it cannot be told from other indented text.
-    "vllm_0.9dev_ci_buildkite_traceback_only_18417.log": (
-        "unknown",
-        {"traceback": 12, "unparsed": 2},
-    ),
+    # No server line: read by the fallback. It begins inside a traceback: lines 1-2 are a
+    # frame's source line and its `^^^` marker, before any `File` line.
+    "vllm_0.9dev_ci_buildkite_traceback_only_18417.log": ("unknown", {"traceback": 14}),
     # 130-column terminal: 6 stats records over 10 lines (each wrapped after `Running: 32 r`;
     # line 5 holds the 23:23:53 record cut at `$` and the 23:23:58 record's head)
     "vllm_tt_v0_hardwrapped_130col_dollar_fused_stats_tt246.log": ("vllm", {"vllm.stats": 10}),
