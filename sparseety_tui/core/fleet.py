@@ -276,11 +276,24 @@ def _combine_minute(figures: list[dict[str, float]]) -> dict[str, float]:
     return combined
 
 
-def fleet_points(points: Iterable[StatsPayload]) -> list[dict[str, float]]:
-    """The fleet's figures after each stats line, for sparklines: the latest line of each
-    engine combined (a replica's or a skipped aggregated line changes nothing)."""
+@dataclass(frozen=True)
+class FleetPoints:
+    """Recent stats lines as the engine panel shows them."""
+
+    #: the fleet's figures after each line, for sparklines
+    fleet: list[dict[str, float]]
+    #: each engine's latest figures, by name (``engine_name``, file names short)
+    engines: dict[str, dict[str, float]]
+
+
+def fleet_points(points: Iterable[StatsPayload]) -> FleetPoints:
+    """The fleet's figures after each stats line, and each engine's latest: one rank
+    followed per engine (the first seen; a replica's line changes nothing), aggregated lines
+    only until per-engine lines come, a speculative-decoding line adding its acceptance
+    figures to its engine's."""
     latest: dict[str, dict[str, float]] = {}
     chosen: dict[str, str] = {}
+    main: set[str] = set()  # keys with a line that is not a speculative-decoding one
     out: list[dict[str, float]] = []
     per_engine = False
     for stats in points:
@@ -290,10 +303,22 @@ def fleet_points(points: Iterable[StatsPayload]) -> list[dict[str, float]]:
             continue  # another rank of an engine already followed
         if label == AGGREGATED and per_engine:
             continue
-        if not per_engine and label and label != AGGREGATED and stats.get("phase") != "spec":
+        spec = stats.get("phase") == "spec"
+        if not per_engine and label and label != AGGREGATED and not spec:
             per_engine = True  # from now on aggregated lines are not the fleet
             for other in [k for k in latest if label_of(k) == AGGREGATED]:
                 del latest[other]
-        latest[key] = measured(stats)  # one engine alone: its own lines, as they are
+                main.discard(other)
+        if not spec:
+            main.add(key)
+        # An engine's latest: its last line's figures over what earlier lines said (its
+        # acceptance line and its stats line are two lines of one engine).
+        latest[key] = {**latest.get(key, {}), **measured(stats)}
         out.append(combine(latest.values()))
-    return out
+    several = several_logs(latest)
+    shown = [key for key in latest if key in main] or list(latest)
+    engines = {
+        engine_name(fold(key), key, several, short=True): latest[key]
+        for key in sorted(shown, key=lambda k: _rank_order(label_of(k)))
+    }
+    return FleetPoints(out, engines)

@@ -226,7 +226,20 @@ def test_fleet_points_follow_each_engine_once() -> None:
         {"engine": "DP1 TP2", "running": 3},  # a replica of DP1: nothing changes
         {"engine": "DP0 TP0", "running": 4},
     ]
-    assert [p["running"] for p in fleet_points(points)] == [2, 5, 7]
+    followed = fleet_points(points)
+    assert [p["running"] for p in followed.fleet] == [2, 5, 7]
+    # the rows under the sparklines follow the same ranks
+    assert followed.engines == {"DP0": {"running": 4}, "DP1": {"running": 3}}
+
+
+def test_fleet_points_keep_an_engines_stats_beside_its_acceptance_line() -> None:
+    points: list[StatsPayload] = [
+        {"phase": "engine", "running": 5, "kv_usage": 0.5},
+        {"phase": "spec", "spec_accept_rate": 0.8},
+    ]
+    followed = fleet_points(points)
+    assert followed.fleet[-1] == {"running": 5, "kv_usage": 0.5, "spec_accept_rate": 0.8}
+    assert list(followed.engines) == ["unlabelled"]
 
 
 def test_two_servers_logs_are_two_engines_each(

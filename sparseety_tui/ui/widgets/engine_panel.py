@@ -12,14 +12,8 @@ from rich.text import Text
 from textual.widget import Widget
 
 from sparseety_tui.core.fleet import (
-    AGGREGATED,
-    engine_name,
     fleet_points,
-    fold,
-    measured,
-    several_logs,
 )
-from sparseety_tui.core.series import label_key
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
@@ -59,8 +53,8 @@ class EnginePanel(Widget):
     def set_points(self, points: tuple[StatsPayload, ...]) -> None:
         if points is not self._points:
             self._points = points
-            self._fleet = fleet_points(points)
-            self._engines = _engine_lasts(points)
+            followed = fleet_points(points)
+            self._fleet, self._engines = followed.fleet, followed.engines
             fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
             self.refresh()
 
@@ -144,28 +138,6 @@ def _num(value: float | None) -> str:
     if abs(value) >= 100 or value == int(value):
         return f"{value:.0f}"
     return f"{value:.1f}"
-
-
-def _engine_lasts(points: Sequence[StatsPayload]) -> dict[str, dict[str, float]]:
-    """Each engine's last figures in ``points``, by name (as ``summary`` names engines:
-    the folded label, or the first rank seen for an engine of replica ranks only)."""
-    lasts: dict[str, dict[str, float]] = {}
-    names: dict[str, str] = {}
-    several = several_logs(label_key(point) for point in points)
-    aggregated = set()
-    for point in points:
-        key = label_key(point)
-        group = fold(key)
-        name = names.setdefault(group, engine_name(group, key, several, short=True))
-        if point.get("phase") == "spec" and not point.get("engine"):
-            continue  # vLLM acceptance lines: no engine of their own
-        if point.get("engine") == AGGREGATED:
-            aggregated.add(name)
-        lasts[name] = measured(point)
-    if len(lasts) > len(aggregated):
-        for name in aggregated:
-            del lasts[name]
-    return dict(sorted(lasts.items()))
 
 
 def _engine_row(figures: dict[str, float], width: int) -> str:
