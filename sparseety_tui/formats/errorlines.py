@@ -32,6 +32,11 @@ ERROR_LINE_RE = re.compile(
     rb"|[EF]\d{4} \d\d:\d\d:\d\d\.\d{6} {1,8}\d{1,10} [^\s\]]{1,300}:\d{1,9}\] "
 )
 
+#: The first bytes an error line can start with (``ERROR_LINE_RE``'s alternatives: ``[``,
+#: a date's digit, ``E``/``C``/``F`` of a level or glog's letter): a cheap test before the
+#: regex on the paths of lines that are not the server's own records.
+ERROR_HEADS = b"[0123456789ECF"
+
 #: What is left off the front of an error's message after the level.
 _SEPARATORS = b" :-]\t"
 

@@ -123,6 +123,15 @@ class AnyLinesParser:
     def _parse(self, line: bytes) -> ParsedLine:
         raise NotImplementedError
 
+    @property
+    def tracebacks(self) -> TracebackTracker:
+        """The parser's traceback grouping (a split read asks it about a range's edges)."""
+        return self._any.tb
+
+    def finish(self) -> None:
+        """End of the file (or a quiet spell of a live one): report what is still open."""
+        self._any.tb.close_all()
+
 
 class GenericParser(AnyLinesParser):
     """The parser of a file of no known format (see the module docstring)."""
@@ -133,10 +142,6 @@ class GenericParser(AnyLinesParser):
         #: traceback starts with the source line of a frame or its ``^^^`` marker, before
         #: any ``File`` line; there, and only there, such a line begins a traceback.
         self._at_start = True
-
-    @property
-    def tracebacks(self) -> TracebackTracker:
-        return self._any.tb
 
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:
@@ -158,9 +163,6 @@ class GenericParser(AnyLinesParser):
             return parsed
         self.last_reason = unparsed_reason(rest, NOT_RECOGNISED)
         return LineKind.UNPARSED, None
-
-    def finish(self) -> None:
-        self._any.tb.close_all()
 
 
 class GenericFamily:

@@ -121,9 +121,6 @@ class KvLineParser(AnyLinesParser):
                 note_ignored(self.ignored, "ts", timestamp_problem(stamp))
         return LineKind.KV_REQUEST, ("request", payload)
 
-    def finish(self) -> None:
-        self._any.tb.close_all()
-
 
 class KvLineFamily:
     name = "kv"

@@ -11,19 +11,20 @@ from sparseety_tui.events import Event, LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.clean import PY_WARNING_RE, LocalClock, is_known_noise
-from sparseety_tui.formats.generic import ERROR as ERROR  # re-exported for the families
+
+# The kinds every family shares, re-exported for the families.
+from sparseety_tui.formats.generic import ACCESS as ACCESS
+from sparseety_tui.formats.generic import BLANK as BLANK
+from sparseety_tui.formats.generic import ERROR as ERROR
 from sparseety_tui.formats.generic import EXC_HEADER as EXC_HEADER
+from sparseety_tui.formats.generic import OTHER as OTHER
+from sparseety_tui.formats.generic import TRACEBACK as TRACEBACK
 from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.routing import RoutingOptions
-from sparseety_tui.formats.tracebacks import TracebackTracker
 
 RESPONSE = "api.response"
 PROMETHEUS = "prometheus"
 
-OTHER: ParsedLine = (LineKind.NOISE, None)
-BLANK: ParsedLine = (LineKind.BLANK, None)
-ACCESS: ParsedLine = (LineKind.ACCESS, None)
-TRACEBACK: ParsedLine = (LineKind.TRACEBACK, None)
 PROM: ParsedLine = (PROMETHEUS, None)
 
 
@@ -66,13 +67,6 @@ class ServerLogParser(AnyLinesParser):
         #: Inside a Python warning: its indented source line that follows is part of it.
         self._in_warning = False
 
-    def finish(self) -> None:
-        self._tb.close_all()
-
-    @property
-    def tracebacks(self) -> TracebackTracker:
-        return self._tb
-
     def _failed(self, exc: Exception) -> ParsedLine:
         """A parser bug on some input: the line is unparsed, with the reason (never raise)."""
         self.last_reason = failure_reason("parser error", exc)
@@ -91,9 +85,10 @@ class ServerLogParser(AnyLinesParser):
         self._in_warning = False
         return None
 
-    def _known_other(self, rest: bytes, orig: bytes) -> ParsedLine | None:
-        """Prometheus exposition, a Python warning, or known noise (checked before the
-        wrappers were stripped, too); None if the line is none of them."""
+    def _known_other(self, rest: bytes, orig: bytes, ts: float | None) -> ParsedLine | None:
+        """Prometheus exposition, a Python warning, known noise (checked before the
+        wrappers were stripped, too), or a line of the programs around the server (at time
+        ``ts``: systemd's failure is an error); None if the line is none of them."""
         if prometheus.is_exposition_line(rest):
             return PROM
         if PY_WARNING_RE.match(rest):
@@ -101,4 +96,4 @@ class ServerLogParser(AnyLinesParser):
             return OTHER
         if is_known_noise(rest) or (orig is not rest and is_known_noise(orig)):
             return OTHER
-        return self._any.known_line(rest)  # systemd on the server's unit, pytest in CI
+        return self._any.known_line(rest, ts)  # systemd on the server's unit, pytest in CI

@@ -173,9 +173,6 @@ class TraceParser(AnyLinesParser):
             return LineKind.TRACE_META, ("meta", cast(MetaPayload, obj))
         return self._unparsed(f"unknown record type {str(record_type)[:40]!r}")
 
-    def finish(self) -> None:
-        self._any.tb.close_all()
-
 
 _REQUEST_HINTS = (b'"request_id"', b'"type"')
 

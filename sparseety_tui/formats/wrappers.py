@@ -307,13 +307,6 @@ def detect_wrapper(lines: Sequence[bytes]) -> WrapperKind | None:
     return None
 
 
-def wrapper_by_name(name: str) -> WrapperKind:
-    for kind in WRAPPERS:
-        if kind.name == name:
-            return kind
-    raise KeyError(name)
-
-
 #: journalctl prints ``[103B blob data]`` in place of a message that holds control bytes (a
 #: tqdm bar's ``\r``): the text is not in the file, so such a line stays unparsed, with a
 #: reason that says how to get it. Real: tests/data/real_logs/vllm_0.15.1_journald_systemd_*.

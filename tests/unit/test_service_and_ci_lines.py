@@ -99,3 +99,17 @@ def test_a_ci_tail_of_a_traceback_and_pytest() -> None:
         )
     ]
     assert kinds == ["traceback", "traceback", "traceback", "other", "other"]
+
+
+def test_a_unit_failure_in_a_server_log_has_its_time() -> None:
+    from sparseety_tui.formats import vllm
+
+    parser = vllm.FAMILY.new_parser()
+    parser.parse(
+        b"2024-06-10T06:13:20+00:00 vllm.service: Main process exited, code=exited, "
+        b"status=1/FAILURE"
+    )
+    parser.parse(b"INFO 06-10 06:13:21 [api_server.py:1] vLLM API server version 0.15.1")
+    parser.finish()
+    [error] = [e[1] for e in parser.pending if e[0] == "error"]
+    assert error.get("ts") == 1718000000.0

@@ -21,6 +21,7 @@ from sparseety_tui.formats.clean import (
     strip_wrappers,
     wrapper_time,
 )
+from sparseety_tui.formats.errorlines import ERROR_HEADS
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
@@ -57,10 +58,6 @@ from sparseety_tui.formats.wrappers import unparsed_reason
 #: request and stage is a new one. The last PD_REPORTS_KEPT failures are remembered.
 PD_REPORTS_WITHIN_S = 30.0
 PD_REPORTS_KEPT = 256
-
-#: The first bytes an error line (formats.errorlines) can start with: a cheap test before
-#: its regex, on the paths of lines that are not batch lines.
-_ERROR_HEADS = b"[0123456789ECF"
 
 
 class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
@@ -290,7 +287,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
                 return TRACEBACK
         if is_access_line(msg):  # a proxy's, in the common log format (Mooncake metadata)
             return ACCESS
-        if msg[:1] in _ERROR_HEADS:
+        if msg[:1] in ERROR_HEADS:
             error = self._any.error_line(msg, None, ts)  # uvicorn ERROR:, vLLM-style ERROR
             if error is not None:
                 return error
@@ -327,7 +324,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             parsed = self._pd_failure(rest, ts)
             if parsed is not None:
                 return parsed
-        if (rest[:1] in _ERROR_HEADS or orig[:1] in _ERROR_HEADS) and EXC_HEADER not in rest:
+        if (rest[:1] in ERROR_HEADS or orig[:1] in ERROR_HEADS) and EXC_HEADER not in rest:
             error = self._any.error_line(rest, orig, ts)  # uvicorn ERROR:, logging...
             if error is not None:
                 return error
@@ -343,7 +340,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         startup = startup_line(rest)
         if startup is not None:
             return startup
-        known = self._known_other(rest, orig)
+        known = self._known_other(rest, orig, ts)
         if known is not None:
             return known
         if _VLLM_STYLE_RE.match(rest):

@@ -16,6 +16,7 @@ from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.access import is_access_line
 from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.clean import ACCESS_RE, UVICORN_RE, basic_clean, strip_wrappers
+from sparseety_tui.formats.errorlines import ERROR_HEADS
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
     ACCESS,
@@ -45,10 +46,6 @@ from sparseety_tui.formats.vllm.patterns import (
 from sparseety_tui.formats.vllm.requests import RequestLines
 from sparseety_tui.formats.vllm.wrap import WrappedStatsLines, starts_record
 from sparseety_tui.formats.wrappers import unparsed_reason
-
-#: The first bytes an error line (formats.errorlines) can start with: a cheap test before
-#: its regex, on the path of lines without the vLLM head.
-_ERROR_HEADS = b"[0123456789ECF"
 
 
 class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
@@ -262,7 +259,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
             self._tb.begin_header(key, EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
             return TRACEBACK
         ts = self._wrap_ts(wrap_ts)
-        if rest[:1] in _ERROR_HEADS or orig[:1] in _ERROR_HEADS:
+        if rest[:1] in ERROR_HEADS or orig[:1] in ERROR_HEADS:
             error = self._any.error_line(rest, orig, ts, key)  # uvicorn ERROR:, logging...
             if error is not None:
                 return error
@@ -289,7 +286,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
         startup = startup_line(rest)
         if startup is not None:
             return startup
-        known = self._known_other(rest, orig)
+        known = self._known_other(rest, orig, ts)
         if known is not None:
             return known
         if key:
