@@ -41,7 +41,7 @@ def status_mib(field: str) -> float:
 
 
 def store_nbytes(store: RequestStore) -> int:
-    """Bytes the store's arrays and id index hold (allocated, not just used)."""
+    """Bytes the store's arrays and id index use (the arrays' spare capacity left out)."""
     arrays = [*store.columns.values(), store.offset, store.length]
     return sum(a.buffer_info()[1] * a.itemsize for a in arrays) + store.ids.nbytes()
 

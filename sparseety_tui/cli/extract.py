@@ -116,8 +116,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
     _refuse_input_as_output(args.output, args.paths)
     _check_output_file(args.output)
-    tokens = load_tokens(options)
-    extractor = make_extractor(options, tokens)
+    extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
     lines = records(extractor, make_shape(options), args.limit, args.text)

@@ -106,11 +106,10 @@ class Extractor:
         self.files: list[FileState] = []
         self._merger = Merger(
             self.store,
-            self.tokens,
+            self.file_tokens,
             engine if engine is not None else EngineSeries(),
             observer,
             record_lifecycle,
-            file_tokens=self.file_tokens,
         )
         self.version = 0
         self._frozen: FrozenExtractor | None = None

@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.core.series import (
+    LABEL_FIELDS,
     SOURCE_SEP,
     EngineSeries,
     LabelSeries,
@@ -225,8 +226,7 @@ def measured(stats: StatsPayload) -> dict[str, float]:
     return {
         key: value
         for key, value in stats.items()
-        if key not in ("ts", "engine", "source", "phase", "aggregated_engines")
-        and isinstance(value, (int, float))
+        if key not in LABEL_FIELDS and isinstance(value, (int, float))
     }
 
 

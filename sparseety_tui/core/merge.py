@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
-from sparseety_tui.core.file_tokens import FileTokenizers
+from sparseety_tui.core.file_tokens import STARTUP_KEYS, FileTokenizers
 from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
@@ -45,7 +45,6 @@ from sparseety_tui.core.store import (
     RowExtras,
 )
 from sparseety_tui.core.timing import derive_times
-from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
 from sparseety_tui.formats.numbers import count
 from sparseety_tui.formats.trace import SPARSE_SUMMARY_KEYS
@@ -60,6 +59,8 @@ _META_DEFAULTS = (
     ("total_experts", "total_experts"),
     ("total_attention_heads", "total_heads"),
 )
+#: A meta event holding one of these is a server's start-up line (core.file_tokens).
+STARTUP_KEY_SET = frozenset(STARTUP_KEYS)
 _META_DEFAULT_KEYS = frozenset(key for key, _column in _META_DEFAULTS)
 
 
@@ -157,17 +158,16 @@ class Merger:
     def __init__(
         self,
         store: RequestStore,
-        tokens: TokenCounter,
+        file_tokens: FileTokenizers,
         engine: EngineSeries,
         observer: EventObserver | None = None,
         record_lifecycle: bool = False,
-        file_tokens: FileTokenizers | None = None,
     ) -> None:
-        """``record_lifecycle``: keep what a split read's merge needs (core.lifecycle)."""
+        """``file_tokens``: each file's tokenizer (the model its server logged, else the
+        commands'); ``record_lifecycle``: keep what a split read's merge needs
+        (core.lifecycle)."""
         self.store = store
-        self.tokens = tokens
-        #: Each file's tokenizer (the model its server logged; else ``tokens``).
-        self.file_tokens = file_tokens if file_tokens is not None else FileTokenizers(tokens)
+        self.file_tokens = file_tokens
         self.engine = engine
         self.expert_load = HeatCounts()
         self.dropped = HeatCounts()
@@ -208,7 +208,7 @@ class Merger:
             self._on_error(event[1])
         elif event[0] == "meta":
             payload = event[1]
-            if "model_path" in payload or "tokenizer_path" in payload or "max_log_len" in payload:
+            if not STARTUP_KEY_SET.isdisjoint(payload):
                 # A server's start-up line: the first of a file stands (its head was read
                 # for it at add_file, so every byte range of the file agrees), and picks
                 # the file's tokenizer if its head had none (a live log still empty then).
@@ -304,7 +304,7 @@ class Merger:
                     cells[row] = value
 
     def _request_values(
-        self, p: RequestPayload, file: int = 0, meta: Mapping[str, Any] | None = None
+        self, p: RequestPayload, file: int, meta: Mapping[str, Any] | None
     ) -> tuple[Any, ...]:
         """Every column value one request line says, in ``store.ROW_LAYOUT`` order.
 

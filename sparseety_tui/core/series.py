@@ -22,8 +22,8 @@ from sparseety_tui.events import StatsPayload
 #: Engine stats points kept for sparklines (older points live on in per-minute buckets).
 STATS_POINTS = 4096
 #: Stats fields that name rather than measure (``aggregated_engines`` counts engines, it
-#: measures nothing about them).
-_LABEL_FIELDS = frozenset({"ts", "engine", "source", "phase", "aggregated_engines"})
+#: measures nothing about them): never summed, never combined over engines.
+LABEL_FIELDS = frozenset({"ts", "engine", "source", "phase", "aggregated_engines"})
 #: Stats fields kept per minute (the engine's time series in `summary`), per engine label.
 MINUTE_FIELDS = (
     "prompt_throughput",
@@ -99,7 +99,7 @@ class LabelSeries:
         for key, value in stats.items():
             entry = index.get(key)
             if entry is None:
-                if key in _LABEL_FIELDS or not isinstance(value, (int, float)):
+                if key in LABEL_FIELDS or not isinstance(value, (int, float)):
                     continue
                 entry = index[key] = (self._cell(key), _SLOT.get(key, -1))
             acc, at = entry

@@ -56,7 +56,6 @@ from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
-from sparseety_tui.sources.inputs import log_files_in
 from sparseety_tui.sources.lines import Chunk, iter_chunks
 
 if TYPE_CHECKING:
@@ -91,9 +90,13 @@ TRIM_DUTY = 50.0
 class _Followed:
     """One followed path: the Extractor file of each incarnation the follower read."""
 
-    first: int  # the file of the first incarnation (given before anything was read)
     by_generation: dict[int, int]  # follower generation -> Extractor file
     incarnations: list[int]  # Extractor files, oldest first
+
+    @property
+    def first(self) -> int:
+        """The file of the first incarnation (given before anything was read)."""
+        return self.incarnations[0]
 
     @property
     def latest(self) -> int:
@@ -268,7 +271,6 @@ class IngestWorker:
         watcher = LogWatcher(
             options.paths,
             directories=options.directories,
-            list_directory=log_files_in,
             poll=options.poll,
             start=start,
             last_lines=options.last_lines if options.start == "last" else None,
@@ -306,7 +308,7 @@ class IngestWorker:
     def _follow(self, path: str) -> None:
         """Start a path (given at start, or a file that appeared in a followed directory)."""
         file = self._extractor.add_file(path)
-        self._followed[path] = _Followed(file, {}, [file])
+        self._followed[path] = _Followed({}, [file])
         self._line_base[path] = 0
 
     def _poll_live(self) -> bool:

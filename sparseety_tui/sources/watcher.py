@@ -34,6 +34,7 @@ from .follower import (
     FollowBatch,
     StartSpec,
 )
+from .inputs import log_files_in
 from .lines import DEFAULT_MAX_LINE_BYTES
 from .rotated import is_rotated_name
 
@@ -59,13 +60,6 @@ def _signature(path: str) -> _Signature:
     except OSError:
         return None
     return (st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns)
-
-
-def list_files(directory: str) -> list[str]:
-    """Visible entries of a directory that are not directories (``LogWatcher``'s default)."""
-    names = sorted(n for n in os.listdir(directory) if not n.startswith("."))
-    paths = [os.path.join(directory, n) for n in names]
-    return [p for p in paths if not os.path.isdir(p)]
 
 
 def _copy_of(path: str, others: Iterable[str]) -> bool:
@@ -94,7 +88,7 @@ class LogWatcher:
         paths: Iterable[str | os.PathLike[str]],
         *,
         directories: Iterable[str | os.PathLike[str]] = (),
-        list_directory: Callable[[str], list[str]] = list_files,
+        list_directory: Callable[[str], list[str]] = log_files_in,
         poll: bool = False,
         interval_s: float = 0.05,
         safety_interval_s: float = 0.5,
