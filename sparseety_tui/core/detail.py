@@ -360,13 +360,19 @@ def _token_views(
     ``DETAIL_MAX_TOKENS`` of them; also how many more tokens are known not to be there.
     ``counter``: the tokenizer of the request's file, the one that counted it."""
     tokens: list[TokenView] = []
-    source = ""
+    sources: list[str] = []  # how the tokens were had, then what they leave out
+    notes: list[str] = []
     pos = 0
     omitted = 0
     for phase in ("prompt", "completion"):
         ids = fields.get(f"{phase}_token_ids")
         text = fields.get(phase)
         room = max(0, DETAIL_MAX_TOKENS - pos)
+        if notes and phase == "completion":
+            # The prompt's text was cut: where the completion starts is unknown, so its
+            # tokens are not placed (routing and KV data are matched by position).
+            notes.append("the completion is not shown: its positions follow a cut prompt")
+            break
         if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
             source = f"token ids, decoded with {counter.name}"
             omitted += max(0, len(ids) - room)
@@ -378,8 +384,8 @@ def _token_views(
             # source says how much of the text the tokens cover.
             source = f"tokenizer: {counter.name}"
             if len(text) > DETAIL_MAX_TEXT_CHARS:
-                source += (
-                    f"; the {phase}'s first {DETAIL_MAX_TEXT_CHARS:,} of {len(text):,} characters"
+                notes.append(
+                    f"the {phase}'s first {DETAIL_MAX_TEXT_CHARS:,} of {len(text):,} characters"
                 )
                 text = text[:DETAIL_MAX_TEXT_CHARS]
             ids = counter.encode(text)
@@ -391,10 +397,12 @@ def _token_views(
                 texts = [text] + [""] * (len(ids) - 1)
         else:
             continue
+        if source not in sources:
+            sources.append(source)
         for token_id, token_text in zip(ids, texts):
             tokens.append(TokenView(pos=pos, phase=phase, text=token_text, token_id=token_id))
             pos += 1
-    return tokens, source, omitted
+    return tokens, "; ".join(sources + notes), omitted
 
 
 def _decode(counter: TokenCounter, ids: list[int]) -> list[str]:

@@ -199,7 +199,7 @@ class Extractor:
         if state.sniff_buffer:
             self._detect(state, final=True)
         if state.wrap_held and isinstance(state.parser, WrappedParser):
-            self._run_joined(state, file, state.parser, [])  # the file ended inside it
+            self._run_joined(state, file, state.parser)  # the file ended inside it
         self.flush(file)
         self._changed(file)
 
@@ -401,31 +401,29 @@ class Extractor:
         run: list[LineLike] = []
         for line in block:
             if line.truncated:  # its wrapper is cut: read as it is
-                data, complete = line.data, True
+                data, complete, piece = line.data, True, None
             else:
-                data, complete = wrapped.unwrapped(line.data)
+                data, complete, piece = wrapped.unwrapped(line.data)
             if state.wrap_held or not complete:
                 if run:
                     self._run_lines(state, file, run, wrapped.inner)
                     run = []
-                state.wrap_held.append(line)
+                state.wrap_held.append((line, piece))
                 if complete:
-                    self._run_joined(state, file, wrapped, state.wrap_held)
+                    self._run_joined(state, file, wrapped)
                 continue
             run.append(RawLine(line.offset, line.length, data, line.truncated))
         if run:
             self._run_lines(state, file, run, wrapped.inner)
 
-    def _run_joined(
-        self, state: FileState, file: int, wrapped: WrappedParser, lines: list[LineLike]
-    ) -> None:
-        """One record over several physical lines (``lines``, or the held ones when the
-        file ended inside the record): read once, located over its whole span (the detail
-        view re-reads it so), and every one of its lines counted as the record's kind."""
-        pieces = lines or state.wrap_held
-        first, last = pieces[0], pieces[-1]
+    def _run_joined(self, state: FileState, file: int, wrapped: WrappedParser) -> None:
+        """One record over the held physical lines (its last one came, or the file ended
+        inside it): read once, located over its whole span (the detail view re-reads it
+        so), and every one of its lines counted as the record's kind."""
+        pieces = state.wrap_held
+        first, last = pieces[0][0], pieces[-1][0]
         span = last.offset + last.length - first.offset
-        data = wrapped.joined([line.data for line in pieces])
+        data = wrapped.joined([(line.data, piece) for line, piece in pieces])
         kind = self._run_lines(
             state, file, [RawLine(first.offset, span, data, False)], wrapped.inner
         )

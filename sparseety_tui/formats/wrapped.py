@@ -67,25 +67,26 @@ class WrappedParser:
     def ignored(self, value: dict[str, int]) -> None:
         self.inner.ignored = value
 
-    def unwrapped(self, data: bytes) -> tuple[bytes, bool]:
-        """The line the inner parser reads for one physical line, and whether it is
-        complete (False: the wrapper split it, the next physical line goes on). A line not
-        in the wrapper's shape is read as it is."""
+    def unwrapped(self, data: bytes) -> tuple[bytes, bool, Unwrapped | None]:
+        """The line the inner parser reads for one physical line, whether it is complete
+        (False: the wrapper split it, the next physical line goes on), and the piece taken
+        apart (for ``joined``). A line not in the wrapper's shape is read as it is."""
         piece = self.kind.unwrap(data)
         if piece is None:
-            return data, True
-        return reform(piece, self.stamped), piece.complete
+            return data, True, None
+        return reform(piece, self.stamped), piece.complete, piece
 
-    def joined(self, pieces: list[bytes]) -> bytes:
-        """The line the inner parser reads for the physical lines of one split record."""
-        parts = [self.kind.unwrap(data) for data in pieces]
-        first = parts[0]
-        inner = b"".join(data if p is None else p.inner for p, data in zip(parts, pieces))
+    def joined(self, pieces: list[tuple[bytes, Unwrapped | None]]) -> bytes:
+        """The line the inner parser reads for the physical lines of one split record,
+        each with its piece as ``unwrapped`` gave it (None: a line read as it is)."""
+        first = pieces[0][1]
+        inner = b"".join(data if piece is None else piece.inner for data, piece in pieces)
         return reform(Unwrapped(inner, first.stamp if first else None), self.stamped)
 
     def parse(self, line: bytes) -> ParsedLine:
         if b"\n" in line:  # a split record's span, re-read whole
-            return self.inner.parse(self.joined(line.split(b"\n")))
+            pieces = [(data, self.kind.unwrap(data)) for data in line.split(b"\n")]
+            return self.inner.parse(self.joined(pieces))
         return self.inner.parse(self.unwrapped(line)[0])
 
     def finish(self) -> None:

@@ -145,3 +145,18 @@ def test_hostile_head_and_layer_values_cost_nothing_but_themselves(tmp_path: Pat
     path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     detail = build_detail(_extract(path), 0)
     assert detail.head_skips == {3: {2: 1}, 5: {4: 1}}  # 10**30 is out of range
+
+
+def test_a_cut_prompt_keeps_its_note_and_places_no_completion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The completion's tokens would follow the cut prompt's prefix, not the prompt: their
+    positions (and the routing matched by them) would be wrong, so they are not shown."""
+    monkeypatch.setattr(detail_mod, "DETAIL_MAX_TEXT_CHARS", 400)
+    path = tmp_path / "trace.jsonl"
+    record = {"request_id": "r1", "prompt": "ping " * 1000, "completion": "pong pong"}
+    path.write_text(json.dumps(record) + "\n")
+    detail = build_detail(_extract(path), 0)
+    assert "the prompt's first 400 of 5,000 characters" in detail.token_source
+    assert "the completion is not shown" in detail.token_source
+    assert {t.phase for t in detail.tokens} == {"prompt"}
