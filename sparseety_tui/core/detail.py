@@ -164,7 +164,9 @@ class _Payloads:
     problems: list[str] = field(default_factory=list)
 
 
-def _read_payloads(extractor: ExtractorView, row: int) -> _Payloads:
+def _read_payloads(extractor: ExtractorView, row: int, raw: bool = True) -> _Payloads:
+    """The request's lines re-read and re-parsed; ``raw``: also the lines as text for the
+    detail view (``extract --text`` needs the fields only)."""
     out = _Payloads()
     shown = 0
     for location in extractor.store.lines_of(row):
@@ -180,11 +182,11 @@ def _read_payloads(extractor: ExtractorView, row: int) -> _Payloads:
         except (OSError, LineGoneError) as exc:
             out.problems.append(f"{state.path} @ {location.offset}: {exc}")
             continue
-        if shown < RAW_BUDGET_BYTES:
+        if raw and shown < RAW_BUDGET_BYTES:
             text = source_text(state.path, location.offset, location.length, data)
             out.raw_lines.append(text)
             shown += text.shown_bytes()
-        else:
+        elif raw:
             out.raw_omitted += 1
         if state.family is None:
             continue
@@ -439,5 +441,5 @@ class DetailCache:
 
 def request_text(extractor: ExtractorView, row: int) -> dict[str, Any]:
     """Prompt and completion text of one request, re-read from its lines."""
-    fields = _read_payloads(extractor, row).fields
+    fields = _read_payloads(extractor, row, raw=False).fields
     return {"prompt": fields.get("prompt"), "completion": fields.get("completion")}
