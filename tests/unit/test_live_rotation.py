@@ -11,23 +11,14 @@ import time
 from pathlib import Path
 
 import pytest
+from live_helpers import OffsetClock, wait_for
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.ingest.batch import InputError, ingest_file
-from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
+from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
 from sparseety_tui.sources.lines import iter_chunks
-
-
-class OffsetClock:
-    """The monotonic clock plus an offset a test moves forward (to skip a quiet spell)."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.monotonic() + self.offset
 
 
 def start(paths: list[Path], clock: OffsetClock | None = None, **options: object) -> IngestWorker:
@@ -39,15 +30,6 @@ def start(paths: list[Path], clock: OffsetClock | None = None, **options: object
     )
     worker.start()
     return worker
-
-
-def wait_for(worker: IngestWorker, check: object, tries: int = 50) -> Snapshot:
-    """Drain until ``check(snapshot)`` holds (files change under the worker meanwhile)."""
-    for _ in range(tries):
-        worker.drain(2)
-        if check(worker.snapshot):  # type: ignore[operator]
-            break
-    return worker.snapshot
 
 
 def record(i: int) -> str:

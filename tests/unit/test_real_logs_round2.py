@@ -9,23 +9,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-
-from sparseety_tui.cli.main import run
+from cli_helpers import extract_records, summary_json
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 
 
 def summary(capsys: pytest.CaptureFixture[str], name: str) -> dict[str, Any]:
-    assert run(["summary", "--json", str(DATA / name)]) == 0
-    document: dict[str, Any] = orjson.loads(capsys.readouterr().out)
-    return document
+    return summary_json(capsys, str(DATA / name))
 
 
 def extract(capsys: pytest.CaptureFixture[str], name: str) -> list[dict[str, Any]]:
-    assert run(["extract", str(DATA / name)]) == 0
-    return [orjson.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+    return extract_records(capsys, str(DATA / name))
 
 
 def test_vllm_data_parallel_engines_are_a_fleet(capsys: pytest.CaptureFixture[str]) -> None:

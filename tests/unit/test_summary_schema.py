@@ -11,11 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from cli_helpers import summary_json
 from jsonschema import Draft202012Validator
-
-from sparseety_tui.cli.main import run
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "summary.schema.json").read_text())
@@ -23,10 +21,8 @@ REAL_LOGS = sorted((ROOT / "tests" / "data" / "real_logs").glob("*.log"))
 SAMPLE_LOGS = sorted(p for p in (ROOT / "sample_logs").iterdir() if p.is_file())
 
 
-def summary_json(capsys: pytest.CaptureFixture[str], *paths: Path) -> dict[str, Any]:
-    assert run(["summary", "--json", *map(str, paths)]) == 0
-    document: dict[str, Any] = orjson.loads(capsys.readouterr().out)
-    return document
+def summary_of(capsys: pytest.CaptureFixture[str], *paths: Path) -> dict[str, Any]:
+    return summary_json(capsys, *map(str, paths))
 
 
 def errors_of(document: dict[str, Any]) -> list[str]:
@@ -45,18 +41,18 @@ def test_the_schema_is_a_valid_schema() -> None:
 def test_every_log_gives_a_document_the_schema_holds(
     path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert errors_of(summary_json(capsys, path)) == []
+    assert errors_of(summary_of(capsys, path)) == []
 
 
 def test_all_logs_together(capsys: pytest.CaptureFixture[str]) -> None:
-    document = summary_json(capsys, *REAL_LOGS, *SAMPLE_LOGS)
+    document = summary_of(capsys, *REAL_LOGS, *SAMPLE_LOGS)
     assert errors_of(document) == []
     # The run covers the optional blocks, so their definitions are exercised too.
     assert document["engine"] is not None and document["experts"] is not None
 
 
 def test_an_undocumented_key_fails(capsys: pytest.CaptureFixture[str]) -> None:
-    document = summary_json(capsys, SAMPLE_LOGS[0])
+    document = summary_of(capsys, SAMPLE_LOGS[0])
     document["requests"]["surprise"] = 1
     document["files"][0]["surprise"] = 1
     assert len(errors_of(document)) == 2

@@ -15,17 +15,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
+from cli_helpers import summary_json
+from live_helpers import OffsetClock, wait_for
 
-from sparseety_tui.cli.main import run
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.events import Event, ParsedLine
 from sparseety_tui.formats import sglang, vllm
 from sparseety_tui.formats.base import LineParser
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
+from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
@@ -87,9 +87,7 @@ def kinds(results: list[ParsedLine]) -> list[str]:
 
 
 def summary(capsys: pytest.CaptureFixture[str], path: Path, jobs: int = 1) -> dict[str, Any]:
-    assert run(["summary", "--json", "--jobs", str(jobs), str(path)]) == 0
-    out: dict[str, Any] = orjson.loads(capsys.readouterr().out)
-    return out
+    return summary_json(capsys, "--jobs", str(jobs), str(path))
 
 
 # -- the real file -------------------------------------------------------------------------
@@ -129,10 +127,11 @@ def test_real_hard_wrapped_and_fused_v0_stats(capsys: pytest.CaptureFixture[str]
 def test_without_the_fix_the_continuations_were_unparsed() -> None:
     # What the lines give read one by one, each on a fresh parser (no line before it):
     # a continuation alone is no known line, so it can only be the joining that reads it.
-    for line in REAL.read_text().splitlines():
+    continuations = [line for line in REAL.read_text().splitlines() if line.startswith("eqs")]
+    assert len(continuations) == 5
+    for line in continuations:
         kind, _ = vllm.FAMILY.new_parser().parse(line.encode())
-        if line.startswith("eqs"):
-            assert kind == "unparsed"
+        assert kind == "unparsed"
 
 
 # -- synthetic lines of real shapes -------------------------------------------------------
@@ -269,22 +268,6 @@ def test_a_narrow_terminal_wraps_a_record_over_several_rows() -> None:
 
 
 # -- live tail -----------------------------------------------------------------------------
-
-
-class OffsetClock:
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.monotonic() + self.offset
-
-
-def wait_for(worker: IngestWorker, check: Any, tries: int = 50) -> Snapshot:
-    for _ in range(tries):
-        worker.drain(2)
-        if check(worker.snapshot):
-            break
-    return worker.snapshot
 
 
 def test_a_quiet_live_file_reports_its_held_head_once(tmp_path: Path) -> None:

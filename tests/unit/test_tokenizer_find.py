@@ -15,8 +15,8 @@ from typing import Any
 
 import orjson
 import pytest
+from cli_helpers import extract_records, summary_json
 
-from sparseety_tui.cli.main import run
 from sparseety_tui.core.detail import build_detail
 from sparseety_tui.core.tokenizer_find import CONFIG_ENV
 from sparseety_tui.formats.startup import head_startup_meta, startup_meta
@@ -85,14 +85,10 @@ def _offline_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _summary(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    assert run(["summary", "--json", "--jobs", "1", *args]) == 0
-    doc: dict[str, Any] = orjson.loads(capsys.readouterr().out)
-    return doc
+    return summary_json(capsys, "--jobs", "1", *args)
 
 
-def _extract(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]]:
-    assert run(["extract", *args]) == 0
-    return [orjson.loads(line) for line in capsys.readouterr().out.splitlines() if line]
+_extract = extract_records
 
 
 def test_the_logged_model_path_is_found_and_named(
