@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from sparseety_tui.core.literal import quote
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 from sparseety_tui.sources.inputs import expand
@@ -35,11 +36,11 @@ def check_can_appear(path: str) -> None:
     exist and be readable (to be watched and listed)."""
     parent = os.path.dirname(os.path.abspath(path))
     if not os.path.exists(parent):
-        raise InputError(f"cannot follow {path!r}: no such directory {parent!r}")
+        raise InputError(f"cannot follow {quote(path)}: no such directory {quote(parent)}")
     if not os.path.isdir(parent):
-        raise InputError(f"cannot follow {path!r}: {parent!r} is not a directory")
+        raise InputError(f"cannot follow {quote(path)}: {quote(parent)} is not a directory")
     if not os.access(parent, os.R_OK | os.X_OK):
-        raise InputError(f"cannot follow {path!r}: cannot read directory {parent!r}")
+        raise InputError(f"cannot follow {quote(path)}: cannot read directory {quote(parent)}")
 
 
 def live_options(
