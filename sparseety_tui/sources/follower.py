@@ -697,9 +697,6 @@ class FileFollower:
         self._retired.append(inc)
         self._poll_retired(batch, read=False)
 
-    def _quiet_limit(self, inc: Incarnation, links: int) -> float:
-        return self._rotated_quiet if links > 0 else self._deleted_quiet
-
     def _poll_retired(self, batch: FollowBatch, read: bool = True) -> None:
         """Read what was appended to rotated-away files; close those quiet long enough, and
         the oldest beyond ``max_retired`` once read to their end."""
@@ -721,12 +718,14 @@ class FileFollower:
                 if inc.asm.pos != before:
                     inc.quiet_since = now  # a writer is still there: give it more time
             at_end = inc.asm.pos >= st.st_size and not self._more
+            # A renamed file may still be written; a deleted one only by a writer that had
+            # it open already: it gets less time.
+            quiet = self._rotated_quiet if st.st_nlink > 0 else self._deleted_quiet
             if inc.final and at_end:
                 self._flush_tail(batch, inc)
                 self._forget(inc)
-            elif at_end and now - inc.quiet_since >= self._quiet_limit(inc, st.st_nlink):
+            elif at_end and now - inc.quiet_since >= quiet:
                 where = "renamed" if st.st_nlink > 0 else "deleted"
-                quiet = self._quiet_limit(inc, st.st_nlink)
                 self._close_retired(batch, inc, f"{where}, quiet for {quiet:g} s")
             else:
                 keep.append(inc)
