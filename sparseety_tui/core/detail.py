@@ -12,7 +12,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS
+from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS, heat_index
 from sparseety_tui.core.tokens import TokenCounter, TokenizerError
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
@@ -335,12 +335,10 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
 
 
 def _as_int(value: Any) -> int | None:
-    """An int from a log's JSON (a number, or a key written as ASCII digits), else None."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 19:
-        return int(value)
-    return None
+    """A layer or index id as the Extractor's heat counts read it (``heat_index``), else
+    None."""
+    index = heat_index(value)
+    return index if index >= 0 else None
 
 
 def _count(counts: dict[int, dict[int, int]], layer: int | None, indices: Any) -> None:

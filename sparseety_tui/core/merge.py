@@ -29,7 +29,7 @@ from typing import Any, Protocol, TypeGuard
 
 from sparseety_tui.core.file_tokens import STARTUP_KEYS, FileTokenizers
 from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
-from sparseety_tui.core.series import EngineSeries, HeatCounts
+from sparseety_tui.core.series import EngineSeries, HeatCounts, heat_index
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_IDS_LOWER_BOUND,
@@ -46,7 +46,6 @@ from sparseety_tui.core.store import (
 )
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
-from sparseety_tui.formats.numbers import count
 from sparseety_tui.formats.trace import SPARSE_SUMMARY_KEYS
 
 #: Errors kept with their text (all are counted).
@@ -102,20 +101,6 @@ def _sampling_values(sampling: Any) -> tuple[int, int, float, float]:
     )
 
 
-def _heat_index(value: Any) -> int:
-    """A layer, expert or head id: a count, or the digits of one (JSON object keys are
-    strings); -1 for anything else. Never raises. ``HeatCounts.add`` keeps only those in
-    range (``HEAT_LAYERS``, ``HEAT_INDICES``) and counts the rest as out of range."""
-    if type(value) is int:
-        return value if 0 <= value <= COUNT_MAX else -1
-    if type(value) is float:
-        return int(value) if value.is_integer() and 0 <= value <= COUNT_MAX else -1
-    if type(value) is str:
-        number = count(value.strip())
-        return number if number is not None and number <= COUNT_MAX else -1
-    return -1
-
-
 def _time_or_nan(value: Any) -> float:
     """Unix seconds: a finite number (an int is converted), else NaN."""
     if type(value) is float:
@@ -136,7 +121,7 @@ def _cut_at_log_len(logged: Any, meta: Mapping[str, Any]) -> bool:
 
 
 def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
-    heat.add(_heat_index(layer), _heat_index(index), n)
+    heat.add(heat_index(layer), heat_index(index), n)
 
 
 class EventObserver(Protocol):
@@ -451,7 +436,7 @@ class Merger:
     def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
         load = self.expert_load
         # The heat-map row of each column: its layer id, else the column number.
-        layer_of = [_heat_index(x) for x in layers] if type(layers) is list else []
+        layer_of = [heat_index(x) for x in layers] if type(layers) is list else []
         for token in routing:
             if type(token) is not list:
                 continue
@@ -497,7 +482,7 @@ class Merger:
         for j, head_list in enumerate(skipped):
             if type(head_list) is not list:
                 continue
-            layer = _heat_index(layers[j]) if type(layers) is list and j < len(layers) else j
+            layer = heat_index(layers[j]) if type(layers) is list and j < len(layers) else j
             extras.head_rows += tokens
             extras.head_slots += heads * tokens
             extras.skipped_head_slots += len(head_list) * tokens

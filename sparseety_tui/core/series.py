@@ -18,6 +18,7 @@ from functools import reduce
 from typing import Any, TypeAlias
 
 from sparseety_tui.events import StatsPayload
+from sparseety_tui.formats.numbers import count
 
 #: Engine stats points kept for sparklines (older points live on in per-minute buckets).
 STATS_POINTS = 4096
@@ -316,6 +317,21 @@ HEAT_LAYERS = 1024
 HEAT_INDICES = 4096
 
 
+def heat_index(value: Any) -> int:
+    """A layer, expert or head id: a count, or the digits of one (JSON object keys are
+    strings); -1 for anything else. Never raises. ``HeatCounts.add`` keeps only those in
+    range (``HEAT_LAYERS``, ``HEAT_INDICES``) and counts the rest as out of range. The
+    request detail's heat maps read ids with it too, so the two maps agree."""
+    if type(value) is int:
+        return value if value >= 0 else -1
+    if type(value) is float:
+        return int(value) if value.is_integer() and value >= 0 else -1
+    if type(value) is str:
+        number = count(value.strip())
+        return -1 if number is None else number
+    return -1
+
+
 @dataclass
 class HeatCounts:
     """Counts per (layer, index): experts routed to, or heads skipped."""
@@ -349,6 +365,6 @@ class HeatCounts:
     def merge(self, other: HeatCounts) -> None:
         """Add another part's counts (counts add, whatever the order)."""
         for layer, row in other.counts.items():
-            for index, count in row.items():
-                self.add(layer, index, count)
+            for index, n in row.items():
+                self.add(layer, index, n)
         self.out_of_range += other.out_of_range

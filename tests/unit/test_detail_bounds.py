@@ -160,3 +160,17 @@ def test_a_cut_prompt_keeps_its_note_and_places_no_completion(
     assert "the prompt's first 400 of 5,000 characters" in detail.token_source
     assert "the completion is not shown" in detail.token_source
     assert {t.phase for t in detail.tokens} == {"prompt"}
+
+
+def test_detail_heat_maps_read_ids_as_the_extractor_does(tmp_path: Path) -> None:
+    """A layer written as 3.0 or " 2 " is the same layer in the request's heat map and the
+    Extractor's (they read ids with one function, core.series.heat_index)."""
+    path = tmp_path / "trace.jsonl"
+    record = {
+        "request_id": "r1",
+        "sparse": {"head_masks": {"num_heads": 4, "layers": [3.0, " 2 "], "skipped": [[1], [0]]}},
+    }
+    path.write_text(json.dumps(record) + "\n")
+    extractor = _extract(path)
+    detail = build_detail(extractor, 0)
+    assert detail.head_skips == extractor.head_skips.counts == {3: {1: 1}, 2: {0: 1}}
