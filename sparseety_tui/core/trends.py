@@ -38,8 +38,6 @@ from sparseety_tui.events import ErrorPayload
 from sparseety_tui.formats.timestamps import TIME_END
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from sparseety_tui.core.views import ExtractorView
 
 #: The most minutes a trend holds (the latest ones): a day.
@@ -197,9 +195,7 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         mask = keep[start:stop] if keep is not None else slice(None)
         for name in names:
             parts.setdefault(name, []).append(np.asarray(cols[name], dtype=np.float64)[mask])
-    cols = {
-        name: np.concatenate(parts[name]) if name in parts else np.zeros(0) for name in names
-    }
+    cols = {name: np.concatenate(parts[name]) if name in parts else np.zeros(0) for name in names}
     finished, received, latency = cols["finished_ts"], cols["received_ts"], cols["latency_s"]
     end = np.where(_dates(finished), finished, received + latency)
     has_end = _dates(end)
@@ -351,7 +347,7 @@ def _tokens(
         if line.known
     )
     if engine:
-        return Trend("tokens", "tokens/s", "tok/s", "engine stats", engine)
+        return Trend("tokens", "tokens", "tok/s", "engine stats", engine)
     finished, with_finish = _count_minutes(req, "finished_ts")
     received, with_arrival = _count_minutes(req, "received_ts")
     basis = throughput_basis(with_finish, with_arrival)
@@ -366,7 +362,7 @@ def _tokens(
         gen.append(bucket[2] / 60 if bucket and bucket[4] else None)
     lines = tuple(line for line in (Line("prompt", tuple(prompt)), Line("gen", tuple(gen))))
     source = f"tokens of requests {basis or 'finished'} in the minute / 60"
-    return Trend("tokens", "tokens/s", "tok/s", source, lines)
+    return Trend("tokens", "tokens", "tok/s", source, lines)
 
 
 def _requests(req: Mapping[str, Any], first: int, count: int) -> Trend:
@@ -382,7 +378,7 @@ def _requests(req: Mapping[str, Any], first: int, count: int) -> Trend:
     source = "requests per minute / 60"
     if basis == "received":
         source += " (finish times not logged for most requests)"
-    return Trend("requests", "requests/s", "req/s", source, tuple(lines))
+    return Trend("requests", "requests", "req/s", source, tuple(lines))
 
 
 def _rates(acc: Mapping[int, list[int]], first: int, count: int) -> tuple[Value, ...]:
@@ -408,7 +404,7 @@ def _errors(
     if has_5xx:
         lines.append(Line("5xx", tuple(http)))
     source = "error log" if has_5xx else "recent error samples (5xx not told apart)"
-    return Trend("errors", "errors & 5xx", "/min", source, tuple(lines))
+    return Trend("errors", "errors & HTTP 5xx", "/min", source, tuple(lines))
 
 
 def _cache(
@@ -468,10 +464,10 @@ def _points_ratio(engine: EngineSeries, minutes: Sequence[int], field: str) -> t
         acc[1] += 1
     out: list[Value] = []
     for minute in minutes:
-        per = cells.get(minute)
-        if not per:
+        found = cells.get(minute)
+        if not found:
             out.append(None)
             continue
-        means = [s / n for s, n in per.values()]
+        means = [s / n for s, n in found.values()]
         out.append(100.0 * sum(means) / len(means))
     return tuple(out)
