@@ -91,6 +91,8 @@ TRENDS: tuple[Key, ...] = (
     Key("down,j", "scroll('down')", "Scroll down", show=False),
     Key("pageup,ctrl+b", "scroll('page_up')", "Page up", show=False),
     Key("pagedown,ctrl+f", "scroll('page_down')", "Page down", show=False),
+    Key("home", "scroll('home')", "Top", show=False),
+    Key("end,G", "scroll('end')", "Bottom", show=False),
 )
 
 HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)

@@ -196,4 +196,6 @@ class TrendsScreen(Screen[None]):
             "down": scroll.scroll_down,
             "page_up": scroll.scroll_page_up,
             "page_down": scroll.scroll_page_down,
+            "home": scroll.scroll_home,
+            "end": scroll.scroll_end,
         }[how]()
