@@ -8,7 +8,8 @@ latest: a day; the cost is bounded by that, not by the log's span):
   as ``core.totals.quantiles``). A request's end is its finish time, else its arrival plus
   its latency. A minute where no request ended has no percentile: None, a gap.
 - **tokens/s** prompt and generation: the engine's own throughput where its stats lines log
-  it (``core.fleet.per_minute``: engines summed), else the tokens of the requests counted
+  it (``core.fleet.per_minute``: engines summed; SGLang prefill lines without an input
+  throughput give prefill tokens/s as their ``#new-token`` sum / 60), else the tokens of the requests counted
   in the minute divided by 60 (``core.totals._per_minute``, on the same time as
   ``summary``'s ``throughput_per_minute``). The trend names the source it used.
 - **requests/s**: requests finished in the minute / 60, and received / 60 (finished only
@@ -356,31 +357,46 @@ def _tokens(
     first: int,
     count: int,
 ) -> Trend:
-    engine = tuple(
-        line
-        for line in (
-            _engine_line("prompt", engine_minutes, minutes, "prompt_throughput"),
-            _engine_line("gen", engine_minutes, minutes, "generation_throughput"),
-        )
-        if line.known
-    )
+    prompt = _engine_line("prompt", engine_minutes, minutes, "prompt_throughput")
+    gen = _engine_line("gen", engine_minutes, minutes, "generation_throughput")
+    source = "engine stats"
+    if not prompt.known:
+        prompt = _prefill_line(engine_minutes, minutes)
+        if prompt.known:
+            source = "engine stats; prefill: #new-token / 60"
+    engine = tuple(line for line in (prompt, gen) if line.known)
     if engine:
-        return Trend("tokens", "tokens", "tok/s", "engine stats", engine)
+        return Trend("tokens", "tokens", "tok/s", source, engine)
     finished, with_finish = _count_minutes(req, "finished_ts", first, count)
     received, with_arrival = _count_minutes(req, "received_ts", first, count)
     basis = throughput_basis(with_finish, with_arrival)
     acc = received if basis == "received" else finished
-    prompt: list[Value] = []
-    gen: list[Value] = []
+    from_prompt: list[Value] = []
+    from_completion: list[Value] = []
     for i in range(count):
         bucket = acc.get(first + i)
         # [requests, prompt, completion, with prompt, with completion]: None when none of
         # the minute's requests reported the count (or none were counted in it)
-        prompt.append(bucket[1] / 60 if bucket and bucket[3] else None)
-        gen.append(bucket[2] / 60 if bucket and bucket[4] else None)
-    lines = tuple(line for line in (Line("prompt", tuple(prompt)), Line("gen", tuple(gen))))
+        from_prompt.append(bucket[1] / 60 if bucket and bucket[3] else None)
+        from_completion.append(bucket[2] / 60 if bucket and bucket[4] else None)
+    lines = (Line("prompt", tuple(from_prompt)), Line("gen", tuple(from_completion)))
     source = f"tokens of requests {basis or 'finished'} in the minute / 60"
     return Trend("tokens", "tokens", "tok/s", source, lines)
+
+
+def _prefill_line(
+    engine_minutes: Mapping[int, tuple[int, Mapping[str, float]]], minutes: Sequence[int]
+) -> Line:
+    """Prefill tokens/s from the tokens SGLang's prefill batch lines count (``#new-token``),
+    for an engine that logs no input throughput: the minute's sum / 60. A minute with
+    stats lines but no prefill line had no prefill (0) when the engine logs them at all."""
+    if not any("new_tokens_sum" in figures for _, figures in engine_minutes.values()):
+        return Line("prefill", (None,) * len(minutes))
+    values: list[Value] = []
+    for minute in minutes:
+        cell = engine_minutes.get(minute)
+        values.append(None if cell is None else cell[1].get("new_tokens_sum", 0.0) / 60)
+    return Line("prefill", tuple(values))
 
 
 def _requests(req: Mapping[str, Any], first: int, count: int) -> Trend:

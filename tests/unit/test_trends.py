@@ -130,6 +130,12 @@ def test_sglang_prefill_cache_rate_from_engine_token_counts() -> None:
         want.append(100.0 * cached / (cached + new) if cached + new else None)
     assert list(cache.lines[0].values) == pytest.approx(want)
     assert names(trends, "queue") == ["queue-req"]
+    # No input throughput in these prefill lines: prefill tokens/s is #new-token / 60.
+    prefill = values(trends, "tokens", "prefill")
+    for i, minute in enumerate(trends.minutes):
+        inside = [p for p in state.engine.points if minute <= p.get("ts", -1) < minute + 60]
+        assert prefill[i] == pytest.approx(sum(p.get("new_tokens", 0) for p in inside) / 60)
+    assert "#new-token / 60" in trends.get("tokens").source
 
 
 def test_request_cache_rate_and_request_tokens_per_minute() -> None:

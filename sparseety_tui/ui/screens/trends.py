@@ -71,13 +71,19 @@ def _error_minutes(state: Any) -> Mapping[int, Mapping[str, int]] | None:
     return per_minute if isinstance(per_minute, Mapping) else None
 
 
+def _filtered(snapshot: Snapshot) -> bool:
+    """Whether the snapshot's view is a filter's rows (it may be behind the query: a view
+    not computed yet is None, and then every row counts)."""
+    return bool(snapshot.query.clauses) and snapshot.view is not None
+
+
 def trends_of(snapshot: Snapshot) -> Trends | None:
     """The trends of a snapshot: its filter's rows and its query's time window."""
     state = snapshot.state
     if state is None:
         return None
     since, until = _window(snapshot)
-    rows = snapshot.view if snapshot.query.clauses else None
+    rows = snapshot.view if _filtered(snapshot) else None
     return compute_trends(state, _error_minutes(state), since=since, until=until, rows=rows)
 
 
@@ -97,7 +103,7 @@ def heading(snapshot: Snapshot, trends: Trends | None) -> Text:
     since, until = _window(snapshot)
     if since is not None or until is not None:
         out.append("  window of the table")
-    if snapshot.query.clauses:
+    if _filtered(snapshot):
         out.append("  requests: filter ")
         out.append(snapshot.query.text)  # the user's text: literal, never markup
     return out
