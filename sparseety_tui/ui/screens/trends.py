@@ -180,6 +180,8 @@ class TrendsScreen(Screen[None]):
             self.app.call_from_thread(self._show, snapshot, trends)
 
     def _show(self, snapshot: Snapshot, trends: Trends | None) -> None:
+        if not self.is_attached:
+            return  # closed (esc) while the trends were worked out
         self._shown_version = snapshot.version
         self._computed_at = time.monotonic()
         self.query_one("#trends-title", Static).update(heading(snapshot, trends))
