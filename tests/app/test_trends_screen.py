@@ -116,3 +116,30 @@ async def test_trends_follow_the_table_filter() -> None:
         latency = app.screen.query_one("#plot-latency", Plot)
         values = [v for _, line in latency._lines for v in line if v is not None]
         assert values and min(values) > 5
+
+
+def test_trends_follow_a_time_window_on_the_query() -> None:
+    """The time helper adds ``since``/``until`` (unix s) to ViewQuery: the trends keep to
+    them (read with getattr, so a query without them shows every minute)."""
+    from dataclasses import dataclass
+
+    from sparseety_tui.ingest.batch import Options, ingest_paths
+    from sparseety_tui.ingest.snapshot import Snapshot
+    from sparseety_tui.ui.screens.trends import heading, trends_of
+
+    state = ingest_paths(Options(), ["sample_logs/count_only_500.jsonl"]).freeze()
+    whole = trends_of(Snapshot(state=state))
+    assert whole is not None and len(whole.minutes) == 5
+
+    @dataclass(frozen=True)
+    class WindowQuery:  # what ViewQuery looks like with a time window
+        since: float
+        until: float
+        clauses: tuple[object, ...] = ()
+        text: str = ""
+
+    query = WindowQuery(since=whole.minutes[1] + 30, until=whole.minutes[3] + 59)
+    snap = Snapshot(state=state, query=query)  # type: ignore[arg-type]
+    windowed = trends_of(snap)
+    assert windowed is not None and windowed.minutes == whole.minutes[1:4]
+    assert "window of the table" in heading(snap, windowed).plain
