@@ -453,13 +453,13 @@ def _cache(
 
     cols = req["cols"]
     both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
-    if both.any():
-        # the request's end, else its arrival: the minute it counts in
-        finished, received = cols["finished_ts"][both], cols["received_ts"][both]
-        end = np.where(_dates(finished), finished, received + cols["latency_s"][both])
-        time = np.where(_dates(end), end, received)
-        index = (time // 60) - first  # NaN (no time) fails both tests below
-        inside = (index >= 0) & (index < count)
+    # the request's end, else its arrival: the minute it counts in
+    finished, received = cols["finished_ts"][both], cols["received_ts"][both]
+    end = np.where(_dates(finished), finished, received + cols["latency_s"][both])
+    index = (np.where(_dates(end), end, received) // 60) - first
+    inside = (index >= 0) & (index < count)  # NaN (no time) is neither
+    # Requests that report both, in the minutes shown, are the source; else the engine.
+    if inside.any():
         index = index[inside].astype(np.int64)
         cached = np.bincount(index, weights=cols["cached_tokens"][both][inside], minlength=count)
         prompt = np.bincount(index, weights=cols["prompt_tokens"][both][inside], minlength=count)

@@ -207,3 +207,14 @@ def test_error_samples_dropped_make_older_minutes_unknown() -> None:
 def test_nothing_timestamped_gives_no_minutes() -> None:
     trends = compute_trends(state_of(SAMPLES / "two_records.jsonl"))
     assert trends.minutes == () and trends.trends == ()
+
+
+def test_requests_without_a_time_leave_the_cache_rate_to_the_engine() -> None:
+    """This SGLang log's two requests report cached and prompt tokens but no time: they
+    cannot make a minute's rate, so the engine's prefill counts do (not a plot of gaps)."""
+    path = REAL / "sglang_docsci_20250630_native_api_prefill_token_field_expert_pt.log"
+    state = state_of(path)
+    cols = state.store.numeric_view()
+    assert (~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])).any()
+    cache = compute_trends(state).get("cache")
+    assert cache.source.startswith("engine cached") and cache.known
