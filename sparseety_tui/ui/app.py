@@ -32,6 +32,7 @@ from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
+from sparseety_tui.ui.screens.trends import TrendsScreen
 from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
 
 #: How often the UI looks at the latest snapshot while snapshots keep coming (seconds).
@@ -136,6 +137,8 @@ class SparseetyApp(App[int]):
         except NoMatches:
             return False  # the main screen is still being composed: next tick
         self._shown_version = snap.version
+        if isinstance(self.screen, TrendsScreen):
+            self.screen.refresh_content(snap)
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
@@ -173,6 +176,10 @@ class SparseetyApp(App[int]):
             return
         self.push_screen(DiagnosticsScreen(snap))
 
+    def action_trends(self) -> None:
+        if not isinstance(self.screen, TrendsScreen):
+            self.push_screen(TrendsScreen(self.worker.snapshot))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -192,6 +199,7 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Follow the tail", "Follow new requests (f)", main.action_follow)
         yield SystemCommand("Pause / resume", "Freeze the view (space)", main.action_pause)
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
+        yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
         yield SystemCommand(

@@ -52,6 +52,7 @@ MAIN: tuple[Key, ...] = (
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
     Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
+    Key("T", "app.trends", "Trends"),
 )
 
 TABLE: tuple[Key, ...] = (
@@ -84,6 +85,16 @@ DIAGNOSTICS: tuple[Key, ...] = (
     Key("c", "copy", "Copy"),
 )
 
+TRENDS: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("up,k", "scroll('up')", "Scroll up", show=False),
+    Key("down,j", "scroll('down')", "Scroll down", show=False),
+    Key("pageup,ctrl+b", "scroll('page_up')", "Page up", show=False),
+    Key("pagedown,ctrl+f", "scroll('page_down')", "Page down", show=False),
+    Key("home", "scroll('home')", "Top", show=False),
+    Key("end,G", "scroll('end')", "Bottom", show=False),
+)
+
 HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)
 
 SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
@@ -91,6 +102,7 @@ SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Request table", MAIN + TABLE),
     ("Request detail", DETAIL),
     ("Diagnostics", DIAGNOSTICS),
+    ("Trends", TRENDS),
 )
 
 

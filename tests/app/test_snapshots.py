@@ -49,12 +49,26 @@ async def _help(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _trends(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("T")
+    await settle(pilot)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,
     "help": _help,
+    "trends": _trends,
+    "trends_requests": _trends,
+}
+#: Inputs of the screens that need their own (None: MAIN_FILES). The trends need minutes
+#: of one day: the engine series of a vLLM log, the request percentiles of 500 requests.
+PATHS: dict[str, tuple[str, ...]] = {
+    "trends": ("tests/app/data/vllm.log",),
+    "trends_requests": ("sample_logs/count_only_500.jsonl",),
 }
 
 
@@ -62,5 +76,5 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen(snap_compare: Any, screen: str, size: tuple[int, int], theme: str) -> None:
-    app = make_app(theme=theme)
+    app = make_app(theme=theme, paths=PATHS.get(screen))
     assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])

@@ -237,3 +237,48 @@ def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> Non
     )
     tmux.keys("q")
     assert exit_status(status) == "0"
+
+
+REAL_LOGS = Path(__file__).resolve().parents[1] / "data" / "real_logs"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_trends_screen_on_a_real_sglang_log(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """T opens the per-minute plots of a real SGLang log (5 minutes of stats lines), every
+    line fits the terminal, a plot with no data says so, PgDn/End reach the engine plots
+    and esc goes back to the table."""
+    width, height = size
+    log = REAL_LOGS / "sglang_docsci_20250630_native_api_prefill_token_field_expert_pt.log"
+    status = start_tail(tmux, tmp_path, log)
+    tmux.run("resize-window", "-t", "app", "-x", str(width), "-y", str(height))
+    tmux.wait_for(lambda s: "Filter" in s and len(s.splitlines()[0]) <= width, "the table")
+    tmux.keys("T")
+    screen = tmux.wait_for(
+        lambda s: "Trends per minute (UTC)  2025-06-30 02:28 – 02:32  5 min" in s, "the trends"
+    )
+    lines = screen.splitlines()
+    assert len(lines) <= height and all(len(line) <= width for line in lines)
+    assert "latency (s)" in screen and "no data in these minutes" in screen  # none timed
+    if width >= 140:  # two plots side by side
+        assert any("latency (s)" in line and "TTFT (s)" in line for line in lines)
+    tmux.keys("NPage")
+    tmux.wait_for(lambda s: "tokens (tok/s)" in s, "a page down")
+    # the cache plot says where its figures come from: the engine's prefill token counts
+    tmux.wait_for(
+        lambda s: "engine cached / (cached + new)" in s or tmux.keys("NPage") is not None,
+        "the cache hit rate plot",
+    )
+    tmux.keys("End")
+    # the first minute's mean KV usage is the top of the KV plot's axis
+    screen = tmux.wait_for(
+        lambda s: "KV cache usage" in s and "0.17% ┤" in s[s.index("KV cache usage") :],
+        "the KV plot at the bottom",
+    )
+    kv = screen[screen.index("KV cache usage") :]
+    assert any(0x2800 < ord(ch) < 0x2900 for ch in kv)  # drawn in braille
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "Trends per minute" not in s and "Filter" in s, "the table again")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
