@@ -25,7 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import StoreView
 from sparseety_tui.ingest.snapshot import Snapshot
@@ -379,11 +379,11 @@ class RequestTable(ScrollView, can_focus=True):
         if key == "cached":
             return fmt_count(c["cached_tokens"][row]), base
         if key == "skip":
-            ratio = row_figures(store, self._shape, row).get("skip_ratio")
+            ratio, lower = row_skip(store, self._shape, row)
             if ratio is None:
                 return "—", dim
             style = self._style("request-table--skip") if ratio > 0 else base
-            return f"{ratio * 100:.1f}", style
+            return f"{'≥' if lower else ''}{ratio * 100:.1f}", style
         if key == "experts":
             k, e = c["topk_experts"][row], c["total_experts"][row]
             if k < 0 and e < 0:
