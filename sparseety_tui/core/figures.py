@@ -100,7 +100,7 @@ def row_cache_unknown(store: StoreView, row: int) -> bool:
     """The log said nothing of this request's prefix cache (no count, no hit/miss flag):
     the cost model costs it as no hit, so its skip figures are lower bounds."""
     col = store.columns
-    return col["cached_tokens"][row] < 0 and col["cache_hit"][row] == 0
+    return bool(col["cached_tokens"][row] < 0 and col["cache_hit"][row] == 0)
 
 
 def row_skip(store: StoreView, shape: ModelShape, row: int) -> tuple[float | None, bool]:
