@@ -32,6 +32,7 @@ from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
+from sparseety_tui.ui.sorting import sort_words
 from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
 
 #: How often the UI looks at the latest snapshot while snapshots keep coming (seconds).
@@ -136,6 +137,8 @@ class SparseetyApp(App[int]):
         except NoMatches:
             return False  # the main screen is still being composed: next tick
         self._shown_version = snap.version
+        if isinstance(self.screen, DiagnosticsScreen):
+            self.screen.follow_snapshot(snap)  # it counts a growing file's lines live
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
@@ -194,15 +197,15 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
-        yield SystemCommand(
-            "Sort: arrival order", "Sort the table as read", lambda: main.set_sort(None)
-        )
-        for column in SORT_COLUMNS:
-            yield SystemCommand(
-                f"Sort by {column}",
-                f"Sort the table by {column}, descending",
-                lambda c=column: main.set_sort(c, reverse=True),
-            )
+        # The same words the status line shows after `s` / `S` (ui.sorting), in the
+        # order `s` steps through, each direction what it says.
+        for column in (None, *SORT_COLUMNS):
+            for reverse in (False, True):
+                yield SystemCommand(
+                    f"Sort: {sort_words(column, reverse)}",
+                    "Order of the request table (s: next column, S: reverse)",
+                    lambda c=column, r=reverse: main.set_sort(c, reverse=r),
+                )
         yield from super().get_system_commands(screen)
 
     # -- test hook ---------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds, fmt_time
 from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.sorting import sorted_title
 
 
 @dataclass(frozen=True)
@@ -316,14 +317,14 @@ class RequestTable(ScrollView, can_focus=True):
         query = self._snap.query
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
-            title = column.title
+            title = fit(column.title, w, column.align)
             style = base
             if query.sort == column.key:
-                title = title + ("↓" if query.reverse else "↑")
+                title = sorted_title(column.title, query.reverse, w, column.align)
                 style = sorted_style
             if i:
                 segments.append(Segment(" ", base))
-            segments.append(Segment(fit(title, w, column.align), style))
+            segments.append(Segment(title, style))
         return Strip(segments).extend_cell_length(width, base).crop(0, width)
 
     def _render_row(self, position: int, width: int, selected: bool) -> Strip:
