@@ -406,6 +406,13 @@ class IngestWorker:
         return min(IDLE_WAIT_S, max(0.01, due))
 
     def _backfill_step(self) -> bool:
+        if self._view is None and self._backfills:
+            # Not before the table has an order: until the first view is computed a
+            # snapshot shows rows in store order, which is log order only while the
+            # store holds the tail alone. Older rows fed before that put the older part
+            # at the table's end, where follow shows it (the first screens of a big
+            # file showed r14363 where r149999 was the last line).
+            return False
         for backfill in self._backfills:
             if backfill.finished:
                 continue

@@ -119,3 +119,13 @@ def test_skip_is_unknown_where_cache_use_is_unknown(
     assert "≥" in text and "cache use not logged (costed as no hit)" in text
     strip = ["".join(t for t, _ in item) for item in totals_items(all_three, (), 0)]
     assert any(s.startswith("skip ≥") for s in strip)
+
+
+def test_totals_while_a_big_file_loads_say_they_are_partial(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    doc = summary_json(capsys, str(KV_LINES))
+    loading = ["".join(t for t, _ in item) for item in totals_items(doc, (), 0, partial=True)]
+    assert loading[0] == "requests 60 so far: older part loading"
+    done = ["".join(t for t, _ in item) for item in totals_items(doc, (), 0)]
+    assert done[0] == "requests 60"

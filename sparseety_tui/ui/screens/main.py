@@ -100,7 +100,13 @@ class MainScreen(Screen[None]):
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
         self.query_one(TotalsStrip).set_items(
-            totals_items(snap.totals, snap.rate, unparsed, show_rate=self._show_rate)
+            totals_items(
+                snap.totals,
+                snap.rate,
+                unparsed,
+                show_rate=self._show_rate,
+                partial=any(f.backfilling for f in snap.files),
+            )
         )
         totals = snap.totals or {}
         experts = totals.get("experts")

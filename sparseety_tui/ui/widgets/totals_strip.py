@@ -57,7 +57,10 @@ def totals_items(
     rate: Sequence[float],
     unparsed: int,
     show_rate: bool = True,
+    partial: bool = False,
 ) -> list[Item]:
+    """``partial``: a big file's older part is still being read, so every total is over
+    the part read so far (its newest lines): said, so they are not taken for the file's."""
     if totals is None:
         return [[("reading…", "dim")]]
     req = totals.get("requests", {})
@@ -77,6 +80,7 @@ def totals_items(
     items.append(
         [("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
         + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else [])
+        + ([(" so far: older part loading", "warn")] if partial else [])
     )
     items.append([("prompt ", "label"), (count(req.get("prompt_tokens")), "value")])
     items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
