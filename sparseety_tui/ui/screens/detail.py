@@ -27,7 +27,7 @@ from sparseety_tui.core.detail import (
 )
 from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.store import STATES
+from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
@@ -64,6 +64,13 @@ def legend(styles: dict[str, Any], width: int = 200) -> Text:
         if wide:
             out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
     return out
+
+
+def count_text(value: int, source: int) -> str:
+    """A token count as the header shows it: "≥" marks a count of text or ids the log
+    cut (a lower bound, ``core.store.LOWER_BOUND_SOURCES``)."""
+    text = fmt_count(value)
+    return "≥" + text if source in LOWER_BOUND_SOURCES and value >= 0 else text
 
 
 def kv_rest_text(kind: Any, rest: int) -> str:
@@ -196,9 +203,9 @@ class DetailScreen(Screen[None]):
         out.append(STATES[c["state"][row]])
         ratio, lower = row_skip(store, self._shape, row)
         out.append("\nprompt ", "dim")
-        out.append(fmt_count(c["prompt_tokens"][row]))
+        out.append(count_text(c["prompt_tokens"][row], c["prompt_source"][row]))
         out.append("  completion ", "dim")
-        out.append(fmt_count(c["completion_tokens"][row]))
+        out.append(count_text(c["completion_tokens"][row], c["completion_source"][row]))
         out.append("  cached ", "dim")
         out.append(fmt_count(c["cached_tokens"][row]))
         out.append("  skip ", "dim")
@@ -256,6 +263,12 @@ class DetailScreen(Screen[None]):
         elif detail is None:
             out.append("\nloading…", "dim")
         else:
+            if detail.cut:
+                out.append(
+                    f"\nthe log cut the {' and '.join(detail.cut)} (--max-log-len): the "
+                    "trace shows what was logged, a prefix; its counts are lower bounds (≥)",
+                    "bold yellow",
+                )
             for problem in detail.problems[:3]:
                 out.append("\n")
                 out.append(escape(problem), "bold red")
