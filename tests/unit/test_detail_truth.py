@@ -9,7 +9,7 @@ from pathlib import Path
 from sparseety_tui.core.detail import RequestDetail, build_detail
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.ui.screens.detail import count_text
+from sparseety_tui.ui.widgets.counts import count_text
 
 
 def _detail(path: Path, request_id: str) -> tuple[Extractor, int, RequestDetail]:

@@ -27,11 +27,12 @@ from sparseety_tui.core.detail import (
 )
 from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES
+from sparseety_tui.core.store import STATES
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
 from sparseety_tui.ui.safe_text import display_path, escape, safe_text
+from sparseety_tui.ui.widgets.counts import count_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
 from sparseety_tui.ui.widgets.sparkline import bar, sparkline
 from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace, TraceToken
@@ -64,13 +65,6 @@ def legend(styles: dict[str, Any], width: int = 200) -> Text:
         if wide:
             out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
     return out
-
-
-def count_text(value: int, source: int) -> str:
-    """A token count as the header shows it: "≥" marks a count of text or ids the log
-    cut (a lower bound, ``core.store.LOWER_BOUND_SOURCES``)."""
-    text = fmt_count(value)
-    return "≥" + text if source in LOWER_BOUND_SOURCES and value >= 0 else text
 
 
 def kv_rest_text(kind: Any, rest: int) -> str:

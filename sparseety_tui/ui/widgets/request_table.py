@@ -33,6 +33,7 @@ from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds, fmt_time
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
+from sparseety_tui.ui.widgets.counts import count_text
 
 
 @dataclass(frozen=True)
@@ -373,10 +374,9 @@ class RequestTable(ScrollView, can_focus=True):
             return escape(store.models[c["model"][row]]) or "—", dim
         if key == "state":
             return STATE_LABELS.get(state, state), state_style
-        if key == "prompt":
-            return fmt_count(c["prompt_tokens"][row]), base
-        if key == "completion":
-            return fmt_count(c["completion_tokens"][row]), base
+        if key in ("prompt", "completion"):
+            # "≥": the log cut the text or ids this was counted from (--max-log-len).
+            return count_text(c[f"{key}_tokens"][row], c[f"{key}_source"][row]), base
         if key == "cached":
             return fmt_count(c["cached_tokens"][row]), base
         if key == "skip":
