@@ -33,7 +33,12 @@ from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.sorting import sort_words
-from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
+from sparseety_tui.ui.themes import (
+    ThemeSet,
+    default_theme_name,
+    load_themes,
+    no_color_filters,
+)
 
 #: How often the UI looks at the latest snapshot while snapshots keep coming (seconds).
 TICK_S = 0.05
@@ -67,6 +72,8 @@ class SparseetyApp(App[int]):
         themes: ThemeSet | None = None,
     ) -> None:
         super().__init__()
+        if self.no_color:
+            self._filters = no_color_filters(self._filters)
         self.config = config
         self.title = config.title
         self.live_options = config.live
