@@ -456,7 +456,7 @@ class IngestWorker:
         rows = len(extractor.store)
         now = self._clock()
         settled = not self._backlog and all(b.finished for b in self._backfills)
-        heavy_changed = self._apply_heavy_result(now, settled)
+        heavy_changed = self._apply_heavy_result()
         self._caught_up = self._caught_up or settled
 
         query = self._query
@@ -534,7 +534,7 @@ class IngestWorker:
             self._on_wake()
         self._last_publish_at = now
 
-    def _apply_heavy_result(self, now: float, settled: bool) -> bool:
+    def _apply_heavy_result(self) -> bool:
         result = self._heavy.take()
         if result is None:
             return False
