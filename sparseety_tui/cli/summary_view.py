@@ -51,10 +51,30 @@ def _files(doc: dict[str, Any]) -> Table:
     return table
 
 
+def coverage(requests: dict[str, Any]) -> str:
+    """Which requests the cost-model figures cover: "over 35 of 60 requests"."""
+    return f"over {requests['with_effective_compute']:,} of {requests['count']:,} requests"
+
+
+def lower_bound_mark(requests: dict[str, Any]) -> str:
+    """ "≥" while some covered request did not say its cache use (costed as no hit)."""
+    return "≥" if requests.get("with_cache_unknown") else ""
+
+
+def _upper(mark: str, text: str) -> str:
+    return "≤" + text if mark and text != "—" else text
+
+
 def _requests(doc: dict[str, Any]) -> Table:
     r = doc["requests"]
     table = _table("Requests", "figure", "value")
     states = ", ".join(f"{k} {v:,}" for k, v in r["by_state"].items()) or "—"
+    # The cost-model figures are over one subset of requests (those with both counts),
+    # shown with their own logical tokens, so that no ratio mixes two subsets.
+    over = f" ({coverage(r)})" if r["with_effective_compute"] else ""
+    mark = lower_bound_mark(r)
+    skip = fmt_pct(r["skip_ratio"])
+    skipped = fmt_float(r["sparse_skipped_tokens"], 1)
     rows = [
         ("requests", fmt_int(r["count"])),
         ("states", states),
@@ -63,11 +83,25 @@ def _requests(doc: dict[str, Any]) -> Table:
         ("cached tokens (prefix hits)", fmt_int(r["cached_tokens"])),
         ("cache hit rate (cached / prompt)", fmt_pct(r["cache_hit_rate"])),
         ("logical tokens", fmt_int(r["logical_tokens"])),
-        ("effective compute tokens", fmt_float(r["effective_compute_tokens"], 1)),
-        ("sparse skipped tokens", fmt_float(r["sparse_skipped_tokens"], 1)),
-        ("skip ratio", fmt_pct(r["skip_ratio"])),
-        ("compute vs nominal model", fmt_pct(doc["skipped"]["compute_vs_nominal"])),
+        ("logical tokens of costed requests", fmt_int(r.get("logical_tokens_for_effective"))),
+        (
+            "effective compute tokens",
+            _upper(mark, fmt_float(r["effective_compute_tokens"], 1)) + over,
+        ),
+        ("sparse skipped tokens", (mark if skipped != "—" else "") + skipped),
+        ("skip ratio", (mark if skip != "—" else "") + skip + over),
+        (
+            "compute vs nominal model",
+            _upper(mark, fmt_pct(doc["skipped"]["compute_vs_nominal"])) + over,
+        ),
     ]
+    if mark:
+        rows.append(
+            (
+                "cache use not logged (costed as no hit)",
+                f"{r['with_cache_unknown']:,} of {r['with_effective_compute']:,} requests",
+            )
+        )
     if r.get("cache_hit_requests"):
         hits = r["cache_hit_requests"]
         rows.append(("requests reporting a cache hit", f"{hits['hit']:,} of {hits['reported']:,}"))

@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.series import HEAT_INDICES, HEAT_LAYERS, heat_index
+from sparseety_tui.core.store import LOWER_BOUND_SOURCES
 from sparseety_tui.core.tokens import TokenCounter, TokenizerError
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.events import SkipKind
 from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats.serverlog import ServerLogParser
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
 
 #: Detail records kept (re-parsing a request with 50k tokens of routing takes ~100 ms).
@@ -66,6 +68,9 @@ class RequestDetail:
     problems: list[str]  # lines that could not be re-read, and why
     raw_omitted: int = 0  # source lines past RAW_BUDGET_BYTES, not shown
     tokens_omitted: int = 0  # tokens past DETAIL_MAX_TOKENS (a lower bound for text)
+    #: Phases ("prompt", "completion") whose logged text or ids the server may have cut
+    #: (vLLM --max-log-len): their tokens are a prefix and their counts lower bounds.
+    cut: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +196,7 @@ def _read_payloads(extractor: ExtractorView, row: int, raw: bool = True) -> _Pay
         if state.family is None:
             continue
         parser = state.family.new_parser(reference_time=state.reference_time)
+        _keep_token_ids(parser)
         try:
             _kind, event = parser.parse(data)
         except Exception as exc:  # as when ingesting: the line is lost, the rest is shown
@@ -209,6 +215,16 @@ def _read_payloads(extractor: ExtractorView, row: int, raw: bool = True) -> _Pay
     return out
 
 
+def _keep_token_ids(parser: Any) -> None:
+    """Ask a server-log parser (bare or inside a wrapper) for the token ids it skips
+    when ingesting (``ServerLogParser.keep_token_ids``: counting them is cheaper than
+    building them). Without them the detail re-tokenised the logged text with whatever
+    tokenizer was at hand, and its trace disagreed with the count in its own header."""
+    target = getattr(parser, "inner", parser)
+    if isinstance(target, ServerLogParser):
+        target.keep_token_ids = True
+
+
 def _ranges_contain(ranges: Any, pos: int) -> bool:
     if not isinstance(ranges, list):
         return False
@@ -223,16 +239,30 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
     meta = extractor.meta()
     moe_layers = list(sparse.get("moe_layers") or meta.get("moe_layers") or [])
 
+    columns = store.columns
+    cut = tuple(
+        phase
+        for phase in ("prompt", "completion")
+        if columns[f"{phase}_source"][row] in LOWER_BOUND_SOURCES
+    )
+    # The prompt's length where its tokens are not listed: the completion starts there.
+    counted = columns["prompt_tokens"][row]
+    prompt_count = counted if counted >= 0 and "prompt" not in cut else None
     try:
-        counter = extractor.tokens_for(store.columns["file"][row])
-        tokens, token_source, tokens_omitted = _token_views(extractor, fields, counter)
+        counter = extractor.tokens_for(columns["file"][row])
+        tokens, token_source, tokens_omitted = _token_views(
+            extractor, fields, counter, prompt_count, cut
+        )
     except TokenizerError as exc:  # a tokenizer that fails to load: say so, show the rest
         tokens, token_source, tokens_omitted = [], "", 0
         payloads.problems.append(f"tokens not shown: {exc}")
     last_pos = len(tokens) - 1 + tokens_omitted  # the last token position known
     by_pos = {t.pos: t for t in tokens}
-    cached = store.columns["cached_tokens"][row]
-    prompt_len = sum(1 for t in tokens if t.phase == "prompt")
+    cached = columns["cached_tokens"][row]
+    listed = sum(1 for t in tokens if t.phase == "prompt")
+    # Positions below the prompt's length are prompt tokens even when none is listed
+    # (routing for a record with completion ids only: it was shown as more completion).
+    prompt_len = listed if listed or prompt_count is None else prompt_count
     for token in tokens:
         if token.phase == "prompt" and 0 <= token.pos < cached:
             token.skips.add(SkipKind.CACHED.value)
@@ -331,6 +361,7 @@ def build_detail(extractor: ExtractorView, row: int) -> RequestDetail:
         problems=payloads.problems,
         raw_omitted=payloads.raw_omitted,
         tokens_omitted=tokens_omitted,
+        cut=cut,
     )
 
 
@@ -354,11 +385,18 @@ def _count(counts: dict[int, dict[int, int]], layer: int | None, indices: Any) -
 
 
 def _token_views(
-    extractor: ExtractorView, fields: dict[str, Any], counter: TokenCounter
+    extractor: ExtractorView,
+    fields: dict[str, Any],
+    counter: TokenCounter,
+    prompt_count: int | None = None,
+    cut: tuple[str, ...] = (),
 ) -> tuple[list[TokenView], str, int]:
     """Token list from ids (decoded) or text (tokenized), prompt first, at most
     ``DETAIL_MAX_TOKENS`` of them; also how many more tokens are known not to be there.
-    ``counter``: the tokenizer of the request's file, the one that counted it."""
+    ``counter``: the tokenizer of the request's file, the one that counted it.
+    ``prompt_count``: the prompt's length when it is known (not cut), where the
+    completion starts if the prompt's tokens are not in the log; ``cut``: the phases
+    the server cut when logging them."""
     tokens: list[TokenView] = []
     sources: list[str] = []  # how the tokens were had, then what they leave out
     notes: list[str] = []
@@ -368,11 +406,20 @@ def _token_views(
         ids = fields.get(f"{phase}_token_ids")
         text = fields.get(phase)
         room = max(0, DETAIL_MAX_TOKENS - pos)
-        if notes and phase == "completion":
+        if phase == "completion" and (notes or "prompt" in cut):
             # The prompt's text was cut: where the completion starts is unknown, so its
             # tokens are not placed (routing and KV data are matched by position).
             notes.append("the completion is not shown: its positions follow a cut prompt")
             break
+        if phase == "completion" and pos == 0 and (ids is not None or text is not None):
+            if prompt_count is None:
+                notes.append(
+                    "the completion is not shown: the prompt's length is unknown, so "
+                    "where it starts is too"
+                )
+                break
+            pos = prompt_count  # no prompt tokens in the log: the completion follows it
+            room = max(0, DETAIL_MAX_TOKENS - pos)
         if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
             source = f"token ids, decoded with {counter.name}"
             omitted += max(0, len(ids) - room)
@@ -399,6 +446,8 @@ def _token_views(
             continue
         if source not in sources:
             sources.append(source)
+        if phase in cut:
+            notes.append(f"the {phase} as the log cut it (--max-log-len): a prefix")
         for token_id, token_text in zip(ids, texts):
             tokens.append(TokenView(pos=pos, phase=phase, text=token_text, token_id=token_id))
             pos += 1

@@ -96,6 +96,32 @@ def row_figures(store: StoreView, shape: ModelShape, row: int) -> dict[str, floa
     return {k: (None if v != v else float(v)) for k, v in figures.items()}
 
 
+def row_cache_unknown(store: StoreView, row: int) -> bool:
+    """The log said nothing of this request's prefix cache (no count, no hit/miss flag):
+    the cost model costs it as no hit, so its skip figures are lower bounds."""
+    col = store.columns
+    return bool(col["cached_tokens"][row] < 0 and col["cache_hit"][row] == 0)
+
+
+def row_skip(store: StoreView, shape: ModelShape, row: int) -> tuple[float | None, bool]:
+    """(skip ratio, is a lower bound) of one request, as the table and detail show it.
+
+    Where cache use is unknown the ratio only counts what the log did say: a positive
+    ratio is a lower bound, and 0 is no figure at all (it would claim nothing was
+    skipped when the prefix cache may have skipped most of the prompt)."""
+    ratio = row_figures(store, shape, row).get("skip_ratio")
+    if ratio is None or not row_cache_unknown(store, row):
+        return ratio, False
+    return (None, False) if ratio == 0 else (ratio, True)
+
+
+def cache_unknown_mask(cols: dict[str, Any]) -> Any:
+    """``row_cache_unknown`` over ``store.numeric_view()`` output."""
+    import numpy as np
+
+    return np.isnan(cols["cached_tokens"]) & (cols["cache_hit"] == 0)
+
+
 def column_inputs(
     store: StoreView, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
 ) -> FlopInputs:
@@ -227,13 +253,43 @@ def column_skips(
     out["masked_kv_positions"] = masked
     out["dropped_expert_slots"] = dropped
     computed = x.prompt - x.cached + x.completion  # NaN when unknown
-    out["inactive_expert_slots"] = np.round(
-        computed
-        * _moe_layers(shape, x.experts)
-        * (x.experts - x.routed_per_token_layer - x.dropped_per_token_layer)
+    out["inactive_expert_slots"] = np.where(
+        _experts_known(shape, cols),
+        np.round(
+            computed
+            * _moe_layers(shape, x.experts)
+            * (x.experts - x.routed_per_token_layer - x.dropped_per_token_layer)
+        ),
+        np.nan,
     )
-    out["skipped_head_slots"] = np.round(computed * shape.layers * (x.heads - x.active_heads))
+    out["skipped_head_slots"] = np.where(
+        _heads_known(store, cols, first_row),
+        np.round(computed * shape.layers * (x.heads - x.active_heads)),
+        np.nan,
+    )
     return out
+
+
+def _experts_known(shape: ModelShape, cols: dict[str, Any]) -> Any:
+    """Rows whose expert count is known: the record gave it, or a config.json did. The
+    default shape's "dense" is a costing choice, not a fact about the request."""
+    import numpy as np
+
+    return (cols["total_experts"] > 0) | np.full(len(cols["total_experts"]), shape.from_config)
+
+
+def _heads_known(store: StoreView, cols: dict[str, Any], first_row: int) -> Any:
+    """Rows that logged head skipping (a count, or per-token head masks). Without it the
+    cost model computes every head, but "0 heads skipped" would be a guess."""
+    import numpy as np
+
+    known = ~np.isnan(cols["skipped_heads"])
+    n = len(known)
+    for row, extras in list(store.extras.items()):
+        local = row - first_row
+        if 0 <= local < n and extras.head_slots:
+            known[local] = True
+    return known
 
 
 def column_skip_sums(
@@ -277,10 +333,13 @@ def column_skip_sums(
     if dropped is not None:
         whole["dropped_expert_slots"] = dropped + routed
     computed = x.prompt - x.cached + x.completion
-    computed_known = ~np.isnan(computed)
-    if computed_known.any():
+    # Each whole over the rows its part covers (a part and its whole, one subset).
+    experts_in = known["inactive_expert_slots"]
+    if experts_in.any():
         expert_slots = computed * _moe_layers(shape, x.experts) * x.experts
-        whole["inactive_expert_slots"] = float(expert_slots[computed_known].sum())
+        whole["inactive_expert_slots"] = float(expert_slots[experts_in].sum())
+    heads_in = known["skipped_head_slots"]
+    if heads_in.any():
         head_slots = computed * shape.layers * x.heads
-        whole["skipped_head_slots"] = float(head_slots[computed_known].sum())
+        whole["skipped_head_slots"] = float(head_slots[heads_in].sum())
     return out, whole

@@ -20,6 +20,7 @@ from sparseety_tui.core import fleet
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import (
     SKIP_FIELDS,
+    cache_unknown_mask,
     column_figures,
     column_inputs,
     column_skip_sums,
@@ -141,6 +142,10 @@ def _accumulate(
     known_eff = ~np.isnan(effective)
     sums.add_known("effective_compute_tokens", effective)
     sums.add_masked("logical_for_effective", figures["logical_tokens"], known_eff)
+    # Requests costed as "no prefix hit" because the log said nothing of their cache:
+    # their skips are lower bounds.
+    guessed = known_eff & cache_unknown_mask(cols)
+    sums.counts["cache_unknown"] = sums.counts.get("cache_unknown", 0) + int(guessed.sum())
     both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
     sums.add_masked("prompt_with_cache", cols["prompt_tokens"], both)
     sums.add_masked("cached_with_prompt", cols["cached_tokens"], both)
@@ -181,6 +186,12 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         if skipped_sum is not None and logical_for_effective > 0
         else None
     )
+    with_effective = sums.counts.get("effective_compute_tokens", 0)
+    cache_unknown = sums.counts.get("cache_unknown", 0)
+    if with_effective and cache_unknown == with_effective and not skipped_sum:
+        # No request said anything of its cache, and nothing else was seen skipped:
+        # "0 skipped" would be a guess (see figures.row_skip).
+        skipped_sum = skip_ratio = None
     prompt_with_cache = sums.values.get("prompt_with_cache", 0.0)
     cache_hit_rate = (
         sums.values["cached_with_prompt"] / prompt_with_cache if prompt_with_cache > 0 else None
@@ -223,7 +234,15 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
             "effective_compute_tokens": _round(effective_sum),
             "sparse_skipped_tokens": _round(skipped_sum),
             "skip_ratio": _round(skip_ratio, 6),
-            "with_effective_compute": sums.counts.get("effective_compute_tokens", 0),
+            "with_effective_compute": with_effective,
+            # The logical tokens of those same requests: effective / this is a ratio over
+            # one subset (logical_tokens above counts every request that has a count).
+            "logical_tokens_for_effective": (
+                whole_number(logical_for_effective) if with_effective else None
+            ),
+            # Of those, requests whose cache use the log did not say (costed as no hit):
+            # while it is not 0, the skips are lower bounds and effective an upper bound.
+            "with_cache_unknown": cache_unknown,
             "cache_hit_rate": _round(cache_hit_rate, 6),
             "cache_hit_requests": (
                 {"hit": sums.counts["hit_true"], "reported": flagged} if flagged else None

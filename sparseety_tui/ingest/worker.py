@@ -67,6 +67,8 @@ IDLE_WAIT_S = 0.5
 BUSY_WAIT_S = 0.05
 #: Points of the tokens-per-second history kept for the sparkline.
 RATE_POINTS = 60
+#: A file quiet this long shows 0 tok/s (the last rate sample is otherwise kept).
+RATE_QUIET_S = 2.0
 #: Engine stats points copied into each snapshot for sparklines.
 ENGINE_POINTS = 120
 #: A file without new lines for this long has its parser flushed, as at the end of a batch
@@ -150,7 +152,13 @@ class IngestWorker:
         self._line_base: dict[str, int | None] = {}
         self._events: deque[str] = deque(maxlen=50)
         self._rate: deque[float] = deque(maxlen=RATE_POINTS)
-        self._rate_last: tuple[float, float] | None = None
+        # (when, tokens, backfill progress) of the last rate sample; the tokens of a
+        # totals job are those of the state frozen when it was submitted, so these are
+        # taken then (``_rate_pending``) and sampled when its result is applied.
+        self._rate_last: tuple[float, float, tuple[int, ...]] | None = None
+        self._rate_pending: tuple[float, tuple[int, ...]] | None = None
+        self._history_reads = 0  # feeds of history so far (see _backfill_progress)
+        self._caught_up = False  # read everything there was at start, once
         self._totals: Mapping[str, Any] | None = None
         self._totals_rows = 0
         self._totals_at = -math.inf
@@ -345,6 +353,8 @@ class IngestWorker:
                 self._on_event(path, pending.popleft())
             worked = worked or bool(batch.events)
         self._backlog = backlog
+        if worked and not self._caught_up:
+            self._history_reads += 1  # what the files held at start: history, not a rate
         return worked
 
     def _file_for(self, path: str, generation: int, reason: str) -> int:
@@ -396,6 +406,13 @@ class IngestWorker:
         return min(IDLE_WAIT_S, max(0.01, due))
 
     def _backfill_step(self) -> bool:
+        if self._view is None and self._backfills:
+            # Not before the table has an order: until the first view is computed a
+            # snapshot shows rows in store order, which is log order only while the
+            # store holds the tail alone. Older rows fed before that put the older part
+            # at the table's end, where follow shows it (the first screens of a big
+            # file showed r14363 where r149999 was the last line).
+            return False
         for backfill in self._backfills:
             if backfill.finished:
                 continue
@@ -404,6 +421,7 @@ class IngestWorker:
                 # Chunks, as the batch commands read: request records take the native
                 # scanner, so a big request log's older part loads several times faster.
                 self._extractor.feed_chunks(backfill.file, [item])
+                self._history_reads += 1
                 end = item.offset + (len(item.data) if isinstance(item, Chunk) else item.length)
                 backfill.done = min(backfill.end, end)
             else:
@@ -438,7 +456,8 @@ class IngestWorker:
         rows = len(extractor.store)
         now = self._clock()
         settled = not self._backlog and all(b.finished for b in self._backfills)
-        heavy_changed = self._apply_heavy_result(now, settled)
+        heavy_changed = self._apply_heavy_result()
+        self._caught_up = self._caught_up or settled
 
         query = self._query
         if query is not self._view_query and not self._needs_view(query):
@@ -474,10 +493,13 @@ class IngestWorker:
                 )
                 if totals_due:
                     self._totals_at = now
+                    self._rate_pending = (now, self._backfill_progress())
                 if view_due:
                     self._view_at = now
 
         totals_current = self._totals_rows == rows and self._fed_version == extractor.version
+        if totals_current and not self._heavy.busy and self._sample_quiet(now):
+            heavy_changed = True  # a quiet spell's 0 tok/s is news to show
         view_current = self._view_query is query and (
             not self._needs_view(query) or self._view_rows == rows
         )
@@ -512,7 +534,7 @@ class IngestWorker:
             self._on_wake()
         self._last_publish_at = now
 
-    def _apply_heavy_result(self, now: float, settled: bool) -> bool:
+    def _apply_heavy_result(self) -> bool:
         result = self._heavy.take()
         if result is None:
             return False
@@ -528,7 +550,9 @@ class IngestWorker:
             self._totals_cost = result.totals_cost
             self._totals_rows = job.rows
             self._fed_version = job.state.version
-            self._sample_rate(now, settled)
+            if self._rate_pending is not None:
+                self._sample_rate(*self._rate_pending)
+                self._rate_pending = None
         if job.query is not None:
             self._view = result.view
             self._view_cost = result.view_cost
@@ -536,7 +560,18 @@ class IngestWorker:
             self._view_rows = job.rows
         return True
 
-    def _sample_rate(self, now: float, settled: bool) -> None:
+    def _backfill_progress(self) -> tuple[int, ...]:
+        """How much history has been read: it changes whenever lines that were already
+        in the files are fed (a big file's older part, or files read at start until the
+        worker first catches up), never for lines appended while followed."""
+        return (self._history_reads,)
+
+    def _sample_rate(self, at: float, progress: tuple[int, ...]) -> None:
+        """One tok/s sample: the tokens the totals gained since the last sample, over the
+        wall time between the states they were computed on. Tokens the backfill read in
+        that time are history, not a rate (84,568,608 tok/s was shown once a big file's
+        older part had been read): a sample over any backfill progress is left out and
+        only restarts the count."""
         if not self.options.track_rate or self._totals is None:
             return
         requests = self._totals.get("requests", {})
@@ -544,12 +579,26 @@ class IngestWorker:
             (requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens") or 0)
         )
         last = self._rate_last
-        self._rate_last = (now, tokens)
-        if last is None or not all(b.finished for b in self._backfills):
-            return  # backfilled history is not a rate
-        dt = now - last[0]
+        self._rate_last = (at, tokens, progress)
+        if last is None or last[2] != progress:
+            return
+        dt = at - last[0]
         if dt > 0:
             self._rate.append(max(0.0, (tokens - last[1]) / dt))
+
+    def _sample_quiet(self, now: float) -> bool:
+        """While nothing new is read the totals are not computed again, so no sample
+        would come and the last rate would stay on screen however long the file is
+        quiet: take a sample of the unchanged totals (0 tok/s) once a quiet spell is
+        as long as RATE_QUIET_S. Returns whether the rate changed."""
+        last = self._rate_last
+        if not self.options.track_rate or last is None or now - last[0] < RATE_QUIET_S:
+            return False
+        if self._rate and self._rate[-1] == 0.0:
+            self._rate_last = (now, last[1], last[2])  # already 0: nothing new to show
+            return False
+        self._sample_rate(now, self._backfill_progress())
+        return True
 
     def _freeze(self) -> FrozenExtractor:
         """The Extractor's state now, frozen (again only if anything changed)."""

@@ -33,7 +33,13 @@ from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.screens.trends import TrendsScreen
-from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
+from sparseety_tui.ui.sorting import sort_words
+from sparseety_tui.ui.themes import (
+    ThemeSet,
+    default_theme_name,
+    load_themes,
+    no_color_filters,
+)
 
 #: How often the UI looks at the latest snapshot while snapshots keep coming (seconds).
 TICK_S = 0.05
@@ -67,6 +73,8 @@ class SparseetyApp(App[int]):
         themes: ThemeSet | None = None,
     ) -> None:
         super().__init__()
+        if self.no_color:
+            self._filters = no_color_filters(self._filters)
         self.config = config
         self.title = config.title
         self.live_options = config.live
@@ -139,6 +147,8 @@ class SparseetyApp(App[int]):
         self._shown_version = snap.version
         if isinstance(self.screen, TrendsScreen):
             self.screen.refresh_content(snap)
+        elif isinstance(self.screen, DiagnosticsScreen):
+            self.screen.follow_snapshot(snap)  # it counts a growing file's lines live
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
@@ -202,15 +212,15 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
-        yield SystemCommand(
-            "Sort: arrival order", "Sort the table as read", lambda: main.set_sort(None)
-        )
-        for column in SORT_COLUMNS:
-            yield SystemCommand(
-                f"Sort by {column}",
-                f"Sort the table by {column}, descending",
-                lambda c=column: main.set_sort(c, reverse=True),
-            )
+        # The same words the status line shows after `s` / `S` (ui.sorting), in the
+        # order `s` steps through, each direction what it says.
+        for column in (None, *SORT_COLUMNS):
+            for reverse in (False, True):
+                yield SystemCommand(
+                    f"Sort: {sort_words(column, reverse)}",
+                    "Order of the request table (s: next column, S: reverse)",
+                    lambda c=column, r=reverse: main.set_sort(c, reverse=r),
+                )
         yield from super().get_system_commands(screen)
 
     # -- test hook ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from textual.filter import LineFilter, Monochrome, NoColor
 from textual.theme import BUILTIN_THEMES, Theme
 
 _THEME_FIELDS = (
@@ -114,3 +115,13 @@ def default_theme_name() -> str:
     if os.environ.get("COLORTERM", "").lower() in ("truecolor", "24bit"):
         return "dark"
     return "ansi"
+
+
+def no_color_filters(filters: list[LineFilter]) -> list[LineFilter]:
+    """The app's output filters for ``NO_COLOR`` (https://no-color.org): terminal default
+    colours. Textual picks its Monochrome filter when the theme at start-up is not an
+    ANSI one; it maps every colour to a grey, and the 16-colour theme's "default"
+    colours to black, so on a 256-colour terminal every row was drawn black on black.
+    NoColor drops colours instead; app.tcss (``:nocolor``) gives the emphasis that
+    colour gave (cursor row reversed) by bold, underline and reverse."""
+    return [NoColor() if isinstance(f, Monochrome) else f for f in filters]

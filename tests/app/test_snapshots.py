@@ -20,6 +20,13 @@ async def _main(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _main_sorted(pilot: Any) -> None:
+    # Sorted by a numeric column, descending: the arrow must show in its narrow header.
+    await settle(pilot)
+    pilot.app.main_screen.set_sort("prompt", reverse=True)
+    await settle(pilot)
+
+
 async def _detail(pilot: Any) -> None:
     await settle(pilot)
     await pilot.press("g", *"moe-05", "enter")
@@ -57,6 +64,7 @@ async def _trends(pilot: Any) -> None:
 
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
+    "main_sorted": _main_sorted,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,

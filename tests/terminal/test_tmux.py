@@ -280,5 +280,91 @@ def test_trends_screen_on_a_real_sglang_log(
     assert any(0x2800 < ord(ch) < 0x2900 for ch in kv)  # drawn in braille
     tmux.keys("Escape")
     tmux.wait_for(lambda s: "Trends per minute" not in s and "Filter" in s, "the table again")
+# -- NO_COLOR (issue #11 item 8) ---------------------------------------------------------
+
+
+def sgr_cells(captured: str) -> Iterator[tuple[str, object, object, bool]]:
+    """(character, foreground, background, reverse) per cell of a ``capture-pane -e``
+    capture. A colour is None (the terminal's default) or a tuple naming it: ("256", n),
+    ("rgb", r, g, b), ("16", n). tmux writes each cell's codes as a change from the cell
+    before it, the last one of the line above included: the state carries over lines."""
+    fg: object = None
+    bg: object = None
+    reverse = False
+    line = captured.replace("\n", "")
+    i = 0
+    while i < len(line):
+        if line.startswith("\x1b[", i):
+            end = line.index("m", i)
+            params = [int(p) if p else 0 for p in line[i + 2 : end].split(";")]
+            i = end + 1
+            j = 0
+            while j < len(params):
+                p = params[j]
+                if p == 0:
+                    fg = bg = None
+                    reverse = False
+                elif p == 7:
+                    reverse = True
+                elif p == 27:
+                    reverse = False
+                elif p in (38, 48):
+                    if params[j + 1] == 5:
+                        colour: object = ("256", params[j + 2])
+                        j += 2
+                    else:
+                        colour = ("rgb", *params[j + 2 : j + 5])
+                        j += 4
+                    if p == 38:
+                        fg = colour
+                    else:
+                        bg = colour
+                elif p == 39:
+                    fg = None
+                elif p == 49:
+                    bg = None
+                elif 30 <= p <= 37 or 90 <= p <= 97:
+                    fg = ("16", p % 10 + (8 if p >= 90 else 0))
+                elif 40 <= p <= 47 or 100 <= p <= 107:
+                    bg = ("16", p % 10 + (8 if p >= 100 else 0))
+                j += 1
+            continue
+        yield line[i], fg, bg, reverse
+        i += 1
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)])
+def test_no_color_keeps_terminal_colours_and_marks_the_cursor(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    log = tmp_path / "server.jsonl"
+    log.write_text(
+        "".join(request(f"req-{i:04d}") for i in range(30)) + request("req-0030", state="failed")
+    )
+    status = tmp_path / "exit-status"
+    command = (
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail {log}; "
+        f"echo $? > {status}.tmp; mv {status}.tmp {status}; sleep 60"
+    )
+    env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none", "NO_COLOR": "1"}
+    width, height = size
+    tmux.run(
+        "new-session",
+        *("-d", "-s", "app", "-x", str(width), "-y", str(height)),
+        *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")],
+        command,
+    )
+    tmux.wait_for(lambda s: "req-0030" in s and "FOLLOW" in s, "the requests")
+    captured = tmux.run("capture-pane", "-p", "-e", "-N", "-t", "app")  # -N: every cell
+    cells = list(sgr_cells(captured))
+    assert len(cells) > width * height // 2  # the whole screen was read
+    # Before: every row was foreground 16 on background 16 (black on black).
+    same = [c for c in cells if c[1] is not None and c[1] == c[2]]
+    assert not same, f"{len(same)} cells drawn in one colour on itself"
+    # NO_COLOR means the terminal's own colours: no colour is set at all.
+    assert all(fg is None and bg is None for _, fg, bg, _ in cells)
+    # The cursor row stays visible: reverse video where colour marked it.
+    reversed_text = "".join(ch for ch, _, _, rev in cells if rev)
+    assert "req-0030" in reversed_text
     tmux.keys("q")
     assert exit_status(status) == "0"

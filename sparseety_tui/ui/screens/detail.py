@@ -25,13 +25,14 @@ from sparseety_tui.core.detail import (
     RequestDetail,
     TokenView,
 )
-from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
 from sparseety_tui.ui.safe_text import display_path, escape, safe_text
+from sparseety_tui.ui.widgets.counts import count_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
 from sparseety_tui.ui.widgets.sparkline import bar, sparkline
 from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace, TraceToken
@@ -64,6 +65,16 @@ def legend(styles: dict[str, Any], width: int = 200) -> Text:
         if wide:
             out.append(f" ({SKIP_MEANING[kind]})", styles["dim"])
     return out
+
+
+def kv_rest_text(kind: Any, rest: int) -> str:
+    """What became of the positions a KV summary left out: only what the record says.
+    No kind logged is said so, not guessed as "evicted"; none left out is said so."""
+    if rest <= 0:
+        return " (none left out)"
+    if kind in ("evicted", "masked"):
+        return f" ({kind} the rest: {rest:,})"
+    return f" ({rest:,} left out; evicted or masked not logged)"
 
 
 def pretty_line(text: str) -> str:
@@ -184,16 +195,15 @@ class DetailScreen(Screen[None]):
             out.append(escape(model))
         out.append("  state ", "dim")
         out.append(STATES[c["state"][row]])
-        figures = row_figures(store, self._shape, row)
-        ratio = figures.get("skip_ratio")
+        ratio, lower = row_skip(store, self._shape, row)
         out.append("\nprompt ", "dim")
-        out.append(fmt_count(c["prompt_tokens"][row]))
+        out.append(count_text(c["prompt_tokens"][row], c["prompt_source"][row]))
         out.append("  completion ", "dim")
-        out.append(fmt_count(c["completion_tokens"][row]))
+        out.append(count_text(c["completion_tokens"][row], c["completion_source"][row]))
         out.append("  cached ", "dim")
         out.append(fmt_count(c["cached_tokens"][row]))
         out.append("  skip ", "dim")
-        out.append("—" if ratio is None else f"{ratio * 100:.1f}%")
+        out.append("—" if ratio is None else f"{'≥' if lower else ''}{ratio * 100:.1f}%")
         k, e = c["topk_experts"][row], c["total_experts"][row]
         if k >= 0 or e >= 0:
             out.append("  k/E ", "dim")
@@ -247,6 +257,12 @@ class DetailScreen(Screen[None]):
         elif detail is None:
             out.append("\nloading…", "dim")
         else:
+            if detail.cut:
+                out.append(
+                    f"\nthe log cut the {' and '.join(detail.cut)} (--max-log-len): the "
+                    "trace shows what was logged, a prefix; its counts are lower bounds (≥)",
+                    "bold yellow",
+                )
             for problem in detail.problems[:3]:
                 out.append("\n")
                 out.append(escape(problem), "bold red")
@@ -331,10 +347,8 @@ class DetailScreen(Screen[None]):
             last_kept, total = sparse.get("kv_kept"), sparse["kv_total"]
             if isinstance(last_kept, int) and total > 0:
                 out.append(bar(last_kept / total, 30), "green")
-                out.append(
-                    f" kept {last_kept:,} of {total:,} positions at the last step "
-                    f"({sparse.get('kv_skip', 'evicted')} the rest)"
-                )
+                out.append(f" kept {last_kept:,} of {total:,} positions at the last step")
+                out.append(kv_rest_text(sparse.get("kv_skip"), total - last_kept), "dim")
         else:
             out.append(
                 "no KV selection data: `sparse.kv` per-token summaries or "

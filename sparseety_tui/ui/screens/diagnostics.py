@@ -29,6 +29,19 @@ SHOWN_PER_FILE = 500
 EVENTS_PER_FILE = 50
 
 
+def shown_counts(snapshot: Snapshot) -> tuple[object, ...]:
+    """What the screen's text depends on, cheaply: each path's counts, parts, events."""
+    return (
+        tuple(
+            (f.path, f.format, tuple(f.by_kind.items()), f.parts, f.line_base)
+            for f in snapshot.files
+        ),
+        snapshot.events,
+        snapshot.problem,
+        snapshot.error,
+    )
+
+
 class DiagnosticsScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.DIAGNOSTICS))
 
@@ -53,6 +66,13 @@ class DiagnosticsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.refresh_content(self._snapshot)
         self.query_one("#diag-scroll").focus()
+
+    def follow_snapshot(self, snapshot: Snapshot) -> None:
+        """A newer snapshot while this screen is open (the app calls it on each one):
+        redrawn only when what it shows moved, since up to SHOWN_PER_FILE samples a
+        file are laid out again on each redraw."""
+        if shown_counts(snapshot) != shown_counts(self._snapshot):
+            self.refresh_content(snapshot)
 
     def refresh_content(self, snapshot: Snapshot) -> None:
         self._snapshot = snapshot

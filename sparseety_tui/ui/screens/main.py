@@ -100,7 +100,13 @@ class MainScreen(Screen[None]):
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
         self.query_one(TotalsStrip).set_items(
-            totals_items(snap.totals, snap.rate, unparsed, show_rate=self._show_rate)
+            totals_items(
+                snap.totals,
+                snap.rate,
+                unparsed,
+                show_rate=self._show_rate,
+                partial=any(f.backfilling for f in snap.files),
+            )
         )
         totals = snap.totals or {}
         experts = totals.get("experts")
@@ -174,7 +180,7 @@ class MainScreen(Screen[None]):
         order: list[str | None] = [None, *SORT_COLUMNS]
         following = order[(order.index(current) + 1) % len(order)]
         self._set_query(sort=following)
-        self.say(f"sorted by {following}" if following else "arrival order")
+        self.say("")  # the status line says the new order (ui.sorting's words)
 
     def action_toggle_engines(self) -> None:
         panel = self.query_one(EnginePanel)
@@ -256,7 +262,8 @@ class MainScreen(Screen[None]):
             self._set_query(text=text.strip(), clauses=clauses)
         self.table.follow = False if clauses and not final else self.table.follow
         if final or text.strip():
-            self.say(f"filter {text.strip()}" if text.strip() else "filter cleared")
+            # The status line already says "filter TEXT (shown/all)": say it once.
+            self.say("" if text.strip() else "filter cleared")
 
     # -- go to and find ----------------------------------------------------------------------
 

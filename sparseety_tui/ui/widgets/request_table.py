@@ -25,13 +25,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import StoreView
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds, fmt_time
 from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.sorting import sorted_title
+from sparseety_tui.ui.widgets.counts import count_text
 
 
 @dataclass(frozen=True)
@@ -316,14 +318,14 @@ class RequestTable(ScrollView, can_focus=True):
         query = self._snap.query
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
-            title = column.title
+            title = fit(column.title, w, column.align)
             style = base
             if query.sort == column.key:
-                title = title + ("↓" if query.reverse else "↑")
+                title = sorted_title(column.title, query.reverse, w, column.align)
                 style = sorted_style
             if i:
                 segments.append(Segment(" ", base))
-            segments.append(Segment(fit(title, w, column.align), style))
+            segments.append(Segment(title, style))
         return Strip(segments).extend_cell_length(width, base).crop(0, width)
 
     def _render_row(self, position: int, width: int, selected: bool) -> Strip:
@@ -372,18 +374,17 @@ class RequestTable(ScrollView, can_focus=True):
             return escape(store.models[c["model"][row]]) or "—", dim
         if key == "state":
             return STATE_LABELS.get(state, state), state_style
-        if key == "prompt":
-            return fmt_count(c["prompt_tokens"][row]), base
-        if key == "completion":
-            return fmt_count(c["completion_tokens"][row]), base
+        if key in ("prompt", "completion"):
+            # "≥": the log cut the text or ids this was counted from (--max-log-len).
+            return count_text(c[f"{key}_tokens"][row], c[f"{key}_source"][row]), base
         if key == "cached":
             return fmt_count(c["cached_tokens"][row]), base
         if key == "skip":
-            ratio = row_figures(store, self._shape, row).get("skip_ratio")
+            ratio, lower = row_skip(store, self._shape, row)
             if ratio is None:
                 return "—", dim
             style = self._style("request-table--skip") if ratio > 0 else base
-            return f"{ratio * 100:.1f}", style
+            return f"{'≥' if lower else ''}{ratio * 100:.1f}", style
         if key == "experts":
             k, e = c["topk_experts"][row], c["total_experts"][row]
             if k < 0 and e < 0:

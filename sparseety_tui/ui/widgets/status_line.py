@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.sorting import sort_words
 from sparseety_tui.ui.widgets.sparkline import bar
 
 
@@ -79,8 +80,8 @@ class StatusLine(Widget):
         query = snap.query
         if query.text:
             out.append(f" · filter {escape(query.text)} ({snap.visible:,}/{snap.rows:,})", dim)
-        if query.sort:
-            out.append(f" · sort {query.sort} {'↓' if query.reverse else '↑'}", dim)
+        if query.sort or query.reverse:
+            out.append(f" · sort {sort_words(query.sort, query.reverse)}", dim)
         if snap.error or snap.problem:
             # Escaped: an exception message can quote log text.
             out.append(

@@ -40,12 +40,27 @@ def count(value: float | None) -> str:
     return "—" if value is None else fmt_count(int(value))
 
 
+def skip_item(req: Mapping[str, Any]) -> Item:
+    """The skip ratio, marked "≥" while some request's cache use is unknown, and over
+    how many requests when not all of them could be costed (summary_view says the same)."""
+    ratio = req.get("skip_ratio")
+    mark = "≥" if ratio is not None and req.get("with_cache_unknown") else ""
+    item: Item = [("skip ", "label"), (mark + pct(ratio), "skip")]
+    covered, total = req.get("with_effective_compute", 0), req.get("count", 0)
+    if ratio is not None and covered < total:
+        item.append((f" ({fmt_count(covered)} of {fmt_count(total)} req)", "dim"))
+    return item
+
+
 def totals_items(
     totals: Mapping[str, Any] | None,
     rate: Sequence[float],
     unparsed: int,
     show_rate: bool = True,
+    partial: bool = False,
 ) -> list[Item]:
+    """``partial``: a big file's older part is still being read, so every total is over
+    the part read so far (its newest lines): said, so they are not taken for the file's."""
     if totals is None:
         return [[("reading…", "dim")]]
     req = totals.get("requests", {})
@@ -65,6 +80,7 @@ def totals_items(
     items.append(
         [("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
         + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else [])
+        + ([(" so far: older part loading", "warn")] if partial else [])
     )
     items.append([("prompt ", "label"), (count(req.get("prompt_tokens")), "value")])
     items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
@@ -80,7 +96,7 @@ def totals_items(
             )
         else:
             items.append([("tok/s ", "label"), ("—", "value")])
-    items.append([("skip ", "label"), (pct(req.get("skip_ratio")), "skip")])
+    items.append(skip_item(req))
     skipped = totals.get("skipped", {})
     for label, key in SKIP_KINDS:
         ratio = (skipped.get(key) or {}).get("ratio")
