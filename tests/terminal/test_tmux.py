@@ -280,6 +280,10 @@ def test_trends_screen_on_a_real_sglang_log(
     assert any(0x2800 < ord(ch) < 0x2900 for ch in kv)  # drawn in braille
     tmux.keys("Escape")
     tmux.wait_for(lambda s: "Trends per minute" not in s and "Filter" in s, "the table again")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
 # -- NO_COLOR (issue #11 item 8) ---------------------------------------------------------
 
 
