@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import math
 import re
+from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.views import ExtractorView, StoreView
+from sparseety_tui.events import StatsPayload
 from sparseety_tui.formats.timestamps import TIME_END, epoch_seconds, known_time, utc_text
 
 if TYPE_CHECKING:
@@ -135,9 +138,7 @@ class TimeWindow:
     def contains(self, ts: float | None) -> bool:
         if self.empty or ts is None or not known_time(ts):
             return False
-        return (self.since is None or ts >= self.since) and (
-            self.until is None or ts < self.until
-        )
+        return (self.since is None or ts >= self.since) and (self.until is None or ts < self.until)
 
     def mask(self, times: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
         """Which of ``times`` (float seconds, NaN unknown) are in the window."""
@@ -385,3 +386,68 @@ def window_document(window: TimeWindow, counts: WindowRows) -> dict[str, Any]:
         # Aggregated over every request, not kept per request: they cover all requests.
         "not_windowed": ["files", "experts", "dropped_experts", "head_skips"],
     }
+
+
+class WindowedEngineSeries(EngineSeries):
+    """An engine series that also keeps the stats lines that may fall in ``spec`` once it
+    is resolved (the anchor of a relative bound is only known at the end of the read):
+    ``windowed`` then gives the window's own series, every line of it, for ``summary``.
+
+    What may fall in it: a line at or after an absolute ``since`` (before an absolute
+    ``until``); for a relative ``since``, a line not older than the newest stats time so
+    far minus its duration (the anchor can only be newer). Memory grows with the stats
+    lines in the window, not with the log."""
+
+    def __init__(self, spec: WindowSpec) -> None:
+        super().__init__()
+        self.spec = spec
+        self.kept: deque[StatsPayload] = deque()
+        self._newest = -math.inf
+
+    def add(self, stats: StatsPayload) -> None:
+        super().add(stats)
+        ts = stats.get("ts")
+        if ts is None:
+            return  # no time: in no window
+        since, until = self.spec.since, self.spec.until
+        if until is not None and until.absolute is not None and ts >= until.absolute:
+            return
+        if since is not None and since.absolute is not None:
+            if ts < since.absolute:
+                return
+        elif since is not None and since.back is not None:
+            if ts > self._newest:
+                self._newest = ts
+                floor = ts - since.back
+                kept = self.kept
+                while kept and kept[0].get("ts", floor) < floor:
+                    kept.popleft()  # older than any anchor can reach back to
+            if ts < self._newest - since.back:
+                return
+        self.kept.append(stats)
+
+    def windowed(self, window: TimeWindow) -> EngineSeries:
+        """The series of the stats lines in ``window``, in line order."""
+        series = EngineSeries()
+        for stats in self.kept:
+            if window.contains(stats.get("ts")):
+                series.add(stats)
+        return series
+
+
+def window_series(engine: EngineSeries, window: TimeWindow) -> tuple[EngineSeries, bool]:
+    """The engine series of ``window``, and whether it has every stats line of it: exact
+    from a ``WindowedEngineSeries`` (``summary``); else from the recent points a series
+    keeps (``STATS_POINTS``), complete only if none of the window's lines was dropped
+    from them (the oldest point kept is before ``since``, or no point was dropped)."""
+    if isinstance(engine, WindowedEngineSeries):
+        return engine.windowed(window), True
+    series = EngineSeries()
+    for stats in points_in(engine.points, window):
+        series.add(stats)
+    dropped = engine.count > len(engine.points)
+    oldest = _ts(engine.points[0].get("ts")) if engine.points else None
+    complete = not dropped or (
+        window.since is not None and oldest is not None and oldest < window.since
+    )
+    return series, complete
