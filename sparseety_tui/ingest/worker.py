@@ -52,6 +52,9 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.core.series import EngineSeries
+from sparseety_tui.core.timewindow import TimeWindow, points_in
+from sparseety_tui.events import StatsPayload
 from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
@@ -153,6 +156,10 @@ class IngestWorker:
         self._rate_last: tuple[float, float] | None = None
         self._totals: Mapping[str, Any] | None = None
         self._totals_rows = 0
+        self._totals_query = ViewQuery()  # whose rows (filter, window) the totals cover
+        self._totals_window: TimeWindow | None = None
+        self._time_span: tuple[float, float] | None = None
+        self._view_window: TimeWindow | None = None
         self._totals_at = -math.inf
         self._totals_cost = 0.0
         self._view: np.ndarray[Any, Any] | None = None
@@ -422,6 +429,7 @@ class IngestWorker:
             self._heavy.busy
             or self._query is not self._view_query
             or self._totals_rows != rows
+            or not self._query.same_rows(self._totals_query)
             or self._fed_version != self._extractor.version
             or (self._needs_view(self._query) and self._view_rows != rows)
         )
@@ -446,8 +454,13 @@ class IngestWorker:
             self._view, self._view_query, self._view_rows = None, query, rows
             heavy_changed = True
         if not self._heavy.busy:
-            totals_due = (self._totals_rows != rows or extractor.version != self._fed_version) and (
+            # A new filter or window: the totals follow it at once, like the table.
+            narrowed = not query.same_rows(self._totals_query)
+            totals_due = (
+                self._totals_rows != rows or extractor.version != self._fed_version or narrowed
+            ) and (
                 force
+                or narrowed
                 or now - self._totals_at
                 >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost)
             )
@@ -470,6 +483,7 @@ class IngestWorker:
                         totals=totals_due or self._totals is None,
                         query=query if view_due else None,
                         older_files=frozenset(b.file for b in self._backfills),
+                        totals_query=query,
                     )
                 )
                 if totals_due:
@@ -477,7 +491,11 @@ class IngestWorker:
                 if view_due:
                     self._view_at = now
 
-        totals_current = self._totals_rows == rows and self._fed_version == extractor.version
+        totals_current = (
+            self._totals_rows == rows
+            and self._fed_version == extractor.version
+            and query.same_rows(self._totals_query)
+        )
         view_current = self._view_query is query and (
             not self._needs_view(query) or self._view_rows == rows
         )
@@ -499,12 +517,14 @@ class IngestWorker:
             totals=self._totals,
             totals_rows=self._totals_rows,
             rate=tuple(self._rate),
-            engine_points=tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
-            if engine.count
-            else (),
+            engine_points=self._engine_points(engine),
             query=self._view_query,
             view=self._view,
             view_rows=self._view_rows,
+            window=self._view_window,
+            totals_query=self._totals_query,
+            totals_window=self._totals_window,
+            time_span=self._time_span,
             settled=settled,
             problem=self._problem,
         )
@@ -527,14 +547,28 @@ class IngestWorker:
             self._totals = result.totals
             self._totals_cost = result.totals_cost
             self._totals_rows = job.rows
+            self._totals_query = job.totals_query or ViewQuery()
+            self._totals_window = result.totals_window
+            self._time_span = result.time_span
             self._fed_version = job.state.version
             self._sample_rate(now, settled)
         if job.query is not None:
             self._view = result.view
             self._view_cost = result.view_cost
             self._view_query = job.query
+            self._view_window = result.window
             self._view_rows = job.rows
         return True
+
+    def _engine_points(self, engine: EngineSeries) -> tuple[StatsPayload, ...]:
+        """The newest ``ENGINE_POINTS`` stats points for the panel; with a time window,
+        the newest of those in it (points outside it are not drawn)."""
+        if not engine.count:
+            return ()
+        window = self._view_window if self._view_query.window is not None else None
+        if window is None:
+            return tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
+        return tuple(points_in(engine.points, window)[-ENGINE_POINTS:])
 
     def _sample_rate(self, now: float, settled: bool) -> None:
         if not self.options.track_rate or self._totals is None:

@@ -42,6 +42,7 @@ GLOBAL: tuple[Key, ...] = (
 MAIN: tuple[Key, ...] = (
     Key("enter", "drill", "Detail", label="⏎"),
     Key("slash", "filter", "Filter", label="/"),
+    Key("t", "time_window", "Time"),
     Key("f", "follow", "Follow"),
     Key("space", "pause", "Pause", label="␣"),
     Key("s", "sort_next", "Sort"),

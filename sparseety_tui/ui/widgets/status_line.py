@@ -78,7 +78,12 @@ class StatusLine(Widget):
                 break
         query = snap.query
         if query.text:
-            out.append(f" · filter {escape(query.text)} ({snap.visible:,}/{snap.rows:,})", dim)
+            out.append(f" · filter {escape(query.text)}", dim)
+        if query.window is not None:
+            resolved = f" = {snap.window.text()}" if snap.window is not None else ""
+            out.append(f" · window {escape(query.window.text)}{resolved}", dim)
+        if query.text or query.window is not None:
+            out.append(f" ({snap.visible:,}/{snap.rows:,})", dim)
         if query.sort:
             out.append(f" · sort {query.sort} {'↓' if query.reverse else '↑'}", dim)
         if snap.error or snap.problem:
