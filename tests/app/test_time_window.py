@@ -1,0 +1,128 @@
+"""The ``t`` time window (issue #11 item 2): it drives the table and the totals together,
+and ``summary --since/--until`` gives the same totals as the TUI on the same window."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from apphelpers import REPO, async_test, make_app, settle
+
+from sparseety_tui.cli.main import run
+from sparseety_tui.ui.widgets.status_line import StatusLine
+from sparseety_tui.ui.widgets.totals_strip import TotalsStrip
+
+LOG = str(REPO / "sample_logs" / "count_only_500.jsonl")
+#: Totals the strip and the summary both hold that follow the window (heat maps, files,
+#: errors and tokenizer fields cover everything and say so).
+WINDOWED_KEYS = (
+    "requests",
+    "skipped",
+    "latency_s",
+    "ttft_s",
+    "throughput_per_minute",
+    "throughput_per_minute_by",
+    "models",
+)
+
+
+def summary_over(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert run(["summary", "--json", "--jobs", "1", *args, LOG]) == 0
+    document: dict[str, Any] = orjson.loads(capsys.readouterr().out)
+    return document
+
+
+async def type_window(pilot: Any, text: str) -> None:
+    await pilot.press("t")
+    await pilot.pause()
+    await pilot.press(*text)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+@pytest.mark.parametrize(
+    ("typed", "args"),
+    [
+        ("2m", ("--since", "2m")),
+        ("12:03..12:06", ("--since", "12:03", "--until", "12:06")),
+        ("2026-11-30T12:01:30Z..1m", ("--since", "2026-11-30T12:01:30Z", "--until", "1m")),
+    ],
+)
+def test_summary_since_until_agrees_with_the_tui_window(
+    capsys: pytest.CaptureFixture[str], typed: str, args: tuple[str, ...]
+) -> None:
+    expected = summary_over(capsys, *args)
+    whole = summary_over(capsys)
+    assert 0 < expected["requests"]["count"] < whole["requests"]["count"]
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(LOG,))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.totals is not None
+            assert snap.totals["requests"]["count"] == whole["requests"]["count"]
+            await type_window(pilot, typed)
+            snap = app.worker.snapshot
+            assert snap.totals is not None and snap.totals_query.window is not None
+            for key in WINDOWED_KEYS:
+                assert snap.totals[key] == expected[key], key
+            # The table shows the same requests the totals count.
+            assert snap.visible == expected["window"]["requests_in"]
+            status = str(app.main_screen.query_one(StatusLine).render())
+            assert f"({snap.visible:,}/{snap.rows:,})" in status and "window" in status
+            strip = str(app.main_screen.query_one(TotalsStrip).render())
+            assert "totals of window" in strip
+            # Empty text: all time again, and the totals are the whole file's.
+            await pilot.press("t")
+            await pilot.pause()
+            await pilot.press("ctrl+u", "enter")
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.totals is not None and snap.query.window is None
+            assert snap.totals["requests"] == whole["requests"]
+
+    drive()
+
+
+def test_a_bad_window_is_refused_and_the_old_one_kept() -> None:
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(LOG,))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            await type_window(pilot, "5m")
+            before = app.worker.snapshot.query.window
+            await type_window(pilot, "yesterday")
+            assert app.worker.snapshot.query.window == before
+            status = str(app.main_screen.query_one(StatusLine).render())
+            assert "not a time" in status
+
+    drive()
+
+
+def test_tail_since_starts_with_the_window(tmp_path: Path) -> None:
+    from sparseety_tui.core.timewindow import window_from_args
+    from sparseety_tui.ingest.snapshot import LiveOptions
+    from sparseety_tui.ui.app import AppConfig, SparseetyApp
+
+    config = AppConfig(
+        live=LiveOptions(paths=(LOG,), start="start", track_rate=False),
+        theme="dark",
+        window=window_from_args("2m", None),
+    )
+
+    @async_test
+    async def drive() -> None:
+        app = SparseetyApp(config)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.query.window is not None and snap.totals is not None
+            assert 0 < snap.visible < snap.rows
+            assert snap.totals["requests"]["count"] == snap.visible
+
+    drive()
