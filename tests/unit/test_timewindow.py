@@ -269,3 +269,16 @@ def _clauses(text: str) -> Any:
     from sparseety_tui.core.query import parse_filter
 
     return parse_filter(text)
+
+
+def test_a_windowed_summary_keeps_to_the_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((REPO / "docs" / "summary.schema.json").read_text())
+    logs = sorted((REPO / "tests" / "data" / "real_logs").glob("*.log"))
+    for args in (("--since", "1m"), ("--until", "2026-11-30T12:02Z"), ("--since", "12:01")):
+        document = summary_json(capsys, *args, *map(str, logs), str(COUNTS))
+        errors = [e.message for e in Draft202012Validator(schema).iter_errors(document)]
+        assert errors == [] and document["window"]["requests_in"] >= 0
