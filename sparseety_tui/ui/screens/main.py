@@ -37,6 +37,8 @@ def narrowed_by(query: ViewQuery) -> str:
     return " + ".join(parts)
 
 
+#: The heat maps' note while the table is narrowed (see ``MainScreen._heat_scope``).
+HEAT_SCOPE_NOTE = "all requests (not kept per request)"
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
 
@@ -146,7 +148,7 @@ class MainScreen(Screen[None]):
         (Hook: a heat count kept per model could follow a pure ``model=`` filter.)"""
         if not snap.totals_query.narrows:
             return ""
-        return "all requests: heat is not kept per request"
+        return HEAT_SCOPE_NOTE
 
     def _update_status(self, snap: Snapshot) -> None:
         shown = self._frozen if self.paused and self._frozen is not None else snap
@@ -265,7 +267,7 @@ class MainScreen(Screen[None]):
             self.say("time window: all")
         else:
             self.table.follow = False if window.until is not None else self.table.follow
-            self.say(f"time window {window.text}")
+            self.say("time window set")  # the status line shows it
 
     def action_goto(self) -> None:
         self._open_prompt("goto", "", "go to request id (or part of it)")
