@@ -126,3 +126,71 @@ def test_tail_since_starts_with_the_window(tmp_path: Path) -> None:
             assert snap.totals["requests"]["count"] == snap.visible
 
     drive()
+
+
+def test_totals_follow_a_filter_too() -> None:
+    """Issue #11 item 3: the totals strip counts the rows the table shows."""
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(LOG,))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            await pilot.press("slash")
+            await pilot.pause()
+            await pilot.press(*"prompt>1000", "enter")
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.totals is not None and 0 < snap.visible < snap.rows
+            assert snap.totals["requests"]["count"] == snap.visible
+            assert snap.totals_query.clauses == snap.query.clauses
+            strip = str(app.main_screen.query_one(TotalsStrip).render())
+            assert "totals of filter" in strip
+            heat = app.main_screen.query_one("#experts-heatmap")
+            assert "all requests" in str(heat.render())
+
+    drive()
+
+
+@pytest.mark.parametrize(
+    ("lines", "shown"),
+    [
+        (
+            '{"request_id": "day-1", "ts": "2026-11-29T23:59:00Z", "prompt_tokens": 5}\n'
+            '{"request_id": "day-2", "ts": "2026-11-30T00:01:00Z", "prompt_tokens": 6}\n',
+            ["11-29 23:59:00", "11-30 00:01:00"],
+        ),
+        (
+            '{"request_id": "day-1", "ts": "2025-12-31T23:59:00Z", "prompt_tokens": 5}\n'
+            '{"request_id": "day-2", "ts": "2026-01-01T00:01:00Z", "prompt_tokens": 6}\n',
+            ["2025-12-31 23:59:00", "2026-01-01 00:01:00"],
+        ),
+        (
+            '{"request_id": "day-1", "ts": "2026-11-30T10:59:00Z", "prompt_tokens": 5}\n'
+            '{"request_id": "day-2", "ts": "2026-11-30T11:01:00Z", "prompt_tokens": 6}\n',
+            ["10:59:00 ", "11:01:00 "],
+        ),
+    ],
+    ids=["two-days", "two-years", "one-day"],
+)
+def test_received_shows_the_date_when_requests_span_days(
+    tmp_path: Path, lines: str, shown: list[str]
+) -> None:
+    from sparseety_tui.ui.widgets.request_table import RequestTable
+
+    log = tmp_path / "days.jsonl"
+    log.write_text(lines)
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(str(log),))
+        async with app.run_test(size=(120, 20)) as pilot:
+            await settle(pilot)
+            table = app.main_screen.query_one(RequestTable)
+            rows = ["".join(s.text for s in table.render_line(y)) for y in (1, 2)]
+            for row, text in zip(rows, shown):
+                assert row.startswith(text), rows
+            if len(shown[0]) > 9:  # dated: the request ids are still shown whole
+                assert "day-1" in rows[0] and "day-2" in rows[1]
+
+    drive()
