@@ -282,3 +282,13 @@ def test_a_windowed_summary_keeps_to_the_schema(capsys: pytest.CaptureFixture[st
         document = summary_json(capsys, *args, *map(str, logs), str(COUNTS))
         errors = [e.message for e in Draft202012Validator(schema).iter_errors(document)]
         assert errors == [] and document["window"]["requests_in"] >= 0
+
+
+@pytest.mark.parametrize("command", ["tail", "extract", "summary"])
+def test_every_command_refuses_a_bad_window_before_reading(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--since", "10m", "--until", "20m", str(COUNTS)])
+    assert exc.value.code == 2
+    assert "is not before --until" in capsys.readouterr().err
