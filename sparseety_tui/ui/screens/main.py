@@ -38,7 +38,7 @@ def narrowed_by(query: ViewQuery) -> str:
 
 
 #: The heat maps' note while the table is narrowed (see ``MainScreen._heat_scope``).
-HEAT_SCOPE_NOTE = "all requests (not kept per request)"
+HEAT_SCOPE_NOTE = "(all requests)"
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
 
@@ -130,7 +130,7 @@ class MainScreen(Screen[None]):
                 note = f"max/mean {max(imbalance):.2f}"
         heat_scope = self._heat_scope(snap)
         self.query_one("#experts-heatmap", Heatmap).set_summary(
-            experts, "  ".join(filter(None, (note, heat_scope)))
+            experts, " ".join(filter(None, (note, heat_scope)))
         )
         heads = totals.get("head_skips")
         heads_map = self.query_one("#heads-heatmap", Heatmap)
@@ -144,7 +144,8 @@ class MainScreen(Screen[None]):
     def _heat_scope(self, snap: Snapshot) -> str:
         """What the heat maps cover when the table is narrowed: expert and head heat is
         counted over all requests as lines come (not kept per request), so it cannot
-        follow a filter or a window; say so rather than pass it off as the table's.
+        follow a filter or a window; say so rather than pass it off as the table's
+        (the help and README say why).
         (Hook: a heat count kept per model could follow a pure ``model=`` filter.)"""
         if not snap.totals_query.narrows:
             return ""

@@ -80,7 +80,9 @@ class StatusLine(Widget):
         if query.text:
             out.append(f" · filter {escape(query.text)}", dim)
         if query.window is not None:
-            resolved = f" = {snap.window.text()}" if snap.window is not None else ""
+            # Relative bounds (and times of day) read as what they resolved to.
+            relative = snap.window is not None and query.window.relative
+            resolved = f" = {snap.window.text()}" if snap.window is not None and relative else ""
             out.append(f" · window {escape(query.window.text)}{resolved}", dim)
         if query.text or query.window is not None:
             out.append(f" ({snap.visible:,}/{snap.rows:,})", dim)
