@@ -165,6 +165,7 @@ class IngestWorker:
         self._view: np.ndarray[Any, Any] | None = None
         self._view_query = ViewQuery()
         self._view_rows = 0
+        self._view_version = -1  # the Extractor version the view was computed from
         self._view_at = -math.inf
         self._view_cost = 0.0
         self._fed_version = -1
@@ -431,8 +432,16 @@ class IngestWorker:
             or self._totals_rows != rows
             or not self._query.same_rows(self._totals_query)
             or self._fed_version != self._extractor.version
-            or (self._needs_view(self._query) and self._view_rows != rows)
+            or (self._needs_view(self._query) and self._view_stale(self._query, rows))
         )
+
+    def _view_stale(self, query: ViewQuery, rows: int) -> bool:
+        """The view misses rows, or (a window relative to the newest time) new lines may
+        have moved that time, and with it the window, since it was computed."""
+        if self._view_rows != rows:
+            return True
+        relative = query.window is not None and query.window.relative
+        return relative and self._view_version != self._extractor.version
 
     def _needs_view(self, query: ViewQuery) -> bool:
         """Whether the table needs an index array: a filter or sort, or a big log whose
@@ -466,7 +475,7 @@ class IngestWorker:
             )
             view_due = query is not self._view_query or (
                 self._needs_view(query)
-                and self._view_rows != rows
+                and self._view_stale(query, rows)
                 and (
                     force
                     or now - self._view_at
@@ -497,7 +506,7 @@ class IngestWorker:
             and query.same_rows(self._totals_query)
         )
         view_current = self._view_query is query and (
-            not self._needs_view(query) or self._view_rows == rows
+            not self._needs_view(query) or not self._view_stale(query, rows)
         )
         settled = settled and totals_current and view_current and not self._heavy.busy
         # A heavy result is published once, when it comes (not in the key: its going away
@@ -558,6 +567,7 @@ class IngestWorker:
             self._view_query = job.query
             self._view_window = result.window
             self._view_rows = job.rows
+            self._view_version = job.state.version
         return True
 
     def _engine_points(self, engine: EngineSeries) -> tuple[StatsPayload, ...]:

@@ -194,3 +194,34 @@ def test_received_shows_the_date_when_requests_span_days(
                 assert "day-1" in rows[0] and "day-2" in rows[1]
 
     drive()
+
+
+def test_a_relative_window_moves_with_the_newest_time_while_following(tmp_path: Path) -> None:
+    """``t 1m`` on a live log: a newer line moves the anchor, and the rows and totals of
+    the old minute leave the window (the anchor is the newest time read, not the clock)."""
+
+    def line(rid: str, ts: str) -> str:
+        return f'{{"request_id": "{rid}", "ts": "{ts}", "prompt_tokens": 7}}\n'
+
+    log = tmp_path / "live.jsonl"
+    log.write_text(line("old-1", "2026-11-30T12:00:00Z") + line("old-2", "2026-11-30T12:00:30Z"))
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(str(log),))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            await type_window(pilot, "1m")
+            snap = app.worker.snapshot
+            assert snap.visible == 2 and snap.totals is not None
+            assert snap.totals["requests"]["count"] == 2
+            with log.open("a") as out:
+                out.write(line("new-1", "2026-11-30T12:05:00Z"))
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.rows == 3 and snap.visible == 1
+            assert snap.state is not None and snap.state.store.ids[snap.row_at(0)] == "new-1"
+            assert snap.totals is not None and snap.totals["requests"]["count"] == 1
+            assert snap.totals["requests"]["prompt_tokens"] == 7
+
+    drive()
