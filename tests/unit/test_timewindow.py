@@ -292,3 +292,30 @@ def test_every_command_refuses_a_bad_window_before_reading(
         main([command, "--since", "10m", "--until", "20m", str(COUNTS)])
     assert exc.value.code == 2
     assert "is not before --until" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name", ["moe_trace.jsonl", "token_stream.jsonl", "kv_lines.log", "count_only_500.jsonl"]
+)
+def test_subset_totals_find_each_rows_extras(name: str) -> None:
+    """Per-token data lives beside the columns (extras, by row): a subset's totals must
+    take each picked row's own, which the per-request records of those rows add up to."""
+    from sparseety_tui.core.figures import SKIP_FIELDS
+    from sparseety_tui.core.report import request_records
+
+    extractor = Extractor()
+    ingest_file(extractor, str(REPO / "sample_logs" / name))
+    frozen = extractor.freeze()
+    rows = np.arange(1, len(frozen.store), 2)
+    totals = compute_totals(frozen, DEFAULT_SHAPE, rows=rows)
+    records = list(request_records(frozen, DEFAULT_SHAPE, rows=rows.tolist()))
+    assert totals["requests"]["count"] == len(records) == len(rows)
+    for field in SKIP_FIELDS:
+        values = [r["skipped"][field] for r in records if r["skipped"][field] is not None]
+        assert totals["skipped"][field]["value"] == (sum(values) if values else None), field
+    known = [r["effective_compute_tokens"] for r in records]
+    if any(v is not None for v in known):
+        # Each record is rounded to 2 decimals, the total once.
+        assert totals["requests"]["effective_compute_tokens"] == pytest.approx(
+            sum(v for v in known if v is not None), abs=0.005 * len(known) + 0.01
+        )
