@@ -583,6 +583,11 @@ class IngestWorker:
     def _sample_rate(self, now: float, settled: bool) -> None:
         if not self.options.track_rate or self._totals is None:
             return
+        if self._totals_query.narrows:
+            # Totals of a filter or window: their change is rows coming and going, not a
+            # rate. tok/s stays the whole stream's, sampled again from the next whole total.
+            self._rate_last = None
+            return
         requests = self._totals.get("requests", {})
         tokens = float(
             (requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens") or 0)
