@@ -203,6 +203,11 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
         yield SystemCommand(
+            "Time window",
+            "Only requests of a time window: 10m, 10:00..10:30 (t)",
+            main.action_time_window,
+        )
+        yield SystemCommand(
             "Sort: arrival order", "Sort the table as read", lambda: main.set_sort(None)
         )
         for column in SORT_COLUMNS:
