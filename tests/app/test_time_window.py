@@ -225,3 +225,24 @@ def test_a_relative_window_moves_with_the_newest_time_while_following(tmp_path: 
             assert snap.totals["requests"]["prompt_tokens"] == 7
 
     drive()
+
+
+def test_go_to_a_request_outside_the_window_clears_it() -> None:
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(LOG,))
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            await type_window(pilot, "1m")
+            assert app.worker.snapshot.query.window is not None
+            await pilot.press("g")
+            await pilot.pause()
+            await pilot.press(*"req-0001", "enter")
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.query.window is None
+            table = app.main_screen.table
+            assert table.current_row is not None
+            assert table.request_id(table.current_row) == "req-0001"
+
+    drive()

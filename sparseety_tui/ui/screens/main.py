@@ -333,9 +333,9 @@ class MainScreen(Screen[None]):
 
     def _jump_to_row(self, row: int) -> None:
         position = self.table.position_of(row)
-        if position is None and self._query.clauses:
-            self.say("the request is hidden by the filter: cleared it")
-            self._set_query(text="", clauses=())
+        if position is None and self._query.narrows:
+            self.say(f"the request is hidden by the {narrowed_by(self._query)}: cleared it")
+            self._set_query(text="", clauses=(), window=None)
             self._pending_row = row
             return
         if position is None:
