@@ -160,6 +160,7 @@ class IngestWorker:
         self._totals_window: TimeWindow | None = None
         self._time_span: tuple[float, float] | None = None
         self._view_window: TimeWindow | None = None
+        self._window_points: tuple[object, tuple[StatsPayload, ...]] = (None, ())
         self._totals_at = -math.inf
         self._totals_cost = 0.0
         self._view: np.ndarray[Any, Any] | None = None
@@ -578,7 +579,10 @@ class IngestWorker:
         window = self._view_window if self._view_query.window is not None else None
         if window is None:
             return tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
-        return tuple(points_in(engine.points, window)[-ENGINE_POINTS:])
+        key = (engine.count, window)  # a pass over STATS_POINTS points: once per change
+        if self._window_points[0] != key:
+            self._window_points = (key, tuple(points_in(engine.points, window)[-ENGINE_POINTS:]))
+        return self._window_points[1]
 
     def _sample_rate(self, now: float, settled: bool) -> None:
         if not self.options.track_rate or self._totals is None:

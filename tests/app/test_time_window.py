@@ -246,3 +246,38 @@ def test_go_to_a_request_outside_the_window_clears_it() -> None:
             assert table.request_id(table.current_row) == "req-0001"
 
     drive()
+
+
+def test_the_engine_panel_draws_only_the_windows_stats() -> None:
+    """vLLM stats every 10 s: ``t 1m`` leaves the lines of the last minute (counted here
+    from the log's own stamps), and the panel draws those only."""
+    import re
+    from datetime import datetime, timedelta
+
+    from sparseety_tui.ui.widgets.engine_panel import EnginePanel
+
+    log = REPO / "tests" / "app" / "data" / "vllm.log"
+    stamps = [
+        datetime.strptime(m.group(1), "%m-%d %H:%M:%S")
+        for m in re.finditer(r"INFO (\d\d-\d\d \d\d:\d\d:\d\d) .*Avg prompt", log.read_text())
+    ]
+    newest = max(stamps)
+    inside = sum(1 for s in stamps if s >= newest - timedelta(minutes=1))
+    assert 0 < inside < len(stamps)
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(str(log),))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            assert len(app.worker.snapshot.engine_points) == len(stamps)
+            await type_window(pilot, "1m")
+            snap = app.worker.snapshot
+            assert len(snap.engine_points) == inside
+            assert snap.window is not None
+            assert all(snap.window.contains(p.get("ts")) for p in snap.engine_points)
+            assert snap.totals is not None and snap.totals["engine"]["stats_lines"] == inside
+            panel = app.main_screen.query_one(EnginePanel)
+            assert f"{inside} stats lines" in str(panel.render())
+
+    drive()
