@@ -6,17 +6,18 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import IO
 
 import orjson
 
-from sparseety_tui.cli.main import warn
+from sparseety_tui.cli.main import warn, window_arg
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape, escape_json, json_bytes, quote
 from sparseety_tui.core.report import request_records
+from sparseety_tui.core.timewindow import WindowSpec, newest_time, window_rows
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.ingest.batch import (
     InputError,
@@ -34,9 +35,19 @@ WRITE_BLOCK_BYTES = 1 << 20
 
 
 def records(
-    extractor: Extractor, shape: ModelShape, limit: int | None, with_text: bool
+    extractor: Extractor,
+    shape: ModelShape,
+    limit: int | None,
+    with_text: bool,
+    window: WindowSpec | None = None,
 ) -> Iterator[bytes]:
-    for row, record in enumerate(request_records(extractor, shape, limit)):
+    """The output lines; with ``window``, only the requests in it (``core.timewindow``:
+    resolved against the newest time in what was read)."""
+    rows: Sequence[int] | None = None
+    if window is not None:
+        rows = window_rows(extractor.store, window.resolve(newest_time(extractor))).rows.tolist()
+    numbered = rows if rows is not None else range(len(extractor.store))
+    for row, record in zip(numbered, request_records(extractor, shape, limit, rows)):
         if with_text:
             record.update(request_text(extractor, row))
         yield json_bytes(record, orjson.OPT_APPEND_NEWLINE)
@@ -119,7 +130,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
-    lines = records(extractor, make_shape(options), args.limit, args.text)
+    lines = records(extractor, make_shape(options), args.limit, args.text, window_arg(args))
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
@@ -188,7 +199,8 @@ def _extract_one(
         try:
             extractor = make_extractor(options, tokens)
             ingest_file(extractor, path)
-            _write_atomic(target, records(extractor, shape, args.limit, args.text))
+            window = window_arg(args)
+            _write_atomic(target, records(extractor, shape, args.limit, args.text, window))
             with open(marker, "wb"):
                 pass
             return ""

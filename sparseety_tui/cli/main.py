@@ -48,6 +48,43 @@ def _add_core_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="model config.json (or folder) for the FLOP cost model (default: a labelled estimate)",
     )
+    _add_window_options(parser)
+
+
+#: How --since/--until read, for every command's --help (core.timewindow says why).
+WINDOW_EPILOG = (
+    "--since/--until: a request is in the window when its received time (else its finish "
+    "time) is in [since, until); requests with neither are left out and counted. Relative "
+    "times (10m, 2h, 90s, 1d, 1h30m) count back from the NEWEST time in the logs read, not "
+    "from the clock: for a live log that is now, for yesterday's incident log --since 10m is "
+    "its last 10 minutes. Absolute times: 2026-11-30T10:00, '2026-11-30 10:00:00', with Z or "
+    "an offset (+02:00), a date, epoch seconds, or 10:00 (on the newest day); a time without "
+    "a zone is UTC, the zone every time is shown in."
+)
+
+
+def _add_window_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--since",
+        metavar="T",
+        help="only requests (and engine stats) from T on: 10m, 2h, 2026-11-30T10:00 "
+        "(relative to the newest log time; see below)",
+    )
+    parser.add_argument(
+        "--until", metavar="T", help="only requests (and engine stats) before T (as --since)"
+    )
+    parser.epilog = WINDOW_EPILOG
+
+
+def window_arg(args: argparse.Namespace) -> Any:
+    """The ``core.timewindow.WindowSpec`` of ``--since``/``--until`` (None: all time); a
+    bad time is a ``CliError`` (exit 2), before anything is read."""
+    from sparseety_tui.core.timewindow import WindowError, window_from_args
+
+    try:
+        return window_from_args(getattr(args, "since", None), getattr(args, "until", None))
+    except WindowError as exc:
+        raise CliError(f"--since/--until: {exc}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -133,6 +170,7 @@ def _run_extract(args: argparse.Namespace) -> int:
 
     _positive(args.limit, "--limit")
     _positive(args.retries, "--retries")
+    window_arg(args)
     return extract.run(args, _options(args))
 
 
@@ -140,6 +178,7 @@ def _run_summary(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import summary
 
     _positive(args.jobs, "--jobs")
+    window_arg(args)
     return summary.run(args, _options(args))
 
 

@@ -7,9 +7,10 @@ import sys
 
 import orjson
 
-from sparseety_tui.cli.main import warn
+from sparseety_tui.cli.main import warn, window_arg
 from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
+from sparseety_tui.core.timewindow import WindowedEngineSeries
 from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape
 from sparseety_tui.ingest.parallel import ingest_all
 
@@ -17,12 +18,16 @@ from sparseety_tui.ingest.parallel import ingest_all
 def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (each was reported on
     stderr and the summary covers the rest)."""
+    window = window_arg(args)
     inputs = batch_inputs(args.paths)
-    extractor = make_extractor(options)
+    # A window keeps the stats lines that may be in it (core.timewindow); range workers
+    # hand back only sums, so a windowed summary reads each file in one process.
+    engine = WindowedEngineSeries(window) if window is not None else None
+    extractor = make_extractor(options, engine=engine)
     for item in inputs.skipped:
         warn(f"skipped {quote(item.path)}: {item.reason}")
-    ingest_all(extractor, options, inputs.files, jobs=args.jobs)
-    document = summary_document(extractor, make_shape(options))
+    ingest_all(extractor, options, inputs.files, jobs=1 if window is not None else args.jobs)
+    document = summary_document(extractor, make_shape(options), window)
     if args.json:
         sys.stdout.buffer.write(escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n")
         sys.stdout.buffer.flush()

@@ -213,9 +213,30 @@ def literal(value: Any) -> Any:
     return value
 
 
+def _window(window: dict[str, Any]) -> Text:
+    """The --since/--until line: the window resolved, and how the requests split."""
+
+    def side(bound: dict[str, Any] | None, open_text: str) -> str:
+        if bound is None:
+            return open_text
+        return f"{bound['utc'] or '—'} ({bound['text']})"
+
+    anchor = window["anchor"]
+    text = (
+        f"window: {side(window['since'], 'start')} .. {side(window['until'], 'end')}"
+        + (f", relative to the newest log time {anchor['utc']}" if anchor else "")
+        + f"; requests in {window['requests_in']:,}, outside {window['requests_outside']:,}"
+        + f", without a time {window['requests_without_time']:,}"
+        + f"; over all requests still: {', '.join(window['not_windowed'])}"
+    )
+    return Text(text, style="bold")
+
+
 def render_summary(document: dict[str, Any]) -> RenderableType:
     doc = literal(document)
     parts: list[RenderableType] = [_files(doc), _requests(doc), _skips(doc), _latency(doc)]
+    if "window" in doc:
+        parts.insert(1, _window(doc["window"]))
     if doc["throughput_per_minute"]:
         parts.append(_throughput(doc))
     for optional in (_experts(doc), _engine(doc)):

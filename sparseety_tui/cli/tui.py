@@ -74,6 +74,8 @@ def run(command: str, args: argparse.Namespace) -> int:
         except ThemeError as exc:
             raise InputError(str(exc)) from exc
     if command == "tail":
+        from sparseety_tui.cli.main import window_arg
+
         options = Options(
             format=args.format, tokenizer=args.tokenizer, model_config=args.model_config
         )
@@ -83,6 +85,7 @@ def run(command: str, args: argparse.Namespace) -> int:
             options=options,
             theme=args.theme,
             request_id=args.request,
+            window=window_arg(args),
         )
         # Builds the Extractor with ingest.batch.make_extractor, which loads a named
         # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.store import STATE_CODE, STATES
+from sparseety_tui.core.timewindow import TimeWindow, WindowSpec, request_times, time_span
 from sparseety_tui.core.views import StoreView
 
 if TYPE_CHECKING:
@@ -90,10 +91,22 @@ class ViewQuery:
     sort: str | None = None
     reverse: bool = False
     serial: int = 0
+    #: The time window (``t``, ``--since``/``--until``): only requests whose time is in it
+    #: (``core.timewindow``; None: all time).
+    window: WindowSpec | None = None
 
     @property
     def is_identity(self) -> bool:
-        return not self.clauses and self.sort is None and not self.reverse
+        return not self.clauses and self.sort is None and not self.reverse and not self.window
+
+    @property
+    def narrows(self) -> bool:
+        """Whether it hides rows (a filter or a window), so totals follow its rows."""
+        return bool(self.clauses) or self.window is not None
+
+    def same_rows(self, other: ViewQuery) -> bool:
+        """Whether ``other`` picks the same rows (sort order aside)."""
+        return self.clauses == other.clauses and self.window == other.window
 
 
 def parse_filter(text: str) -> tuple[Clause, ...]:
@@ -167,8 +180,12 @@ def compute_view(
     query: ViewQuery,
     rows: int,
     older_files: frozenset[int] = frozenset(),
+    window: TimeWindow | None = None,
 ) -> np.ndarray[Any, Any]:
-    """Row indices (int64) matching ``query.clauses``, in ``query.sort`` order.
+    """Row indices (int64) matching ``query.clauses`` and in ``query.window``, in
+    ``query.sort`` order. ``window``: ``query.window`` resolved by the caller (against
+    the newest time of the logs, engine stats included); else it is resolved here
+    against the newest request time.
 
     Without a sort, rows are in log order: the store holds a big log's tail before its
     older part (``older_files``, read in the background), so those rows move first.
@@ -233,6 +250,11 @@ def compute_view(
         return value
 
     mask = np.ones(rows, dtype=bool)
+    if query.window is not None:
+        if window is None:
+            span = time_span(store)
+            window = query.window.resolve(span[1] if span else None)
+        mask &= window.mask(request_times(cols))
     for clause in query.clauses:
         mask &= _clause_mask(store, cols, clause, column, rows)
     index = np.nonzero(mask)[0]

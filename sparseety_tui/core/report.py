@@ -6,13 +6,21 @@ Both are built from the same store and the same figures functions as the TUI.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import column_figures, column_inputs, column_skips, whole_number
 from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
+from sparseety_tui.core.timewindow import (
+    WindowSpec,
+    newest_time,
+    records_in,
+    window_document,
+    window_rows,
+    window_series,
+)
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.formats.wrapped import wrapper_name
@@ -37,71 +45,97 @@ RECORD_CHUNK_ROWS = 1 << 16
 
 
 def request_records(
-    extractor: ExtractorView, shape: ModelShape, stop: int | None = None
+    extractor: ExtractorView,
+    shape: ModelShape,
+    stop: int | None = None,
+    rows: Sequence[int] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Requests ``0 .. stop`` as JSON-ready dicts (the ``extract`` output lines)."""
+    """Requests ``0 .. stop`` as JSON-ready dicts (the ``extract`` output lines); with
+    ``rows`` (ascending store rows: a time window's), only those, at most ``stop``."""
+    if rows is not None:
+        picked = list(rows[:stop] if stop is not None else rows)
+        at = 0
+        while at < len(picked):
+            first = picked[at] - picked[at] % RECORD_CHUNK_ROWS
+            end = at
+            while end < len(picked) and picked[end] < first + RECORD_CHUNK_ROWS:
+                end += 1
+            yield from _records(extractor, shape, first, picked[end - 1] + 1, set(picked[at:end]))
+            at = end
+        return
     store = extractor.store
-    c = store.columns
     stop = len(store) if stop is None else min(stop, len(store))
     for first in range(0, stop, RECORD_CHUNK_ROWS):
-        last = min(stop, first + RECORD_CHUNK_ROWS)
-        cols = store.numeric_view(first, last)
-        inputs = column_inputs(store, shape, cols, first)
-        figures = {
-            k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()
+        yield from _records(extractor, shape, first, min(stop, first + RECORD_CHUNK_ROWS))
+
+
+def _records(
+    extractor: ExtractorView,
+    shape: ModelShape,
+    first: int,
+    last: int,
+    only: set[int] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Rows ``first .. last`` (those in ``only``, when given) as ``extract`` records."""
+    store = extractor.store
+    c = store.columns
+    cols = store.numeric_view(first, last)
+    inputs = column_inputs(store, shape, cols, first)
+    figures = {k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()}
+    skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
+    ids = store.ids[first:last]
+    for i, row in enumerate(range(first, last)):
+        if only is not None and row not in only:
+            continue
+        file_index = c["file"][row]
+        file_state = extractor.files[file_index]
+        tokens = extractor.tokens_for(file_index)
+        yield {
+            "request_id": ids[i],
+            "model": store.models[c["model"][row]] or None,
+            "state": STATES[c["state"][row]],
+            "prompt_tokens": _int(c["prompt_tokens"][row]),
+            "completion_tokens": _int(c["completion_tokens"][row]),
+            "cached_tokens": _int(c["cached_tokens"][row]),
+            "logical_tokens": _float(figures["logical_tokens"][i], 0),
+            "effective_compute_tokens": _float(figures["effective_compute_tokens"][i], 2),
+            "sparse_skipped_tokens": _float(figures["sparse_skipped_tokens"][i], 2),
+            "skip_ratio": _float(figures["skip_ratio"][i], 6),
+            "compute_vs_nominal": _float(figures["compute_vs_nominal"][i], 6),
+            # float32 columns: 5 decimals is their precision at these magnitudes
+            "latency_s": _float(c["latency_s"][row], 5),
+            "ttft_s": _float(c["ttft_s"][row], 5),
+            "received_ts": _float(c["received_ts"][row], 3),
+            "finished_ts": _float(c["finished_ts"][row], 3),
+            # end_unlogged: the end was not logged; it came at the latest here
+            "ended_by_ts": _float(c["ended_by_ts"][row], 3),
+            "sampling": {
+                "max_tokens": _int(c["max_tokens"][row]),
+                # float32 columns: 6 decimals give back what the log printed
+                "temperature": _float(c["temperature"][row], 6),
+                "top_p": _float(c["top_p"][row], 6),
+                "n": _int(c["sampling_n"][row]),
+            },
+            "experts": {
+                "topk": _int(c["topk_experts"][row]),
+                "total": _int(c["total_experts"][row]),
+            },
+            "skipped": {name: _float(values[i], 0) for name, values in skips.items()},
+            "token_counts_from": {
+                "prompt": COUNT_SOURCES[c["prompt_source"][row]],
+                "completion": COUNT_SOURCES[c["completion_source"][row]],
+            },
+            "tokenizer": tokens.name,
+            "tokenizer_source": tokens.source,
+            "cost_model": shape.name,
+            "source": {
+                "file": json_text(file_state.path),
+                "format": file_state.format_name,
+                "line": c["line_no"][row],
+                "offset": store.offset[row],
+                "lines": len(store.lines_of(row)),
+            },
         }
-        skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
-        ids = store.ids[first:last]
-        for i, row in enumerate(range(first, last)):
-            file_index = c["file"][row]
-            file_state = extractor.files[file_index]
-            tokens = extractor.tokens_for(file_index)
-            yield {
-                "request_id": ids[i],
-                "model": store.models[c["model"][row]] or None,
-                "state": STATES[c["state"][row]],
-                "prompt_tokens": _int(c["prompt_tokens"][row]),
-                "completion_tokens": _int(c["completion_tokens"][row]),
-                "cached_tokens": _int(c["cached_tokens"][row]),
-                "logical_tokens": _float(figures["logical_tokens"][i], 0),
-                "effective_compute_tokens": _float(figures["effective_compute_tokens"][i], 2),
-                "sparse_skipped_tokens": _float(figures["sparse_skipped_tokens"][i], 2),
-                "skip_ratio": _float(figures["skip_ratio"][i], 6),
-                "compute_vs_nominal": _float(figures["compute_vs_nominal"][i], 6),
-                # float32 columns: 5 decimals is their precision at these magnitudes
-                "latency_s": _float(c["latency_s"][row], 5),
-                "ttft_s": _float(c["ttft_s"][row], 5),
-                "received_ts": _float(c["received_ts"][row], 3),
-                "finished_ts": _float(c["finished_ts"][row], 3),
-                # end_unlogged: the end was not logged; it came at the latest here
-                "ended_by_ts": _float(c["ended_by_ts"][row], 3),
-                "sampling": {
-                    "max_tokens": _int(c["max_tokens"][row]),
-                    # float32 columns: 6 decimals give back what the log printed
-                    "temperature": _float(c["temperature"][row], 6),
-                    "top_p": _float(c["top_p"][row], 6),
-                    "n": _int(c["sampling_n"][row]),
-                },
-                "experts": {
-                    "topk": _int(c["topk_experts"][row]),
-                    "total": _int(c["total_experts"][row]),
-                },
-                "skipped": {name: _float(values[i], 0) for name, values in skips.items()},
-                "token_counts_from": {
-                    "prompt": COUNT_SOURCES[c["prompt_source"][row]],
-                    "completion": COUNT_SOURCES[c["completion_source"][row]],
-                },
-                "tokenizer": tokens.name,
-                "tokenizer_source": tokens.source,
-                "cost_model": shape.name,
-                "source": {
-                    "file": json_text(file_state.path),
-                    "format": file_state.format_name,
-                    "line": c["line_no"][row],
-                    "offset": store.offset[row],
-                    "lines": len(store.lines_of(row)),
-                },
-            }
 
 
 def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
@@ -143,14 +177,33 @@ def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
     return json_text(name), source
 
 
-def summary_document(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
-    """The ``summary --json`` document."""
-    totals = compute_totals(extractor, shape)
+def summary_document(
+    extractor: ExtractorView, shape: ModelShape, window: WindowSpec | None = None
+) -> dict[str, Any]:
+    """The ``summary --json`` document; with ``window`` (``--since``/``--until``), its
+    request figures and engine figures cover the window and ``window`` says what it was
+    (the lines by kind still count every line of every file)."""
+    extra: dict[str, Any] = {}
+    if window is None:
+        totals = compute_totals(extractor, shape)
+    else:
+        resolved = window.resolve(newest_time(extractor))
+        counts = window_rows(extractor.store, resolved)
+        engine, complete = window_series(extractor.engine, resolved)
+        totals = compute_totals(extractor, shape, rows=counts.rows, engine=engine)
+        extra["window"] = window_document(resolved, counts)
+        extra["window"]["engine_complete"] = complete
+        error_log = getattr(extractor, "error_log", None)  # the error records, once kept
+        if error_log is not None:
+            extra["window"]["errors_in"] = len(records_in(error_log.records, resolved))
+        else:
+            extra["window"]["not_windowed"].append("errors")
     tokenizer, source = tokenizer_used(extractor)
     return {
         "schema_version": SCHEMA_VERSION,
         "files": file_report(extractor),
         **totals,
+        **extra,
         "tokenizer": tokenizer,
         "tokenizer_source": source,
         "cost_model": shape.name,

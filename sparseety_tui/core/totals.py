@@ -14,7 +14,8 @@ nothing more; the only error is float32 rounding (relative 6e-8).
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core import fleet
 from sparseety_tui.core.costmodel import ModelShape
@@ -26,10 +27,13 @@ from sparseety_tui.core.figures import (
     column_skip_sums,
     whole_number,
 )
-from sparseety_tui.core.series import HeatCounts
-from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES
-from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.core.series import EngineSeries, HeatCounts
+from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES, LineLocation, RowExtras
+from sparseety_tui.core.views import ColumnView, ExtractorView, IdsView, StoreView
 from sparseety_tui.formats.timestamps import TIME_END
+
+if TYPE_CHECKING:
+    import numpy as np
 
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
@@ -115,6 +119,64 @@ class _Sums:
         return whole_number(total) if total.is_integer() else total
 
 
+class _PickedRows:
+    """Some rows of one chunk of a store, seen as a store of their own (rows 0..k-1), so
+    that the chunk functions (``column_inputs`` and co., which find a row's extras by its
+    place in the chunk) total a filtered subset exactly as they total a whole chunk."""
+
+    def __init__(self, store: StoreView, rows: np.ndarray[Any, Any], first: int) -> None:
+        """``rows``: ascending store rows, all in ``[first, first + CHUNK_ROWS)``."""
+        import numpy as np
+
+        self._store = store
+        self._rows = rows
+        self._first = first
+        self._local = rows - first
+        extras: dict[int, RowExtras] = {}
+        for row, value in list(store.extras.items()):
+            at = int(np.searchsorted(rows, row))
+            if at < len(rows) and int(rows[at]) == row:
+                extras[at] = value
+        self._extras = extras
+
+    @property
+    def columns(self) -> Mapping[str, ColumnView]:
+        return self._store.columns  # not read by the totals (they read numeric_view)
+
+    @property
+    def extras(self) -> Mapping[int, RowExtras]:
+        return self._extras
+
+    @property
+    def models(self) -> Sequence[str]:
+        return self._store.models
+
+    @property
+    def ids(self) -> IdsView:
+        return self._store.ids  # not read by the totals
+
+    @property
+    def offset(self) -> ColumnView:
+        return self._store.offset  # not read by the totals
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def numeric_view(
+        self, start: int = 0, stop: int | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        stop = len(self._rows) if stop is None else min(stop, len(self._rows))
+        if stop <= start:
+            return {k: v[:0] for k, v in self._store.numeric_view(self._first, self._first).items()}
+        last = int(self._rows[stop - 1]) + 1
+        cols = self._store.numeric_view(self._first, last)
+        local = self._local[start:stop]
+        return {k: v[local] for k, v in cols.items()}
+
+    def lines_of(self, row: int) -> list[LineLocation]:
+        return self._store.lines_of(int(self._rows[row]))
+
+
 def _whole(value: float | None) -> int | None:
     return None if value is None else whole_number(value)
 
@@ -123,12 +185,9 @@ def _add_optional(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else a + b
 
 
-def _accumulate(
-    sums: _Sums, extractor: ExtractorView, shape: ModelShape, first: int, last: int
-) -> None:
+def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, last: int) -> None:
     import numpy as np
 
-    store = extractor.store
     cols = store.numeric_view(first, last)
     inputs = column_inputs(store, shape, cols, first)  # shared by figures and skip sums
     figures = column_figures(store, shape, cols, first, inputs)
@@ -169,14 +228,31 @@ def _accumulate(
         sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
 
 
-def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
+def compute_totals(
+    extractor: ExtractorView,
+    shape: ModelShape,
+    rows: np.ndarray[Any, Any] | None = None,
+    engine: EngineSeries | None = None,
+) -> dict[str, Any]:
+    """Totals over every request, or over ``rows`` only (store rows, any order: the table's
+    filter and time window); ``engine``: the stats series to report instead of the whole
+    one (a time window's, ``core.timewindow``). Heat maps and errors cover everything."""
     import numpy as np
 
     store = extractor.store
-    n = len(store)
     sums = _Sums()
-    for first in range(0, max(n, 1), CHUNK_ROWS):
-        _accumulate(sums, extractor, shape, first, min(first + CHUNK_ROWS, n))
+    if rows is None:
+        n = len(store)
+        for first in range(0, max(n, 1), CHUNK_ROWS):
+            _accumulate(sums, store, shape, first, min(first + CHUNK_ROWS, n))
+    else:
+        picked = np.unique(np.asarray(rows, dtype=np.int64))  # sorted: chunks read in order
+        n = len(picked)
+        for first in range(0, max(len(store), 1), CHUNK_ROWS):
+            lo, hi = np.searchsorted(picked, (first, first + CHUNK_ROWS))
+            if hi > lo or first == 0:  # chunk 0 always: an empty subset still has totals
+                chunk = _PickedRows(store, picked[lo:hi], first)
+                _accumulate(sums, chunk, shape, 0, len(chunk))
 
     effective_sum = sums.known("effective_compute_tokens")
     logical_for_effective = sums.values.get("logical_for_effective", 0.0)
@@ -265,7 +341,7 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         "experts": heat_summary(extractor.expert_load) if extractor.expert_load.counts else None,
         "dropped_experts": heat_summary(extractor.dropped) if extractor.dropped.counts else None,
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
-        "engine": _engine_summary(extractor),
+        "engine": _engine_summary(extractor.engine if engine is None else engine),
         "errors": {
             "count": extractor.error_count,
             "recent": [dict(e) for e in list(extractor.errors)[-5:]],
@@ -335,10 +411,9 @@ def _per_minute(
     return int(requests.sum())
 
 
-def _engine_summary(extractor: ExtractorView) -> dict[str, Any] | None:
+def _engine_summary(engine: EngineSeries) -> dict[str, Any] | None:
     """The ``engine`` object: fleet figures, and each engine's own (``core.fleet`` says
     what an engine is and how engines add up)."""
-    engine = extractor.engine
     if not engine.count:
         return None
     found = fleet.fleet(engine)

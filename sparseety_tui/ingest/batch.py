@@ -16,6 +16,7 @@ from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_c
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.file_tokens import base_tokenizer
 from sparseety_tui.core.literal import quote
+from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.sources.inputs import InputPath, expand, os_reason
 from sparseety_tui.sources.lines import iter_chunks
@@ -89,11 +90,15 @@ def load_tokens(options: Options) -> TokenCounter:
     return tokens
 
 
-def make_extractor(options: Options, tokens: TokenCounter | None = None) -> Extractor:
-    """An Extractor for ``options``; pass ``tokens`` to share one loaded tokenizer."""
+def make_extractor(
+    options: Options, tokens: TokenCounter | None = None, engine: EngineSeries | None = None
+) -> Extractor:
+    """An Extractor for ``options``; pass ``tokens`` to share one loaded tokenizer, and
+    ``engine`` for a series of another kind (a time window's, ``core.timewindow``)."""
     return Extractor(
         tokens=tokens if tokens is not None else load_tokens(options),
         forced_format=options.format,
+        engine=engine,
     )
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery, compute_view
+from sparseety_tui.core.timewindow import TimeWindow, newest_time, time_span, window_series
 from sparseety_tui.core.totals import compute_totals
 
 if TYPE_CHECKING:
@@ -31,6 +32,8 @@ class HeavyJob:
     query: ViewQuery | None
     #: Files holding the older part of a big log, read after its tail (see compute_view).
     older_files: frozenset[int] = frozenset()
+    #: The query whose rows (filter and time window) the totals cover (None: all rows).
+    totals_query: ViewQuery | None = None
 
     @property
     def rows(self) -> int:
@@ -46,6 +49,11 @@ class HeavyResult:
     view_cost: float = 0.0
     #: Why the computation failed ("ValueError: ..."), or None.
     error: str | None = None
+    #: ``job.query``'s window and ``job.totals_query``'s, resolved against the data.
+    window: TimeWindow | None = None
+    totals_window: TimeWindow | None = None
+    #: First and last request time of every row (with the totals), or None.
+    time_span: tuple[float, float] | None = None
 
 
 class HeavyWorker:
@@ -106,16 +114,54 @@ def run_job(job: HeavyJob) -> HeavyResult:
     screen and in diagnostics by the ingest worker, which goes on following)."""
     result = HeavyResult(job)
     try:
-        if job.totals:
-            t0 = time.perf_counter()
-            result.totals = compute_totals(job.state, job.shape)
-            result.totals_cost = time.perf_counter() - t0
+        anchor = _anchor(job)
         if job.query is not None:
             t0 = time.perf_counter()
+            result.window = _resolve(job.query, anchor)
             result.view = compute_view(
-                job.state.store, job.shape, job.query, job.rows, job.older_files
+                job.state.store, job.shape, job.query, job.rows, job.older_files, result.window
             )
             result.view_cost = time.perf_counter() - t0
+        if job.totals:
+            t0 = time.perf_counter()
+            result.totals, result.totals_window = _totals(job, result, anchor)
+            result.time_span = time_span(job.state.store)
+            result.totals_cost = time.perf_counter() - t0
     except Exception as exc:  # reported, never swallowed: see the docstring
         result.error = f"{type(exc).__name__}: {exc}"
     return result
+
+
+def _anchor(job: HeavyJob) -> float | None:
+    """The newest time in the data, when a window needs it (one pass for both queries)."""
+    if any(q is not None and q.window is not None for q in (job.query, job.totals_query)):
+        return newest_time(job.state)
+    return None
+
+
+def _resolve(query: ViewQuery | None, anchor: float | None) -> TimeWindow | None:
+    return query.window.resolve(anchor) if query is not None and query.window else None
+
+
+def _totals(
+    job: HeavyJob, result: HeavyResult, anchor: float | None
+) -> tuple[Mapping[str, Any], TimeWindow | None]:
+    """Totals over every row, or over the rows of ``job.totals_query`` (its filter and
+    window: the totals strip follows the table); engine figures over the window's stats
+    points."""
+    query = job.totals_query
+    if query is None or not query.narrows:
+        return compute_totals(job.state, job.shape), None
+    window = _resolve(query, anchor)
+    if job.query is not None and result.view is not None and job.query.same_rows(query):
+        rows = result.view  # the table's own rows, in another order
+    else:
+        rows = compute_view(
+            job.state.store,
+            job.shape,
+            replace(query, sort=None, reverse=False),
+            job.rows,
+            window=window,
+        )
+    engine = window_series(job.state.engine, window)[0] if window is not None else None
+    return compute_totals(job.state, job.shape, rows=rows, engine=engine), window

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.core.timewindow import TimeWindow
 from sparseety_tui.events import StatsPayload
 
 if TYPE_CHECKING:
@@ -83,6 +84,13 @@ class Snapshot:
     query: ViewQuery = field(default_factory=ViewQuery)
     view: np.ndarray[Any, Any] | None = None  # row indices; None = identity over rows
     view_rows: int = 0  # store rows the view was computed over
+    #: ``query.window`` resolved against the data (None: no window).
+    window: TimeWindow | None = None
+    #: The query whose rows (filter and window) ``totals`` cover, and its window resolved.
+    totals_query: ViewQuery = field(default_factory=ViewQuery)
+    totals_window: TimeWindow | None = None
+    #: First and last request time over every row (None: no request has a time).
+    time_span: tuple[float, float] | None = None
     settled: bool = False  # nothing read is waiting to be fed, no backfill running
     error: str | None = None  # the worker died: why
     #: The last totals/view computation failed (following goes on; they are tried again).

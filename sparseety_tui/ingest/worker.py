@@ -52,6 +52,9 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.core.series import EngineSeries
+from sparseety_tui.core.timewindow import TimeWindow, points_in
+from sparseety_tui.events import StatsPayload
 from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
@@ -161,11 +164,17 @@ class IngestWorker:
         self._caught_up = False  # read everything there was at start, once
         self._totals: Mapping[str, Any] | None = None
         self._totals_rows = 0
+        self._totals_query = ViewQuery()  # whose rows (filter, window) the totals cover
+        self._totals_window: TimeWindow | None = None
+        self._time_span: tuple[float, float] | None = None
+        self._view_window: TimeWindow | None = None
+        self._window_points: tuple[object, tuple[StatsPayload, ...]] = (None, ())
         self._totals_at = -math.inf
         self._totals_cost = 0.0
         self._view: np.ndarray[Any, Any] | None = None
         self._view_query = ViewQuery()
         self._view_rows = 0
+        self._view_version = -1  # the Extractor version the view was computed from
         self._view_at = -math.inf
         self._view_cost = 0.0
         self._fed_version = -1
@@ -440,9 +449,18 @@ class IngestWorker:
             self._heavy.busy
             or self._query is not self._view_query
             or self._totals_rows != rows
+            or not self._query.same_rows(self._totals_query)
             or self._fed_version != self._extractor.version
-            or (self._needs_view(self._query) and self._view_rows != rows)
+            or (self._needs_view(self._query) and self._view_stale(self._query, rows))
         )
+
+    def _view_stale(self, query: ViewQuery, rows: int) -> bool:
+        """The view misses rows, or (a window relative to the newest time) new lines may
+        have moved that time, and with it the window, since it was computed."""
+        if self._view_rows != rows:
+            return True
+        relative = query.window is not None and query.window.relative
+        return relative and self._view_version != self._extractor.version
 
     def _needs_view(self, query: ViewQuery) -> bool:
         """Whether the table needs an index array: a filter or sort, or a big log whose
@@ -465,14 +483,19 @@ class IngestWorker:
             self._view, self._view_query, self._view_rows = None, query, rows
             heavy_changed = True
         if not self._heavy.busy:
-            totals_due = (self._totals_rows != rows or extractor.version != self._fed_version) and (
+            # A new filter or window: the totals follow it at once, like the table.
+            narrowed = not query.same_rows(self._totals_query)
+            totals_due = (
+                self._totals_rows != rows or extractor.version != self._fed_version or narrowed
+            ) and (
                 force
+                or narrowed
                 or now - self._totals_at
                 >= max(self.options.totals_interval_s, HEAVY_DUTY * self._totals_cost)
             )
             view_due = query is not self._view_query or (
                 self._needs_view(query)
-                and self._view_rows != rows
+                and self._view_stale(query, rows)
                 and (
                     force
                     or now - self._view_at
@@ -489,6 +512,7 @@ class IngestWorker:
                         totals=totals_due or self._totals is None,
                         query=query if view_due else None,
                         older_files=frozenset(b.file for b in self._backfills),
+                        totals_query=query,
                     )
                 )
                 if totals_due:
@@ -497,11 +521,15 @@ class IngestWorker:
                 if view_due:
                     self._view_at = now
 
-        totals_current = self._totals_rows == rows and self._fed_version == extractor.version
+        totals_current = (
+            self._totals_rows == rows
+            and self._fed_version == extractor.version
+            and query.same_rows(self._totals_query)
+        )
         if totals_current and not self._heavy.busy and self._sample_quiet(now):
             heavy_changed = True  # a quiet spell's 0 tok/s is news to show
         view_current = self._view_query is query and (
-            not self._needs_view(query) or self._view_rows == rows
+            not self._needs_view(query) or not self._view_stale(query, rows)
         )
         settled = settled and totals_current and view_current and not self._heavy.busy
         # A heavy result is published once, when it comes (not in the key: its going away
@@ -521,12 +549,14 @@ class IngestWorker:
             totals=self._totals,
             totals_rows=self._totals_rows,
             rate=tuple(self._rate),
-            engine_points=tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
-            if engine.count
-            else (),
+            engine_points=self._engine_points(engine),
             query=self._view_query,
             view=self._view,
             view_rows=self._view_rows,
+            window=self._view_window,
+            totals_query=self._totals_query,
+            totals_window=self._totals_window,
+            time_span=self._time_span,
             settled=settled,
             problem=self._problem,
         )
@@ -549,6 +579,9 @@ class IngestWorker:
             self._totals = result.totals
             self._totals_cost = result.totals_cost
             self._totals_rows = job.rows
+            self._totals_query = job.totals_query or ViewQuery()
+            self._totals_window = result.totals_window
+            self._time_span = result.time_span
             self._fed_version = job.state.version
             if self._rate_pending is not None:
                 self._sample_rate(*self._rate_pending)
@@ -557,8 +590,23 @@ class IngestWorker:
             self._view = result.view
             self._view_cost = result.view_cost
             self._view_query = job.query
+            self._view_window = result.window
             self._view_rows = job.rows
+            self._view_version = job.state.version
         return True
+
+    def _engine_points(self, engine: EngineSeries) -> tuple[StatsPayload, ...]:
+        """The newest ``ENGINE_POINTS`` stats points for the panel; with a time window,
+        the newest of those in it (points outside it are not drawn)."""
+        if not engine.count:
+            return ()
+        window = self._view_window if self._view_query.window is not None else None
+        if window is None:
+            return tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
+        key = (engine.count, window)  # a pass over STATS_POINTS points: once per change
+        if self._window_points[0] != key:
+            self._window_points = (key, tuple(points_in(engine.points, window)[-ENGINE_POINTS:]))
+        return self._window_points[1]
 
     def _backfill_progress(self) -> tuple[int, ...]:
         """How much history has been read: it changes whenever lines that were already
@@ -573,6 +621,11 @@ class IngestWorker:
         older part had been read): a sample over any backfill progress is left out and
         only restarts the count."""
         if not self.options.track_rate or self._totals is None:
+            return
+        if self._totals_query.narrows:
+            # Totals of a filter or window: their change is rows coming and going, not a
+            # rate. tok/s stays the whole stream's, sampled again from the next whole total.
+            self._rate_last = None
             return
         requests = self._totals.get("requests", {})
         tokens = float(

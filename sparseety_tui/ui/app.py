@@ -22,7 +22,8 @@ from textual.screen import Screen
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.query import SORT_COLUMNS
+from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
+from sparseety_tui.core.timewindow import WindowSpec
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import IngestWorker
@@ -56,6 +57,7 @@ class AppConfig:
     options: Options = field(default_factory=Options)
     theme: str | None = None  # a --theme name; None: by terminal (see themes.py)
     request_id: str | None = None  # --request: open on this request's detail
+    window: WindowSpec | None = None  # --since/--until: the time window to start with
     tick_s: float = TICK_S
     title: str = "sparseety-tui"
 
@@ -86,6 +88,10 @@ class SparseetyApp(App[int]):
             config.live,
             on_wake=self._wake_from_worker,
         )
+        # --since/--until: the first query, the same object for the worker and the screen.
+        self._first_query = ViewQuery(window=config.window)
+        if config.window is not None:
+            self.worker.set_query(self._first_query)
         self.details = DetailCache()
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(config.theme or default_theme_name())
@@ -94,7 +100,9 @@ class SparseetyApp(App[int]):
         self._request_reported = False
 
     def get_default_screen(self) -> Screen[None]:
-        return MainScreen(self.shape, show_rate=self.live_options.track_rate)
+        return MainScreen(
+            self.shape, show_rate=self.live_options.track_rate, query=self._first_query
+        )
 
     def on_mount(self) -> None:
         for theme in self.themes.themes.values():
@@ -212,6 +220,11 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
+        yield SystemCommand(
+            "Time window",
+            "Only requests of a time window: 10m, 10:00..10:30 (t)",
+            main.action_time_window,
+        )
         # The same words the status line shows after `s` / `S` (ui.sorting), in the
         # order `s` steps through, each direction what it says.
         for column in (None, *SORT_COLUMNS):

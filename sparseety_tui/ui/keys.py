@@ -42,6 +42,8 @@ GLOBAL: tuple[Key, ...] = (
 MAIN: tuple[Key, ...] = (
     Key("enter", "drill", "Detail", label="⏎"),
     Key("slash", "filter", "Filter", label="/"),
+    # Not in the footer: at 80 columns it would push "? Help" off (the help lists it).
+    Key("t", "time_window", "Time window", show=False),
     Key("f", "follow", "Follow"),
     Key("space", "pause", "Pause", label="␣"),
     Key("s", "sort_next", "Sort"),

@@ -62,9 +62,20 @@ async def _trends(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _main_window(pilot: Any) -> None:
+    """A time window set with ``t`` (absolute: the sample logs' newest time depends on
+    the vLLM log's inferred year): the table, totals, status line and heat map notes."""
+    await settle(pilot)
+    await pilot.press("t")
+    await pilot.pause()
+    await pilot.press(*"2026-11-30T12:00:05Z..2026-11-30T12:00:20Z", "enter")
+    await settle(pilot)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "main_sorted": _main_sorted,
+    "main_window": _main_window,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,

@@ -372,3 +372,42 @@ def test_no_color_keeps_terminal_colours_and_marks_the_cursor(
     assert "req-0030" in reversed_text
     tmux.keys("q")
     assert exit_status(status) == "0"
+
+
+COUNTS_LOG = Path(__file__).resolve().parents[2] / "sample_logs" / "count_only_500.jsonl"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_time_window_changes_the_totals(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``t`` sets a time window; the totals strip then counts the window's requests, the
+    number ``summary --since`` gives (issue #11 item 2)."""
+    from sparseety_tui.cli.main import run
+
+    assert run(["summary", "--json", "--since", "2m", str(COUNTS_LOG)]) == 0
+    windowed = json.loads(capsys.readouterr().out)
+    assert run(["summary", "--json", str(COUNTS_LOG)]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    n, total = windowed["requests"]["count"], whole["requests"]["count"]
+    assert 0 < n < total
+
+    status = start_tail(tmux, tmp_path, COUNTS_LOG)
+    tmux.run("resize-window", "-t", "app", "-x", str(size[0]), "-y", str(size[1]))
+    tmux.wait_for(lambda s: f"requests {total:,}" in s, "the whole file's totals")
+    tmux.keys("t")
+    tmux.wait_for(lambda s: "time window: 10m" in s, "the time window prompt")
+    tmux.type("2m")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: f"requests {n:,}" in s, "the window's totals")
+    assert "totals of window since 2m" in screen
+    assert max(len(line) for line in screen.splitlines()) <= size[0]
+    # Empty: all time again (the prompt opens on the window it edits).
+    tmux.keys("t")
+    tmux.wait_for(
+        lambda s: any(line.strip() == "2m" for line in s.splitlines()), "the prompt on 2m"
+    )
+    tmux.keys("C-u", "Enter")
+    tmux.wait_for(lambda s: f"requests {total:,}" in s, "the whole file's totals again")
+    tmux.keys("q")
+    assert exit_status(status) == "0"

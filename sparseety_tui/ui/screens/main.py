@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input
 
 from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse_filter
+from sparseety_tui.core.timewindow import WindowError, parse_window
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.messages import OpenRequest, QueryChanged
@@ -25,6 +26,19 @@ from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
 if TYPE_CHECKING:
     from sparseety_tui.core.costmodel import ModelShape
 
+
+def narrowed_by(query: ViewQuery) -> str:
+    """What narrows the table, in a few words: ``filter``, ``window 10m`` or both."""
+    parts = []
+    if query.clauses:
+        parts.append("filter")
+    if query.window is not None:
+        parts.append(f"window {query.window.text}")
+    return " + ".join(parts)
+
+
+#: The heat maps' note while the table is narrowed (see ``MainScreen._heat_scope``).
+HEAT_SCOPE_NOTE = "(all requests)"
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
 
@@ -32,14 +46,17 @@ SIDE_PANEL_MIN_WIDTH = 110
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.MAIN))
 
-    def __init__(self, shape: ModelShape, *, show_rate: bool = True) -> None:
+    def __init__(
+        self, shape: ModelShape, *, show_rate: bool = True, query: ViewQuery | None = None
+    ) -> None:
+        """``query``: the query to start with (``tail --since/--until``'s window)."""
         super().__init__(id="main")
         self._shape = shape
         self._show_rate = show_rate
         self.paused = False
         self._frozen: Snapshot | None = None  # what the screen shows while paused
-        self._prompt_mode = ""  # "filter" or "goto" while the prompt is open
-        self._query = ViewQuery()
+        self._prompt_mode = ""  # "filter", "goto" or "window" while the prompt is open
+        self._query = query if query is not None else ViewQuery()
         self._find = ""  # the last "go to" text, for n / N
         self._message = ""
         self._message_is_error = False
@@ -99,15 +116,17 @@ class MainScreen(Screen[None]):
         if snap.query is self._query:
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
-        self.query_one(TotalsStrip).set_items(
-            totals_items(
-                snap.totals,
-                snap.rate,
-                unparsed,
-                show_rate=self._show_rate,
-                partial=any(f.backfilling for f in snap.files),
-            )
+        items = totals_items(
+            snap.totals,
+            snap.rate,
+            unparsed,
+            show_rate=self._show_rate,
+            partial=any(f.backfilling for f in snap.files),
         )
+        if snap.totals_query.narrows:
+            # The figures are the table's rows only: say so before the first of them.
+            items.insert(0, [("totals of ", "label"), (narrowed_by(snap.totals_query), "warn")])
+        self.query_one(TotalsStrip).set_items(items)
         totals = snap.totals or {}
         experts = totals.get("experts")
         note = ""
@@ -115,15 +134,28 @@ class MainScreen(Screen[None]):
             imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
             if imbalance:
                 note = f"max/mean {max(imbalance):.2f}"
-        self.query_one("#experts-heatmap", Heatmap).set_summary(experts, note)
+        heat_scope = self._heat_scope(snap)
+        self.query_one("#experts-heatmap", Heatmap).set_summary(
+            experts, " ".join(filter(None, (note, heat_scope)))
+        )
         heads = totals.get("head_skips")
         heads_map = self.query_one("#heads-heatmap", Heatmap)
-        heads_map.set_summary(heads)
+        heads_map.set_summary(heads, heat_scope)
         heads_map.set_class(not heads, "hidden")
         engine = self.query_one(EnginePanel)
         engine.set_points(snap.engine_points)
         engine.set_class(not snap.engine_points, "hidden")
         self._update_status(snap)
+
+    def _heat_scope(self, snap: Snapshot) -> str:
+        """What the heat maps cover when the table is narrowed: expert and head heat is
+        counted over all requests as lines come (not kept per request), so it cannot
+        follow a filter or a window; say so rather than pass it off as the table's
+        (the help and README say why).
+        (Hook: a heat count kept per model could follow a pure ``model=`` filter.)"""
+        if not snap.totals_query.narrows:
+            return ""
+        return HEAT_SCOPE_NOTE
 
     def _update_status(self, snap: Snapshot) -> None:
         shown = self._frozen if self.paused and self._frozen is not None else snap
@@ -217,6 +249,33 @@ class MainScreen(Screen[None]):
             "filter: words, or skip>0.5 latency>2 state=finished (esc: close)",
         )
 
+    def action_time_window(self) -> None:
+        window = self._query.window
+        current = ""
+        if window is not None:
+            since = window.since.text if window.since else ""
+            current = f"{since}..{window.until.text}" if window.until else since
+        self._open_prompt(
+            "window",
+            current,
+            "time window: 10m, 2h, 10:00..10:30, since..until; empty: all (esc: close)",
+        )
+
+    def set_window(self, text: str) -> None:
+        """Apply the ``t`` prompt's text (an error leaves the window as it was)."""
+        try:
+            window = parse_window(text)
+        except WindowError as exc:
+            self.say(f"time window: {exc}", error=True)
+            return
+        if window != self._query.window:
+            self._set_query(window=window)
+        if window is None:
+            self.say("time window: all")
+        else:
+            self.table.follow = False if window.until is not None else self.table.follow
+            self.say("time window set")  # the status line shows it
+
     def action_goto(self) -> None:
         self._open_prompt("goto", "", "go to request id (or part of it)")
 
@@ -248,6 +307,8 @@ class MainScreen(Screen[None]):
             self._apply_filter(event.value, final=True)
         elif mode == "goto":
             self.go_to_request(event.value.strip())
+        elif mode == "window":
+            self.set_window(event.value)
 
     def _apply_filter(self, text: str, *, final: bool) -> None:
         try:
@@ -279,9 +340,9 @@ class MainScreen(Screen[None]):
 
     def _jump_to_row(self, row: int) -> None:
         position = self.table.position_of(row)
-        if position is None and self._query.clauses:
-            self.say("the request is hidden by the filter: cleared it")
-            self._set_query(text="", clauses=())
+        if position is None and self._query.narrows:
+            self.say(f"the request is hidden by the {narrowed_by(self._query)}: cleared it")
+            self._set_query(text="", clauses=(), window=None)
             self._pending_row = row
             return
         if position is None:

@@ -11,7 +11,8 @@ identity, or an index array the ingest worker sorted and filtered).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -28,9 +29,10 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import StoreView
+from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
-from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds, fmt_time
+from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
 from sparseety_tui.ui.widgets.counts import count_text
@@ -65,15 +67,28 @@ ID_MAX = 36  # the id column takes the spare width, up to this
 STATE_LABELS = {"unknown": "—", "end_unlogged": "unlogged"}
 
 
-def layout_columns(width: int) -> list[tuple[Column, int]]:
-    """Columns that fit ``width`` (dropping the least important first) and their widths."""
-    chosen = sorted(COLUMNS, key=lambda c: c.priority)
+def time_pattern(span: tuple[float, float] | None) -> str:
+    """How the ``received`` column writes a time: the time of day while every request
+    is on one UTC day; with the date when they span more (the year too across years)."""
+    if span is None:
+        return "%H:%M:%S"
+    first, last = (utc_text(t, "%Y-%m-%d") or "" for t in span)
+    if first == last:
+        return "%H:%M:%S"
+    return "%m-%d %H:%M:%S" if first[:4] == last[:4] else "%Y-%m-%d %H:%M:%S"
+
+
+def layout_columns(width: int, time_cells: int = 8) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` (dropping the least important first) and their widths;
+    ``time_cells``: the width of the ``received`` column (wider with dates)."""
+    columns = tuple(replace(c, width=time_cells) if c.key == "time" else c for c in COLUMNS)
+    chosen = sorted(columns, key=lambda c: c.priority)
     while chosen:
         need = sum(c.width for c in chosen) + len(chosen) - 1
         if need <= width or len(chosen) == 1:
             break
         chosen.pop()
-    ordered = [c for c in COLUMNS if c in chosen]
+    ordered = [c for c in columns if c in chosen]
     spare = max(0, width - (sum(c.width for c in ordered) + len(ordered) - 1))
     out: list[tuple[Column, int]] = []
     for column in ordered:
@@ -163,6 +178,7 @@ class RequestTable(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
+        self._layout_pattern = ""
 
     # -- data --------------------------------------------------------------------------------
 
@@ -292,9 +308,11 @@ class RequestTable(ScrollView, can_focus=True):
         super().notify_style_update()
 
     def _columns(self, width: int) -> list[tuple[Column, int]]:
-        if width != self._layout_width:
-            self._layout = layout_columns(width)
-            self._layout_width = width
+        pattern = time_pattern(self._snap.time_span)
+        if (width, pattern) != (self._layout_width, self._layout_pattern):
+            cells = len(time.strftime(pattern, time.gmtime(0)))
+            self._layout = layout_columns(width, cells)
+            self._layout_width, self._layout_pattern = width, pattern
         return self._layout
 
     def render_line(self, y: int) -> Strip:
@@ -367,7 +385,7 @@ class RequestTable(ScrollView, can_focus=True):
             ts = c["received_ts"][row]
             if math.isnan(ts):
                 ts = c["finished_ts"][row]
-            return fmt_time(ts), dim
+            return utc_text(ts, time_pattern(self._snap.time_span)) or "—", dim
         if key == "id":
             return escape(store.ids[row]), base
         if key == "model":

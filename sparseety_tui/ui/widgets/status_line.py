@@ -79,7 +79,14 @@ class StatusLine(Widget):
                 break
         query = snap.query
         if query.text:
-            out.append(f" · filter {escape(query.text)} ({snap.visible:,}/{snap.rows:,})", dim)
+            out.append(f" · filter {escape(query.text)}", dim)
+        if query.window is not None:
+            # Relative bounds (and times of day) read as what they resolved to.
+            relative = snap.window is not None and query.window.relative
+            resolved = f" = {snap.window.text()}" if snap.window is not None and relative else ""
+            out.append(f" · window {escape(query.window.text)}{resolved}", dim)
+        if query.text or query.window is not None:
+            out.append(f" ({snap.visible:,}/{snap.rows:,})", dim)
         if query.sort or query.reverse:
             out.append(f" · sort {sort_words(query.sort, query.reverse)}", dim)
         if snap.error or snap.problem:
