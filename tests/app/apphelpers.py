@@ -37,6 +37,7 @@ def make_app(
 async def settle(pilot: Any) -> None:
     """Wait until the app shows all it has read. Each step waits for a condition, not a time:
 
+    - the messages already posted are handled (a query sent up reaches the worker);
     - the ingest worker has fed and published everything and the UI took that snapshot
       (``SparseetyApp.settle``); the input files are fixed, so no newer one follows;
     - the messages that caused are handled (a pushed screen is mounted, so the thread
@@ -45,6 +46,9 @@ async def settle(pilot: Any) -> None:
       a row are the same (a layout can send resize events that change it again).
     """
     app = pilot.app
+    # Messages already posted first: a query a screen sent up (QueryChanged) must reach the
+    # worker before it is asked to settle, or it settles on the old query.
+    await pilot.pause()
     await app.settle()
     await pilot.pause()
     await app.workers.wait_for_complete()
