@@ -18,6 +18,7 @@ from sparseety_tui.ui import keys
 from sparseety_tui.ui.messages import OpenRequest, QueryChanged
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel
 from sparseety_tui.ui.widgets.heatmap import Heatmap
+from sparseety_tui.ui.widgets.prompt import Prompt
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.status_line import StatusLine
 from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
@@ -66,7 +67,7 @@ class MainScreen(Screen[None]):
                     classes="hidden",
                 )
                 yield EnginePanel(id="engine", classes="hidden")
-        yield Input(id="prompt", classes="hidden")
+        yield Prompt(id="prompt", classes="hidden")
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -204,6 +205,11 @@ class MainScreen(Screen[None]):
             self._set_query(text="", clauses=())
             self.say("filter cleared")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # "/" and "g" are priority bindings (they must take focus before the next key is
+        # routed): while the prompt is open they are text, so the binding steps aside.
+        return not (action in ("filter", "goto") and self._prompt_mode)
+
     def action_filter(self) -> None:
         self._open_prompt(
             "filter",
@@ -215,27 +221,32 @@ class MainScreen(Screen[None]):
         self._open_prompt("goto", "", "go to request id (or part of it)")
 
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", Prompt)
         self._prompt_mode = mode
         self._before_prompt = self._query
-        prompt.placeholder = placeholder
-        prompt.value = value
         prompt.remove_class("hidden")
-        prompt.focus()
+        # Takes focus synchronously (Widget.focus() is deferred): the keys the app routes
+        # after this binding ran go to the prompt, not to the table (ui/widgets/prompt.py).
+        prompt.open(value, placeholder)
 
     def _close_prompt(self) -> None:
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", Prompt)
+        prompt.close()
         prompt.add_class("hidden")
         self._prompt_mode = ""
-        self.table.focus()
+        if self.focused is None:
+            self.set_focus(self.table)
 
     @on(Input.Changed, "#prompt")
     def _prompt_changed(self, event: Input.Changed) -> None:
         if self._prompt_mode == "filter":
             self._apply_filter(event.value, final=False)
 
-    @on(Input.Submitted, "#prompt")
-    def _prompt_submitted(self, event: Input.Submitted) -> None:
+    @on(Prompt.Done)
+    def _prompt_done(self, event: Prompt.Done) -> None:
+        if event.value is None:
+            self.action_clear_filter()  # esc: closes the prompt, restores the old filter
+            return
         mode = self._prompt_mode
         self._close_prompt()
         if mode == "filter":
