@@ -7,6 +7,8 @@ tests hand the whole burst to the driver at once, as a terminal read does.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from apphelpers import async_test, make_app, settle
@@ -143,3 +145,21 @@ async def test_slash_and_g_are_text_inside_the_prompt() -> None:
         burst(app, *"/model~a/g")
         await settle(pilot)
         assert app.main_screen.query_one(Prompt).value == "model~a/g"
+
+
+@async_test
+async def test_ids_with_a_long_shared_prefix_read_differently_at_80_columns(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "ids.jsonl"
+    shared = "chatcmpl-0f3c2d1e5b6a7980"  # vLLM-like ids that share 25 characters
+    ids = [f"{shared}{n:016x}" for n in range(0, 12 * 7919, 7919)]
+    log.write_text("".join(json.dumps({"request_id": i, "prompt_tokens": 3}) + "\n" for i in ids))
+    app = make_app(paths=(str(log),))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        t = app.main_screen.query_one(RequestTable)
+        rows = [t.render_line(y).text for y in range(1, 13)]
+        cells = [row.split()[1] for row in rows]  # received, then the id
+        assert all("…" in cell for cell in cells)  # shortened: the column is narrow
+        assert len(set(cells)) == len(ids)
