@@ -25,7 +25,11 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
     tail.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories to follow")
     add_core_options(tail)
     tail.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
-    tail.add_argument("--request", metavar="ID", help="open straight on this request")
+    tail.add_argument(
+        "--request",
+        metavar="ID",
+        help="open straight on this request (its id, or a prefix only one id starts with)",
+    )
     start = tail.add_mutually_exclusive_group()
     start.add_argument(
         "--from-start", action="store_true", help="read whole files in order, however big"

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.idmatch import PrefixMatches, ambiguous_message
 from sparseety_tui.core.query import SORT_COLUMNS
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
@@ -83,6 +84,7 @@ class SparseetyApp(App[int]):
         self._shown_version = -1
         self._pending_request = config.request_id
         self._request_reported = False
+        self._request_prefix = PrefixMatches()  # --request as a prefix, once the read settled
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(self.shape, show_rate=self.live_options.track_rate)
@@ -144,6 +146,19 @@ class SparseetyApp(App[int]):
         rid = self._pending_request
         assert rid is not None
         row = snap.find(rid)
+        if row is None and snap.settled and snap.state is not None:
+            # Not an id: a prefix names the one request whose id starts with it. Only once
+            # everything read is in (a unique prefix of the first rows may not stay so),
+            # then only the rows added since the last look.
+            ids = snap.state.store.ids
+            self._request_prefix = self._request_prefix.more(ids, rid)
+            matches = self._request_prefix
+            if matches.count == 1:
+                row = matches.rows[0]
+            elif matches.count > 1:
+                self._pending_request = None
+                self.main_screen.say(ambiguous_message(rid, matches, ids), error=True)
+                return
         if row is not None:
             self._pending_request = None
             self.open_detail(row, snap)

@@ -15,6 +15,7 @@ from apphelpers import async_test, make_app, settle
 from textual import events
 from textual.command import CommandInput, CommandPalette
 
+from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.widgets.prompt import Prompt
@@ -163,3 +164,23 @@ async def test_ids_with_a_long_shared_prefix_read_differently_at_80_columns(
         cells = [row.split()[1] for row in rows]  # received, then the id
         assert all("…" in cell for cell in cells)  # shortened: the column is narrow
         assert len(set(cells)) == len(ids)
+
+
+@async_test
+async def test_request_option_takes_a_unique_prefix() -> None:
+    app = make_app(("counts.jsonl",), request_id="req-006")  # only req-0060 starts so
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        assert app.screen.detail is not None and app.screen.detail.request_id == "req-0060"
+
+
+@async_test
+async def test_request_option_with_an_ambiguous_prefix_lists_candidates() -> None:
+    app = make_app(("counts.jsonl",), request_id="req-001")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, MainScreen)
+        status = str(app.main_screen.query_one("#status").render())
+        assert "ambiguous" in status and "10 requests start with it" in status
+        assert "'req-0010', 'req-0011', 'req-0012', …" in status
