@@ -11,13 +11,14 @@ from typing import IO
 
 import orjson
 
-from sparseety_tui.cli.main import warn
+from sparseety_tui.cli.main import filter_option, warn
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import request_text
-from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape, escape_json, json_bytes, quote
 from sparseety_tui.core.report import request_records
+from sparseety_tui.core.subset import SubsetExtractor, filtered_rows
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ingest.batch import (
     InputError,
     Options,
@@ -34,8 +35,15 @@ WRITE_BLOCK_BYTES = 1 << 20
 
 
 def records(
-    extractor: Extractor, shape: ModelShape, limit: int | None, with_text: bool
+    extractor: ExtractorView,
+    shape: ModelShape,
+    limit: int | None,
+    with_text: bool,
+    filter_text: str | None = None,
 ) -> Iterator[bytes]:
+    if filter_text is not None:
+        # The requests the TUI's table shows for this filter (core.subset), in log order.
+        extractor = SubsetExtractor(extractor, filtered_rows(extractor, shape, filter_text))
     for row, record in enumerate(request_records(extractor, shape, limit)):
         if with_text:
             record.update(request_text(extractor, row))
@@ -111,6 +119,7 @@ def _check_output_file(output: str) -> None:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
+    filter_option(args)
     if any(os.path.isdir(p) for p in args.paths):
         return _run_directories(args, options)
     files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
@@ -119,7 +128,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
-    lines = records(extractor, make_shape(options), args.limit, args.text)
+    lines = records(extractor, make_shape(options), args.limit, args.text, args.filter)
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
@@ -188,7 +197,8 @@ def _extract_one(
         try:
             extractor = make_extractor(options, tokens)
             ingest_file(extractor, path)
-            _write_atomic(target, records(extractor, shape, args.limit, args.text))
+            lines = records(extractor, shape, args.limit, args.text, args.filter)
+            _write_atomic(target, lines)
             with open(marker, "wb"):
                 pass
             return ""
