@@ -56,6 +56,10 @@ MAIN: tuple[Key, ...] = (
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
     Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
+    # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.
+    Key("y", "copy_id", "Copy id", show=False),
+    Key("Y", "copy_row", "Copy row", show=False),
+    Key("C", "copy_command", "Copy as summary command", show=False),
 )
 
 TABLE: tuple[Key, ...] = (

@@ -15,7 +15,8 @@ from textual.widgets import Footer, Input
 from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse_filter
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
-from sparseety_tui.ui.messages import OpenRequest, QueryChanged
+from sparseety_tui.ui.handoff import row_text, summary_command
+from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.prompt import Prompt
@@ -152,6 +153,31 @@ class MainScreen(Screen[None]):
             self.say("no request selected")
             return
         self.post_message(OpenRequest(row))
+
+    def action_copy_id(self) -> None:
+        row = self.table.current_row
+        if row is None:
+            self.say("no request selected")
+            return
+        self.post_message(HandOff("request id", self.table.request_id(row), "request-id"))
+
+    def action_copy_row(self) -> None:
+        row = self.table.current_row
+        if row is None:
+            self.say("no request selected")
+            return
+        self.post_message(HandOff("row", row_text(self.table.row_cells(row)), "row"))
+
+    def action_copy_command(self) -> None:
+        """The table's filter (and time window, when the query has one) as a ready-to-run
+        ``summary`` command over the files shown."""
+        snap = self._last or self.table.snapshot
+        paths = [f.path for f in snap.files]
+        query = self._query
+        command = summary_command(
+            query.text, paths, getattr(query, "since", None), getattr(query, "until", None)
+        )
+        self.post_message(HandOff("summary command", command, "summary-command"))
 
     def action_follow(self) -> None:
         if self.paused:

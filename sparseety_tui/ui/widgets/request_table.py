@@ -207,6 +207,24 @@ class RequestTable(ScrollView, can_focus=True):
         state = self._snap.state
         return state.store.ids[row] if state is not None and row < self._snap.rows else ""
 
+    def row_cells(self, row: int) -> list[tuple[str, str]]:
+        """Every column of store row ``row`` as (title, text), the id whole (copy a row)."""
+        state = self._snap.state
+        if state is None or row >= self._snap.rows:
+            return []
+        store = state.store
+        base = self._style("")
+        st = STATES[store.columns["state"][row]]
+        cells = []
+        for column in COLUMNS:
+            text = (
+                escape(store.ids[row])
+                if column.key == "id"
+                else self._cell(store, column.key, row, st, base, base, base)[0]
+            )
+            cells.append((column.title.replace(" ", "_"), text))
+        return cells
+
     def position_of(self, row: int) -> int | None:
         """Table position of store row ``row`` in the current view (None: filtered out)."""
         snap = self._snap
