@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -318,5 +319,31 @@ def test_goto_and_palette_in_one_burst_under_load(
     assert not status.exists()  # "q" went to the palette's search, not to the app
     tmux.keys("Escape")
     tmux.wait_for(lambda s: "Quit the application" not in s, "the palette closed")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+def test_copy_keys_fill_the_tmux_buffer_and_the_command_runs(tmux: Tmux, tmp_path: Path) -> None:
+    log = mixed_models_log(tmp_path / "server.jsonl")
+    status = start_sized(tmux, tmp_path, (120, 40), "tail", str(log), "--output-dir", str(tmp_path))
+    tmux.wait_for(lambda s: "req-0020" in s, "the requests")
+    tmux.run("send-keys", "-t", "app", "greq-0007", "Enter")
+    tmux.wait_for(lambda s: "at req-0007" in s, "the cursor on req-0007")
+    tmux.keys("y")
+    tmux.wait_for(lambda s: "copied request id to the" in s, "the copy message")
+    assert tmux.run("show-buffer") == "req-0007"
+    tmux.type("/qwen latency>5")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "filter qwen latency>5 (7/20)" in s, "the filter")
+    tmux.keys("C")
+    tmux.wait_for(lambda s: "copied summary command" in s, "the command copied")
+    command = shlex.split(tmux.run("show-buffer"))
+    assert command[:4] == ["sparseety-tui", "summary", "--filter", "qwen latency>5"]
+    out = subprocess.run(
+        [sys.executable, "-m", "sparseety_tui", *command[1:], "--json"],
+        capture_output=True, check=True,
+    )  # fmt: skip
+    assert json.loads(out.stdout)["filter"]["requests"] == 7
+    assert not list(tmp_path.glob("sparseety-tui-*.txt"))  # tmux took it: no file
     tmux.keys("q")
     assert exit_status(status) == "0"
