@@ -268,6 +268,13 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
+        yield SystemCommand("Copy request id", "Copy the selected id (y)", main.action_copy_id)
+        yield SystemCommand("Copy row", "Copy the selected row as text (Y)", main.action_copy_row)
+        yield SystemCommand(
+            "Copy as summary command",
+            "The filter as a ready-to-run summary command (C)",
+            main.action_copy_command,
+        )
         yield SystemCommand(
             "Sort: arrival order", "Sort the table as read", lambda: main.set_sort(None)
         )
