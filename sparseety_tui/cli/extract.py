@@ -11,14 +11,14 @@ from typing import IO
 
 import orjson
 
-from sparseety_tui.cli.main import warn, window_arg
+from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import request_text
-from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape, escape_json, json_bytes, quote
 from sparseety_tui.core.report import request_records
-from sparseety_tui.core.timewindow import WindowSpec, newest_time, window_rows
+from sparseety_tui.core.selection import Selection, select_rows
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ingest.batch import (
     InputError,
     Options,
@@ -35,17 +35,18 @@ WRITE_BLOCK_BYTES = 1 << 20
 
 
 def records(
-    extractor: Extractor,
+    extractor: ExtractorView,
     shape: ModelShape,
     limit: int | None,
     with_text: bool,
-    window: WindowSpec | None = None,
+    selection: Selection | None = None,
 ) -> Iterator[bytes]:
-    """The output lines; with ``window``, only the requests in it (``core.timewindow``:
-    resolved against the newest time in what was read)."""
+    """The output lines; with a ``selection`` (``--filter``, ``--since``/``--until``),
+    only the requests it keeps: the rows the TUI's table shows for the same filter and
+    window (``core.selection``), in log order."""
     rows: Sequence[int] | None = None
-    if window is not None:
-        rows = window_rows(extractor.store, window.resolve(newest_time(extractor))).rows.tolist()
+    if selection is not None and selection.narrows:
+        rows = select_rows(extractor, shape, selection).rows.tolist()
     numbered = rows if rows is not None else range(len(extractor.store))
     for row, record in zip(numbered, request_records(extractor, shape, limit, rows)):
         if with_text:
@@ -122,6 +123,7 @@ def _check_output_file(output: str) -> None:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
+    selection = selection_args(args)  # a bad filter or time: exit 2 before any read
     if any(os.path.isdir(p) for p in args.paths):
         return _run_directories(args, options)
     files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
@@ -130,7 +132,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
-    lines = records(extractor, make_shape(options), args.limit, args.text, window_arg(args))
+    lines = records(extractor, make_shape(options), args.limit, args.text, selection)
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
@@ -199,8 +201,8 @@ def _extract_one(
         try:
             extractor = make_extractor(options, tokens)
             ingest_file(extractor, path)
-            window = window_arg(args)
-            _write_atomic(target, records(extractor, shape, args.limit, args.text, window))
+            selection = selection_args(args)
+            _write_atomic(target, records(extractor, shape, args.limit, args.text, selection))
             with open(marker, "wb"):
                 pass
             return ""

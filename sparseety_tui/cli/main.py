@@ -87,6 +87,14 @@ def window_arg(args: argparse.Namespace) -> Any:
         raise CliError(f"--since/--until: {exc}") from None
 
 
+def _add_filter_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--filter",
+        metavar="EXPR",
+        help=f"the TUI's filter language (e.g. 'skip>0.5 latency>2 state=finished qwen'): {what}",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -106,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="output file ('-' for stdout, the default); a directory for directory inputs",
     )
     extract.add_argument("--limit", type=int, metavar="N", help="at most N requests")
+    _add_filter_option(extract, "only the requests it keeps")
     extract.add_argument(
         "--text", action="store_true", help="include prompt and completion text (sensitive)"
     )
@@ -128,12 +137,34 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="worker processes for big files (default: one per CPU core; 1 = no workers)",
     )
+    _add_filter_option(summary, "totals over the requests it keeps")
     _add_core_options(summary)
 
     from sparseety_tui.cli import tui_args
 
     tui_args.add_subcommands(sub, _add_core_options)
     return parser
+
+
+def selection_args(args: argparse.Namespace) -> Any:
+    """The ``core.selection.Selection`` of ``--filter`` and ``--since``/``--until``, each
+    checked before anything is read (a typo costs no wait)."""
+    from sparseety_tui.core.selection import Selection
+
+    return Selection(filter_option(args), window_arg(args))
+
+
+def filter_option(args: argparse.Namespace) -> str | None:
+    """``--filter EXPR``, checked before anything is read (a typo costs no wait)."""
+    from sparseety_tui.core.query import FilterError, parse_filter
+
+    text: str | None = getattr(args, "filter", None)
+    if text is not None:
+        try:
+            parse_filter(text)
+        except FilterError as exc:
+            raise CliError(f"--filter: {exc}") from exc
+    return text
 
 
 def _positive(value: int | None, name: str) -> None:

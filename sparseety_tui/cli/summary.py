@@ -7,7 +7,7 @@ import sys
 
 import orjson
 
-from sparseety_tui.cli.main import warn, window_arg
+from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
 from sparseety_tui.core.timewindow import WindowedEngineSeries
@@ -18,7 +18,8 @@ from sparseety_tui.ingest.parallel import ingest_all
 def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (each was reported on
     stderr and the summary covers the rest)."""
-    window = window_arg(args)
+    selection = selection_args(args)
+    window = selection.window
     inputs = batch_inputs(args.paths)
     # A window keeps the stats lines that may be in it (core.timewindow); range workers
     # hand back only sums, so a windowed summary reads each file in one process.
@@ -27,7 +28,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     for item in inputs.skipped:
         warn(f"skipped {quote(item.path)}: {item.reason}")
     ingest_all(extractor, options, inputs.files, jobs=1 if window is not None else args.jobs)
-    document = summary_document(extractor, make_shape(options), window)
+    document = summary_document(extractor, make_shape(options), selection)
     if args.json:
         sys.stdout.buffer.write(escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n")
         sys.stdout.buffer.flush()

@@ -63,6 +63,15 @@ def live_options(
     )
 
 
+def output_dir(args: argparse.Namespace) -> str | None:
+    """``--output-dir``, which must be a directory that exists (checked now, not when a
+    copy has to fall back to a file in the middle of an incident)."""
+    path: str | None = getattr(args, "output_dir", None)
+    if path is not None and not os.path.isdir(path):
+        raise InputError(f"--output-dir {quote(path)} is not a directory")
+    return path
+
+
 def run(command: str, args: argparse.Namespace) -> int:
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeError, load_themes
@@ -86,6 +95,7 @@ def run(command: str, args: argparse.Namespace) -> int:
             theme=args.theme,
             request_id=args.request,
             window=window_arg(args),
+            output_dir=output_dir(args),
         )
         # Builds the Extractor with ingest.batch.make_extractor, which loads a named
         # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.

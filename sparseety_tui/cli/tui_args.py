@@ -25,13 +25,23 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
     tail.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories to follow")
     add_core_options(tail)
     tail.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
-    tail.add_argument("--request", metavar="ID", help="open straight on this request")
+    tail.add_argument(
+        "--request",
+        metavar="ID",
+        help="open straight on this request (its id, or a prefix only one id starts with)",
+    )
     start = tail.add_mutually_exclusive_group()
     start.add_argument(
         "--from-start", action="store_true", help="read whole files in order, however big"
     )
     start.add_argument("--last", type=int, metavar="N", help="start N lines before the end")
     tail.add_argument("--poll", action="store_true", help="poll instead of file events (NFS)")
+    tail.add_argument(
+        "--output-dir",
+        metavar="DIR",
+        help="where screenshots and text that could not be copied go (default: "
+        "$SPARSEETY_TUI_OUTPUT_DIR, else the current directory)",
+    )
 
     demo = sub.add_parser("demo", help="replay the bundled sample logs into the UI")
     demo.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")

@@ -12,10 +12,9 @@ from typing import Any
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import column_figures, column_inputs, column_skips, whole_number
 from sparseety_tui.core.literal import json_text
+from sparseety_tui.core.selection import NOT_FILTERED, Selection, select_rows
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.timewindow import (
-    WindowSpec,
-    newest_time,
     records_in,
     window_document,
     window_rows,
@@ -178,26 +177,37 @@ def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
 
 
 def summary_document(
-    extractor: ExtractorView, shape: ModelShape, window: WindowSpec | None = None
+    extractor: ExtractorView, shape: ModelShape, selection: Selection | None = None
 ) -> dict[str, Any]:
-    """The ``summary --json`` document; with ``window`` (``--since``/``--until``), its
-    request figures and engine figures cover the window and ``window`` says what it was
-    (the lines by kind still count every line of every file)."""
+    """The ``summary --json`` document. With a ``selection`` (``--filter``, ``--since``/
+    ``--until``) the request figures cover the rows it keeps, the engine figures the
+    window's stats lines, and ``filter``/``window`` say what was kept; the lines by kind
+    still count every line of every file, and the heat maps every request (they are
+    counted per layer as lines come, not kept per request)."""
     extra: dict[str, Any] = {}
-    if window is None:
+    if selection is None or not selection.narrows:
         totals = compute_totals(extractor, shape)
     else:
-        resolved = window.resolve(newest_time(extractor))
-        counts = window_rows(extractor.store, resolved)
-        engine, complete = window_series(extractor.engine, resolved)
-        totals = compute_totals(extractor, shape, rows=counts.rows, engine=engine)
-        extra["window"] = window_document(resolved, counts)
-        extra["window"]["engine_complete"] = complete
-        error_log = getattr(extractor, "error_log", None)  # the error records, once kept
-        if error_log is not None:
-            extra["window"]["errors_in"] = len(records_in(error_log.records, resolved))
-        else:
-            extra["window"]["not_windowed"].append("errors")
+        selected = select_rows(extractor, shape, selection)
+        window = selected.window
+        engine = None
+        if window is not None:
+            engine, complete = window_series(extractor.engine, window)
+            extra["window"] = window_document(window, window_rows(extractor.store, window))
+            extra["window"]["engine_complete"] = complete
+            error_log = getattr(extractor, "error_log", None)  # the error records, once kept
+            if error_log is not None:
+                extra["window"]["errors_in"] = len(records_in(error_log.records, window))
+            else:
+                extra["window"]["not_windowed"].append("errors")
+        totals = compute_totals(extractor, shape, rows=selected.rows, engine=engine)
+        if selection.filter_text is not None:
+            extra["filter"] = {
+                "expression": selection.filter_text.strip(),
+                "requests": int(len(selected.rows)),
+                "of": len(extractor.store),
+                "not_filtered": list(NOT_FILTERED),
+            }
     tokenizer, source = tokenizer_used(extractor)
     return {
         "schema_version": SCHEMA_VERSION,

@@ -9,11 +9,14 @@ writer's store: every row, count and detail comes from a snapshot.
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import BindingType
 from textual.css.query import NoMatches
@@ -22,13 +25,15 @@ from textual.screen import Screen
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.idmatch import PrefixMatches, ambiguous_message
+from sparseety_tui.core.literal import quote
 from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
 from sparseety_tui.core.timewindow import WindowSpec
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import IngestWorker
-from sparseety_tui.ui import keys
-from sparseety_tui.ui.messages import OpenRequest, QueryChanged, SnapshotReady
+from sparseety_tui.ui import handoff, keys
+from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
@@ -60,6 +65,8 @@ class AppConfig:
     window: WindowSpec | None = None  # --since/--until: the time window to start with
     tick_s: float = TICK_S
     title: str = "sparseety-tui"
+    #: --output-dir: screenshots and text that could not be copied (ui/handoff.py).
+    output_dir: str | None = None
 
 
 class SparseetyApp(App[int]):
@@ -98,6 +105,7 @@ class SparseetyApp(App[int]):
         self._shown_version = -1
         self._pending_request = config.request_id
         self._request_reported = False
+        self._request_prefix = PrefixMatches()  # --request as a prefix, once the read settled
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(
@@ -165,6 +173,19 @@ class SparseetyApp(App[int]):
         rid = self._pending_request
         assert rid is not None
         row = snap.find(rid)
+        if row is None and snap.settled and snap.state is not None:
+            # Not an id: a prefix names the one request whose id starts with it. Only once
+            # everything read is in (a unique prefix of the first rows may not stay so),
+            # then only the rows added since the last look.
+            ids = snap.state.store.ids
+            self._request_prefix = self._request_prefix.more(ids, rid)
+            matches = self._request_prefix
+            if matches.count == 1:
+                row = matches.rows[0]
+            elif matches.count > 1:
+                self._pending_request = None
+                self.main_screen.say(ambiguous_message(rid, matches, ids), error=True)
+                return
         if row is not None:
             self._pending_request = None
             self.open_detail(row, snap)
@@ -186,6 +207,59 @@ class SparseetyApp(App[int]):
 
     def on_query_changed(self, message: QueryChanged) -> None:
         self.worker.set_query(message.query)
+
+    # -- hand-off (ui/handoff.py) -------------------------------------------------------------
+
+    @property
+    def output_dir(self) -> str:
+        return handoff.output_dir(self.config.output_dir)
+
+    def _terminal_clipboard(self) -> bool:
+        """Whether OSC 52 can reach a terminal: a real driver writing to a tty."""
+        stream = sys.__stderr__  # where Textual's terminal drivers write
+        return not self.is_headless and stream is not None and stream.isatty()
+
+    def on_hand_off(self, message: HandOff) -> None:
+        osc52 = self._terminal_clipboard()
+        if osc52:
+            self.copy_to_clipboard(message.text)
+        self._deliver(message, osc52, bool(os.environ.get("TMUX")), self.output_dir)
+
+    @work(thread=True, group="handoff")
+    def _deliver(self, message: HandOff, osc52: bool, in_tmux: bool, directory: str) -> None:
+        # A thread: tmux or a slow disk must not stall the UI.
+        done = handoff.deliver(
+            message.text, osc52=osc52, in_tmux=in_tmux, directory=directory, stem=message.stem
+        )
+        self.call_from_thread(
+            self._say, done.message(message.what), not done.osc52 and not done.tmux
+        )
+
+    def _say(self, text: str, error: bool) -> None:
+        if self.screen is self.screen_stack[0]:
+            self.main_screen.say(text, error=error)
+        else:
+            self.notify(
+                text, severity="warning" if error else "information", timeout=6, markup=False
+            )
+
+    def deliver_screenshot(
+        self,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str | None:
+        """Save the SVG in the output directory (not ~/Downloads) and say where."""
+        try:
+            saved = self.save_screenshot(filename, path or self.output_dir, time_format)
+        except OSError as exc:
+            self._say(f"screenshot not saved: {exc.strerror} ({exc.filename})", True)
+            return None
+        self._say(f"screenshot saved to {quote(saved)}", False)
+        return saved
+
+    def action_screenshot(self, filename: str | None = None, path: str | None = None) -> None:
+        self.deliver_screenshot(filename, path)
 
     def action_diagnostics(self) -> None:
         snap = self.worker.snapshot
@@ -220,6 +294,13 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
+        yield SystemCommand("Copy request id", "Copy the selected id (y)", main.action_copy_id)
+        yield SystemCommand("Copy row", "Copy the selected row as text (Y)", main.action_copy_row)
+        yield SystemCommand(
+            "Copy as summary command",
+            "The filter as a ready-to-run summary command (C)",
+            main.action_copy_command,
+        )
         yield SystemCommand(
             "Time window",
             "Only requests of a time window: 10m, 10:00..10:30 (t)",

@@ -36,25 +36,32 @@ GLOBAL: tuple[Key, ...] = (
     Key("q", "quit", "Quit"),
     Key("question_mark,f1", "help", "Help", label="?"),
     Key("d", "diagnostics", "Diagnostics", show=False),
-    Key("ctrl+p", "command_palette", "Palette", show=False),
+    # Priority: the palette screen is pushed before the next key is routed (no keystroke
+    # typed right after ctrl+p reaches the table; see ui/widgets/prompt.py).
+    Key("ctrl+p", "command_palette", "Palette", show=False, priority=True),
 )
 
 MAIN: tuple[Key, ...] = (
     Key("enter", "drill", "Detail", label="⏎"),
-    Key("slash", "filter", "Filter", label="/"),
-    # Not in the footer: at 80 columns it would push "? Help" off (the help lists it).
-    Key("t", "time_window", "Time window", show=False),
+    # "/" and "g" are priority bindings so the prompt has focus before the next key is
+    # routed (MainScreen.check_action lets them through as text while it is open).
+    Key("slash", "filter", "Filter", label="/", priority=True),
+    Key("t", "time_window", "Time window", show=False, priority=True),
     Key("f", "follow", "Follow"),
     Key("space", "pause", "Pause", label="␣"),
     Key("s", "sort_next", "Sort"),
     Key("S", "sort_reverse", "Reverse sort", show=False),
-    Key("g", "goto", "Go to id", show=False),
+    Key("g", "goto", "Go to id", show=False, priority=True),
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
     Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
     Key("T", "app.trends", "Trends"),
+    # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.
+    Key("y", "copy_id", "Copy id", show=False),
+    Key("Y", "copy_row", "Copy row", show=False),
+    Key("C", "copy_command", "Copy as summary command", show=False),
 )
 
 TABLE: tuple[Key, ...] = (

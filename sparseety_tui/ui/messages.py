@@ -26,3 +26,14 @@ class QueryChanged(Message):
     def __init__(self, query: ViewQuery) -> None:
         super().__init__()
         self.query = query
+
+
+class HandOff(Message):
+    """Copy ``text`` out (clipboard, tmux buffer, else a file): ``what`` names it in the
+    message the user sees, ``stem`` names the file it may be written to (ui/handoff.py)."""
+
+    def __init__(self, what: str, text: str, stem: str) -> None:
+        super().__init__()
+        self.what = what
+        self.text = text
+        self.stem = stem

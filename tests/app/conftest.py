@@ -20,3 +20,11 @@ def _repo_cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     yield
+
+
+@pytest.fixture(autouse=True)
+def _handoff_stays_in_the_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # A copy key (y, c...) in a test must not fill the developer's tmux buffer nor leave
+    # its fall-back file in the repository (ui/handoff.py).
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("SPARSEETY_TUI_OUTPUT_DIR", str(tmp_path))

@@ -119,10 +119,10 @@ async def test_trends_follow_the_table_filter() -> None:
 
 
 def test_trends_follow_a_time_window_on_the_query() -> None:
-    """The time helper adds ``since``/``until`` (unix s) to ViewQuery: the trends keep to
-    them (read with getattr, so a query without them shows every minute)."""
-    from dataclasses import dataclass
-
+    """A query with a time window (``t``): the trends keep to the window as it resolved."""
+    from sparseety_tui.core.query import ViewQuery
+    from sparseety_tui.core.timewindow import parse_window
+    from sparseety_tui.formats.timestamps import utc_text
     from sparseety_tui.ingest.batch import Options, ingest_paths
     from sparseety_tui.ingest.snapshot import Snapshot
     from sparseety_tui.ui.screens.trends import heading, trends_of
@@ -131,15 +131,14 @@ def test_trends_follow_a_time_window_on_the_query() -> None:
     whole = trends_of(Snapshot(state=state))
     assert whole is not None and len(whole.minutes) == 5
 
-    @dataclass(frozen=True)
-    class WindowQuery:  # what ViewQuery looks like with a time window
-        since: float
-        until: float
-        clauses: tuple[object, ...] = ()
-        text: str = ""
+    def iso(ts: float) -> str:
+        text = utc_text(ts, "%Y-%m-%dT%H:%M:%SZ")
+        assert text is not None
+        return text
 
-    query = WindowQuery(since=whole.minutes[1] + 30, until=whole.minutes[3] + 59)
-    snap = Snapshot(state=state, query=query)  # type: ignore[arg-type]
+    spec = parse_window(f"{iso(whole.minutes[1] + 30)}..{iso(whole.minutes[3] + 59)}")
+    assert spec is not None
+    snap = Snapshot(state=state, query=ViewQuery(window=spec), window=spec.resolve(None))
     windowed = trends_of(snap)
     assert windowed is not None and windowed.minutes == whole.minutes[1:4]
     assert "window of the table" in heading(snap, windowed).plain

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -409,5 +410,114 @@ def test_time_window_changes_the_totals(
     )
     tmux.keys("C-u", "Enter")
     tmux.wait_for(lambda s: f"requests {total:,}" in s, "the whole file's totals again")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+# -- keys typed in one burst under CPU load (issue #11 item 6) ---------------------------------
+
+
+def start_sized(tmux: Tmux, tmp_path: Path, size: tuple[int, int], *args: str) -> Path:
+    """``start_tail`` at another terminal size, the app's arguments given whole."""
+    status = tmp_path / "exit-status"
+    command = (
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui {' '.join(args)}; "
+        f"echo $? > {status}.tmp; mv {status}.tmp {status}; sleep 60"
+    )
+    tmux.run(
+        "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]),
+        "-e", "TERM=xterm-256color", "-e", "TEXTUAL_ANIMATIONS=none",
+        command,
+    )  # fmt: skip
+    return status
+
+
+@pytest.fixture
+def cpu_load() -> Iterator[None]:
+    """Two CPU-bound processes for the length of a test (the host an on-call user is on)."""
+    spin = [sys.executable, "-c", "while True: pass"]
+    procs = [subprocess.Popen(spin) for _ in range(2)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def mixed_models_log(path: Path) -> Path:
+    path.write_text(
+        "".join(
+            request(f"req-{i:04d}", model="qwen3-30b" if i % 2 else "llama-3-8b", latency_s=i)
+            for i in range(1, 21)
+        )
+    )
+    return path
+
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+
+
+@SIZES
+def test_pasted_filter_under_load_goes_to_the_prompt(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int], cpu_load: None
+) -> None:
+    log = mixed_models_log(tmp_path / "server.jsonl")
+    status = start_sized(tmux, tmp_path, size, "tail", str(log))
+    tmux.wait_for(lambda s: "req-0020" in s, "the requests")
+    tmux.type("/qwen")  # ONE send-keys call: the keys arrive in one read
+    tmux.wait_for(lambda s: "filter qwen (10/20)" in s, "the filter applied")
+    assert not status.exists()  # "q" did not quit
+    # Typed after a filter and enter in one call: enter submits, no detail opens.
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "filter qwen" not in s, "the filter cleared")
+    tmux.run("send-keys", "-t", "app", "/latency>10", "Enter")
+    screen = tmux.wait_for(lambda s: "filter latency>10 (10/20)" in s, "the second filter")
+    assert "request id" in screen  # still the table, not a request's detail
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+@SIZES
+def test_goto_and_palette_in_one_burst_under_load(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int], cpu_load: None
+) -> None:
+    log = mixed_models_log(tmp_path / "server.jsonl")
+    status = start_sized(tmux, tmp_path, size, "tail", str(log))
+    tmux.wait_for(lambda s: "req-0020" in s, "the requests")
+    tmux.run("send-keys", "-t", "app", "greq-0003", "Enter")
+    tmux.wait_for(lambda s: "at req-0003" in s, "the cursor on req-0003")
+    assert not status.exists()
+    tmux.run("send-keys", "-t", "app", "C-p", "quit")
+    tmux.wait_for(lambda s: "quit" in s and "Quit the application" in s, "the palette search")
+    assert not status.exists()  # "q" went to the palette's search, not to the app
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: "Quit the application" not in s, "the palette closed")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+def test_copy_keys_fill_the_tmux_buffer_and_the_command_runs(tmux: Tmux, tmp_path: Path) -> None:
+    log = mixed_models_log(tmp_path / "server.jsonl")
+    status = start_sized(tmux, tmp_path, (120, 40), "tail", str(log), "--output-dir", str(tmp_path))
+    tmux.wait_for(lambda s: "req-0020" in s, "the requests")
+    tmux.run("send-keys", "-t", "app", "greq-0007", "Enter")
+    tmux.wait_for(lambda s: "at req-0007" in s, "the cursor on req-0007")
+    tmux.keys("y")
+    tmux.wait_for(lambda s: "copied request id to the" in s, "the copy message")
+    assert tmux.run("show-buffer") == "req-0007"
+    tmux.type("/qwen latency>5")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: "filter qwen latency>5 (7/20)" in s, "the filter")
+    tmux.keys("C")
+    tmux.wait_for(lambda s: "copied summary command" in s, "the command copied")
+    command = shlex.split(tmux.run("show-buffer"))
+    assert command[:4] == ["sparseety-tui", "summary", "--filter", "qwen latency>5"]
+    out = subprocess.run(
+        [sys.executable, "-m", "sparseety_tui", *command[1:], "--json"],
+        capture_output=True, check=True,
+    )  # fmt: skip
+    assert json.loads(out.stdout)["filter"]["requests"] == 7
+    assert not list(tmp_path.glob("sparseety-tui-*.txt"))  # tmux took it: no file
     tmux.keys("q")
     assert exit_status(status) == "0"

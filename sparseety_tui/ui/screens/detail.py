@@ -31,6 +31,7 @@ from sparseety_tui.core.store import STATES
 from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
+from sparseety_tui.ui.messages import HandOff
 from sparseety_tui.ui.safe_text import display_path, escape, safe_text
 from sparseety_tui.ui.widgets.counts import count_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
@@ -485,8 +486,7 @@ class DetailScreen(Screen[None]):
 
     def action_copy(self) -> None:
         if self._raw_text:
-            self.app.copy_to_clipboard(self._raw_text)
-            self.notify("raw lines copied (OSC 52)", timeout=2)
+            self.post_message(HandOff("raw lines", self._raw_text, "raw-lines"))
 
 
 def repr_text(text: str) -> Text:

@@ -21,6 +21,7 @@ from textual.widgets import Footer, Static
 from sparseety_tui.core.files import DIAGNOSTIC_SAMPLES, Diagnostic, add_counts
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.messages import HandOff
 from sparseety_tui.ui.safe_text import display_path, escape
 
 #: Unparsed lines listed per file on screen (all kept samples are copied with `c`).
@@ -162,5 +163,4 @@ class DiagnosticsScreen(Screen[None]):
         self.app.pop_screen()
 
     def action_copy(self) -> None:
-        self.app.copy_to_clipboard(self._plain)
-        self.notify("diagnostics copied (OSC 52)", timeout=2)
+        self.post_message(HandOff("diagnostics", self._plain, "diagnostics"))

@@ -16,9 +16,11 @@ from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse
 from sparseety_tui.core.timewindow import WindowError, parse_window
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
-from sparseety_tui.ui.messages import OpenRequest, QueryChanged
+from sparseety_tui.ui.handoff import row_text, summary_command
+from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel
 from sparseety_tui.ui.widgets.heatmap import Heatmap
+from sparseety_tui.ui.widgets.prompt import Prompt
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.status_line import StatusLine
 from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
@@ -83,7 +85,7 @@ class MainScreen(Screen[None]):
                     classes="hidden",
                 )
                 yield EnginePanel(id="engine", classes="hidden")
-        yield Input(id="prompt", classes="hidden")
+        yield Prompt(id="prompt", classes="hidden")
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
@@ -190,6 +192,33 @@ class MainScreen(Screen[None]):
             return
         self.post_message(OpenRequest(row))
 
+    def action_copy_id(self) -> None:
+        row = self.table.current_row
+        if row is None:
+            self.say("no request selected")
+            return
+        self.post_message(HandOff("request id", self.table.request_id(row), "request-id"))
+
+    def action_copy_row(self) -> None:
+        row = self.table.current_row
+        if row is None:
+            self.say("no request selected")
+            return
+        self.post_message(HandOff("row", row_text(self.table.row_cells(row)), "row"))
+
+    def action_copy_command(self) -> None:
+        """The table's filter and time window as a ready-to-run
+        ``summary`` command over the files shown."""
+        snap = self._last or self.table.snapshot
+        paths = [f.path for f in snap.files]
+        # The window as it resolved (epoch seconds, written as UTC times): the command
+        # gives the same rows after the log has grown past a relative "10m".
+        window = snap.window if self._query.window is not None else None
+        since = window.since if window is not None else None
+        until = window.until if window is not None else None
+        command = summary_command(self._query.text, paths, since, until)
+        self.post_message(HandOff("summary command", command, "summary-command"))
+
     def action_follow(self) -> None:
         if self.paused:
             self.action_pause()
@@ -242,6 +271,11 @@ class MainScreen(Screen[None]):
             self._set_query(text="", clauses=())
             self.say("filter cleared")
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # "/", "g" and "t" are priority bindings (they must take focus before the next key is
+        # routed): while the prompt is open they are text, so the binding steps aside.
+        return not (action in ("filter", "goto", "time_window") and self._prompt_mode)
+
     def action_filter(self) -> None:
         self._open_prompt(
             "filter",
@@ -280,27 +314,32 @@ class MainScreen(Screen[None]):
         self._open_prompt("goto", "", "go to request id (or part of it)")
 
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", Prompt)
         self._prompt_mode = mode
         self._before_prompt = self._query
-        prompt.placeholder = placeholder
-        prompt.value = value
         prompt.remove_class("hidden")
-        prompt.focus()
+        # Takes focus synchronously (Widget.focus() is deferred): the keys the app routes
+        # after this binding ran go to the prompt, not to the table (ui/widgets/prompt.py).
+        prompt.open(value, placeholder)
 
     def _close_prompt(self) -> None:
-        prompt = self.query_one("#prompt", Input)
+        prompt = self.query_one("#prompt", Prompt)
+        prompt.close()
         prompt.add_class("hidden")
         self._prompt_mode = ""
-        self.table.focus()
+        if self.focused is None:
+            self.set_focus(self.table)
 
     @on(Input.Changed, "#prompt")
     def _prompt_changed(self, event: Input.Changed) -> None:
         if self._prompt_mode == "filter":
             self._apply_filter(event.value, final=False)
 
-    @on(Input.Submitted, "#prompt")
-    def _prompt_submitted(self, event: Input.Submitted) -> None:
+    @on(Prompt.Done)
+    def _prompt_done(self, event: Prompt.Done) -> None:
+        if event.value is None:
+            self.action_clear_filter()  # esc: closes the prompt, restores the old filter
+            return
         mode = self._prompt_mode
         self._close_prompt()
         if mode == "filter":

@@ -51,17 +51,11 @@ HIGHEST_FIRST = frozenset({"latency", "ttft"})
 
 
 def _window(snapshot: Snapshot) -> tuple[float | None, float | None]:
-    """The table's time window, if the query has one (``since``/``until`` in unix s)."""
-    query = snapshot.query
-    bounds = []
-    for name in ("since", "until"):
-        value = getattr(query, name, None)
-        bounds.append(
-            float(value)
-            if isinstance(value, (int, float)) and not isinstance(value, bool)
-            else None
-        )
-    return bounds[0], bounds[1]
+    """The table's time window as it resolved (unix seconds; None: an open side)."""
+    window = snapshot.window if snapshot.query.window is not None else None
+    if window is None:
+        return None, None
+    return window.since, window.until
 
 
 def _error_minutes(state: Any) -> Mapping[int, Mapping[str, int]] | None:

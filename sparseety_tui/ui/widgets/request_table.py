@@ -33,6 +33,7 @@ from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds
+from sparseety_tui.ui.idlabels import unique_labels
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
 from sparseety_tui.ui.widgets.counts import count_text
@@ -174,11 +175,14 @@ class RequestTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._shape = shape
         self._snap = Snapshot()
-        self._cache: LRUCache[tuple[int, int, int, bool], Strip] = LRUCache(512)
+        self._cache: LRUCache[tuple[int, int, int, bool, str], Strip] = LRUCache(512)
         self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
         self._layout_pattern = ""
+        # Id labels of the rows on screen, made distinct together (ui/idlabels.py).
+        self._id_labels: dict[int, str] = {}
+        self._id_labels_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
 
     # -- data --------------------------------------------------------------------------------
 
@@ -220,6 +224,24 @@ class RequestTable(ScrollView, can_focus=True):
         """The id of store row ``row`` (from the snapshot shown)."""
         state = self._snap.state
         return state.store.ids[row] if state is not None and row < self._snap.rows else ""
+
+    def row_cells(self, row: int) -> list[tuple[str, str]]:
+        """Every column of store row ``row`` as (title, text), the id whole (copy a row)."""
+        state = self._snap.state
+        if state is None or row >= self._snap.rows:
+            return []
+        store = state.store
+        base = self._style("")
+        st = STATES[store.columns["state"][row]]
+        cells = []
+        for column in COLUMNS:
+            text = (
+                escape(store.ids[row])
+                if column.key == "id"
+                else self._cell(store, column.key, row, st, base, base, base)[0]
+            )
+            cells.append((column.title.replace(" ", "_"), text))
+        return cells
 
     def position_of(self, row: int) -> int | None:
         """Table position of store row ``row`` in the current view (None: filtered out)."""
@@ -323,12 +345,33 @@ class RequestTable(ScrollView, can_focus=True):
         if position >= self._snap.visible:
             return Strip.blank(width, self._style(""))
         selected = position == self.cursor
-        key = (self._snap.version, position, width, selected)
+        label = self._id_label(position, width)
+        key = (self._snap.version, position, width, selected, label)
         strip = self._cache.get(key)
         if strip is None:
             strip = self._render_row(position, width, selected)
             self._cache[key] = strip
         return strip
+
+    def _id_label(self, position: int, width: int) -> str:
+        """The id shown at ``position``: shortened, if it must be, unlike its neighbours'."""
+        id_width = next((w for c, w in self._columns(width) if c.key == "id"), 0)
+        top = round(self.scroll_y)
+        height = max(1, self.scrollable_content_region.height - 1)
+        key = (self._snap.version, top, height, id_width)
+        if key != self._id_labels_key:
+            snap = self._snap
+            positions = range(top, min(top + height, snap.visible))
+            ids: list[str] = []
+            if snap.state is not None:
+                store_ids = snap.state.store.ids
+                ids = [
+                    escape(store_ids[row]) if row < snap.rows else ""
+                    for row in (snap.row_at(p) for p in positions)
+                ]
+            self._id_labels = dict(zip(positions, unique_labels(ids, id_width)))
+            self._id_labels_key = key
+        return self._id_labels.get(position, "")
 
     def _header(self, width: int) -> Strip:
         base = self._style("request-table--header")
@@ -360,7 +403,10 @@ class RequestTable(ScrollView, can_focus=True):
         state_style = self._style(f"request-table--{state}") if state != "unknown" else dim
         segments: list[Segment] = []
         for i, (column, w) in enumerate(self._columns(width)):
-            text, style = self._cell(store, column.key, row, state, state_style, dim, base)
+            if column.key == "id":
+                text, style = self._id_label(position, width), base
+            else:
+                text, style = self._cell(store, column.key, row, state, state_style, dim, base)
             if cursor is not None:
                 style = style + cursor
             if i:
