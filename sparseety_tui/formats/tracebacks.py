@@ -72,6 +72,7 @@ STALE_AFTER_EXC = 40
 
 class _OpenTraceback:
     __slots__ = (
+        "begun",
         "blank_run",
         "exception",
         "header",
@@ -96,6 +97,9 @@ class _OpenTraceback:
         self.message: str | None = None
         self.request_id: str | None = None
         self.last_seen = now
+        #: The tracker's line count at its first line (its line is told from the count
+        #: when it is reported: ``back``).
+        self.begun = now
         self.blank_run = 0
         self.reported = False  # its error event was given already (close_all)
         #: Begun on a line that only may be a traceback's (``begin_tentative``): it is an
@@ -182,7 +186,7 @@ class TracebackTracker:
         if previous is not None:
             self.owner.pending.append(("error", previous))
         self.note_context(key, message)
-        payload: ErrorPayload = {"message": message[:500], "lines": 1}
+        payload: ErrorPayload = {"message": message[:500], "lines": 1, "kind": "error"}
         if request_id is not None:
             payload["request_id"] = request_id
         if ts is not None:
@@ -199,6 +203,7 @@ class TracebackTracker:
             for key, payload in earlier:
                 if self.held.get(key) is payload:  # neither taken nor replaced
                     del self.held[key]
+                    payload["back"] = 1  # given after the line that follows it
                     self.owner.pending.append(("error", payload))
 
     def context_items(self) -> dict[str, str]:
@@ -301,6 +306,7 @@ class TracebackTracker:
         if held is not None:
             tb = self.open_by_key[key]
             tb.lines += 1
+            tb.begun -= 1  # the error line (the line before) is its first
             if tb.ts is None and "ts" in held:
                 tb.ts = held["ts"]
             if "request_id" in held:
@@ -379,7 +385,16 @@ class TracebackTracker:
         tb.reported = True
         if tb.tentative and tb.exception is None:
             return  # no frame, no exception: not shown to be a traceback, so no error
-        payload: ErrorPayload = {"lines": tb.lines}
+        # Every line since its first was counted (fed or blank) while it was open, so
+        # the count tells how far back its first line is from the line being read now.
+        payload: ErrorPayload = {
+            "lines": tb.lines,
+            "kind": "traceback",
+            "back": self._count - tb.begun,
+            # first to last line: more than ``lines`` when another writer's lines are
+            # interleaved with it
+            "span": max(tb.lines, tb.last_seen - tb.begun + 1),
+        }
         if tb.exception is not None:
             payload["exception"] = tb.exception
         message = tb.message or tb.header or tb.exception or "traceback without exception line"
@@ -392,7 +407,9 @@ class TracebackTracker:
 
     def end_all(self) -> None:
         """End every open traceback now (a line of the file's own format came: nothing
-        after it continues them), reporting those not reported yet."""
+        after it continues them), reporting those not reported yet. That line was not
+        fed: it is counted here."""
+        self._count += 1
         for key in list(self.open_by_key):
             self._close(key)
 
