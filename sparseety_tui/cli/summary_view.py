@@ -168,6 +168,33 @@ def _engine(doc: dict[str, Any]) -> Table | None:
     return table
 
 
+#: Errors the human summary shows with their place (the newest).
+LAST_ERRORS_SHOWN = 5
+
+
+def _errors(errors: dict[str, Any]) -> RenderableType:
+    """The error count by class, then the last few errors with file:line."""
+    by_kind = ", ".join(f"{kind} {n:,}" for kind, n in errors["by_kind"].items())
+    head = Text(f"errors: {errors['count']:,} (tracebacks grouped)", style="red")
+    if by_kind:
+        head.append(f": {by_kind}")
+    shown = errors.get("records") or errors["recent"]
+    table = _table(f"Last {min(len(shown), LAST_ERRORS_SHOWN)} errors", "time", "where", "kind")
+    table.add_column("message", no_wrap=True, overflow="ellipsis")
+    table.columns[1].overflow = "fold"  # file:line whole, never cut
+    for record in shown[-LAST_ERRORS_SHOWN:]:
+        path = record["path"] or "?"
+        where = f"{path.rsplit('/', 1)[-1]}:{record['line']:,}"
+        ts = record["ts"]
+        table.add_row(
+            Text(utc_text(ts, "%Y-%m-%d %H:%M:%S") or "—"),
+            Text(where),
+            Text(record["kind"]),
+            Text(record["message"]),
+        )
+    return Group(head, table)
+
+
 def literal(value: Any) -> Any:
     """``value`` with every string in it (keys too) escaped for the terminal."""
     if isinstance(value, str):
@@ -188,7 +215,7 @@ def render_summary(document: dict[str, Any]) -> RenderableType:
         if optional is not None:
             parts.append(optional)
     if doc["errors"]["count"]:
-        parts.append(Text(f"errors: {doc['errors']['count']:,} (tracebacks grouped)", style="red"))
+        parts.append(_errors(doc["errors"]))
     parts.append(Text(f"tokenizer: {doc['tokenizer']} [{doc['tokenizer_source']}]"))
     parts.append(Text(f"cost model: {doc['cost_model']}"))
     return Group(*parts)

@@ -13,7 +13,7 @@ from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import column_figures, column_inputs, column_skips, whole_number
 from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.totals import compute_totals, error_record
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.formats.wrapped import wrapper_name
 
@@ -143,9 +143,25 @@ def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
     return json_text(name), source
 
 
+#: Errors listed in ``summary --json`` ``errors.records``: the first and the last this many.
+LISTED_ERRORS = 1000
+
+
+def error_listing(extractor: ExtractorView) -> dict[str, Any]:
+    """``errors.records`` (the first and the last ``LISTED_ERRORS`` errors kept, in the
+    order read), ``listed`` (how many that is) and ``kept`` (how many records the error
+    log holds: all but the oldest beyond ``core.errors.ERROR_RECORDS``)."""
+    records = extractor.error_log.records
+    n = len(records)
+    chosen = [*range(min(n, LISTED_ERRORS)), *range(max(LISTED_ERRORS, n - LISTED_ERRORS), n)]
+    listed = [error_record(extractor, records[i]) for i in chosen]
+    return {"records": listed, "listed": len(listed), "kept": n}
+
+
 def summary_document(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any]:
     """The ``summary --json`` document."""
     totals = compute_totals(extractor, shape)
+    totals["errors"] = {**totals["errors"], **error_listing(extractor)}
     tokenizer, source = tokenizer_used(extractor)
     return {
         "schema_version": SCHEMA_VERSION,
