@@ -178,21 +178,17 @@ def _errors(errors: dict[str, Any]) -> RenderableType:
     head = Text(f"errors: {errors['count']:,} (tracebacks grouped)", style="red")
     if by_kind:
         head.append(f": {by_kind}")
-    shown = errors.get("records") or errors["recent"]
-    table = _table(f"Last {min(len(shown), LAST_ERRORS_SHOWN)} errors", "time", "where", "kind")
-    table.add_column("message", no_wrap=True, overflow="ellipsis")
-    table.columns[1].overflow = "fold"  # file:line whole, never cut
-    for record in shown[-LAST_ERRORS_SHOWN:]:
+    shown = (errors.get("records") or errors["recent"])[-LAST_ERRORS_SHOWN:]
+    # One line each (no table: a long file name must not squeeze the time away).
+    lines: list[RenderableType] = [head, Text(f"last {len(shown)} errors:", style="bold")]
+    for record in shown:
         path = record["path"] or "?"
-        where = f"{path.rsplit('/', 1)[-1]}:{record['line']:,}"
-        ts = record["ts"]
-        table.add_row(
-            Text(utc_text(ts, "%Y-%m-%d %H:%M:%S") or "—"),
-            Text(where),
-            Text(record["kind"]),
-            Text(record["message"]),
-        )
-    return Group(head, table)
+        where = Text(f"  {utc_text(record['ts'], '%Y-%m-%d %H:%M:%S') or '—'}  ")
+        where.append(record["kind"], style="red")
+        where.append(f"  {path.rsplit('/', 1)[-1]}:{record['line']}", style="bold")
+        lines.append(where)
+        lines.append(Text(f"    {record['message']}", no_wrap=True, overflow="ellipsis"))
+    return Group(*lines)
 
 
 def literal(value: Any) -> Any:

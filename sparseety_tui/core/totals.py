@@ -26,9 +26,9 @@ from sparseety_tui.core.figures import (
     column_skip_sums,
     whole_number,
 )
+from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.series import HeatCounts
 from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES
-from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.formats.timestamps import TIME_END
 
