@@ -30,6 +30,7 @@ from sparseety_tui.ui import keys
 from sparseety_tui.ui.messages import OpenRequest, QueryChanged, SnapshotReady
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
+from sparseety_tui.ui.screens.errors import ErrorsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
@@ -136,6 +137,8 @@ class SparseetyApp(App[int]):
         except NoMatches:
             return False  # the main screen is still being composed: next tick
         self._shown_version = snap.version
+        if isinstance(self.screen, ErrorsScreen):
+            self.screen.refresh_content(snap)  # errors that arrive are listed at once
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
@@ -173,6 +176,13 @@ class SparseetyApp(App[int]):
             return
         self.push_screen(DiagnosticsScreen(snap))
 
+    def action_errors(self) -> None:
+        snap = self.worker.snapshot
+        if isinstance(self.screen, ErrorsScreen):
+            self.screen.refresh_content(snap)
+            return
+        self.push_screen(ErrorsScreen(snap))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -192,6 +202,7 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Follow the tail", "Follow new requests (f)", main.action_follow)
         yield SystemCommand("Pause / resume", "Freeze the view (space)", main.action_pause)
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
+        yield SystemCommand("Errors", "Every error, with file and line (e)", self.action_errors)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
         yield SystemCommand(

@@ -50,7 +50,9 @@ MAIN: tuple[Key, ...] = (
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
-    Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
+    Key("e", "app.errors", "Errors"),
+    # (was on `e`, which now opens the errors, as in lnav)
+    Key("p", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
 )
 
@@ -84,6 +86,17 @@ DIAGNOSTICS: tuple[Key, ...] = (
     Key("c", "copy", "Copy"),
 )
 
+ERRORS: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("e", "next_error", "Next error"),
+    Key("E", "previous_error", "Prev error"),
+    Key("enter,o", "context", "In context", label="⏎/o"),
+    Key("r", "request", "Request"),
+    Key("c", "copy", "Copy", show=False),
+)
+
+ERROR_CONTEXT: tuple[Key, ...] = (Key("escape,q", "back", "Back", label="esc"),)
+
 HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)
 
 SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
@@ -91,6 +104,8 @@ SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Request table", MAIN + TABLE),
     ("Request detail", DETAIL),
     ("Diagnostics", DIAGNOSTICS),
+    ("Errors", ERRORS + TABLE),
+    ("Error in context", ERROR_CONTEXT),
 )
 
 
