@@ -225,6 +225,11 @@ class TracebackTracker:
         if self._count - tb.last_seen > limit:
             self.stale_risk = True
 
+    def passed(self) -> None:
+        """A line went by that is not fed and is no blank line (a process prefix with
+        nothing after it): counted, so that a traceback's line numbers stay right."""
+        self._count += 1
+
     def blank(self) -> None:
         """A blank line went by (kind ``blank``); it may separate chained exceptions."""
         self._count += 1

@@ -252,7 +252,10 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the vLLM logging head."""
         if not rest or rest.isspace():
-            return OTHER if key else BLANK
+            if key:
+                self._tb.passed()
+                return OTHER
+            return BLANK
         if rest[-1:] == b"]" and b"[repeated" in rest:
             rest = _RAY_REPEAT_RE.sub(b"", rest)
         continued = self._continuation(rest, key)
