@@ -49,12 +49,37 @@ async def _help(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _errors(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+
+
+async def _errors_context(pilot: Any) -> None:
+    await _errors(pilot)
+    await pilot.press("E", "E", "E")  # from the newest traceback to the HTTP 500
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+#: Real SGLang logs with a router's HTTP 500, KV transfer failures and ASGI tracebacks
+#: (relative paths: the same on screen on every machine).
+ERROR_LOGS = (
+    "tests/data/real_logs/sglang_0.5.8_pd_prefill_decode_transfer_failed_mooncake_tp16_2node_slurmv4.log",
+    "tests/data/real_logs/sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log",
+)
+#: Screens shown over other logs than the main ones.
+SCREEN_PATHS = {"errors": ERROR_LOGS, "errors_context": ERROR_LOGS}
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,
     "help": _help,
+    "errors": _errors,
+    "errors_context": _errors_context,
 }
 
 
@@ -62,5 +87,5 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("screen", list(SCREENS))
 def test_screen(snap_compare: Any, screen: str, size: tuple[int, int], theme: str) -> None:
-    app = make_app(theme=theme)
+    app = make_app(theme=theme, paths=SCREEN_PATHS.get(screen))
     assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])

@@ -10,7 +10,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
-from textual.containers import VerticalScroll
+from textual.containers import ScrollableContainer
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -25,7 +25,9 @@ CONTEXT_LINES = 20
 
 
 def context_text(lines: ErrorLines) -> Text:
-    out = Text(end="")
+    """Numbered lines, one screen row each (not wrapped: the view scrolls sideways), so
+    that a row is a line and the error's place is a row number."""
+    out = Text(end="", no_wrap=True, overflow="ignore")
     if lines.note:
         out.append(escape(lines.note) + "\n", "italic")
     width = len(f"{lines.lines[-1].number:,}") if lines.lines else 1
@@ -48,6 +50,7 @@ class ErrorContextScreen(Screen[None]):
     ErrorContextScreen #context-title { height: 1; padding: 0 1; background: $panel;
         text-style: bold; }
     ErrorContextScreen #context-scroll { height: 1fr; padding: 0 1; }
+    ErrorContextScreen #context-text { width: auto; }
     """
 
     def __init__(self, record: ErrorRecord, place: ErrorPlace) -> None:
@@ -60,7 +63,7 @@ class ErrorContextScreen(Screen[None]):
         title.append(f"{self._record.kind}, ", "red")
         title.append(f"{CONTEXT_LINES} lines either side")
         yield Static(title, id="context-title")
-        with VerticalScroll(id="context-scroll"):
+        with ScrollableContainer(id="context-scroll"):
             yield Static(id="context-text")
         yield Footer(compact=True)
 
@@ -87,7 +90,7 @@ class ErrorContextScreen(Screen[None]):
         before = sum(1 for line in lines.lines if line.number < lines.error_first)
         top = max(0, before - 3) + (1 if lines.note else 0)
         self.call_after_refresh(
-            self.query_one("#context-scroll", VerticalScroll).scroll_to,
+            self.query_one("#context-scroll", ScrollableContainer).scroll_to,
             y=top,
             animate=False,
         )

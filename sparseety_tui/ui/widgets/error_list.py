@@ -198,6 +198,8 @@ def _time(ts: float | None, with_date: bool) -> str:
 
 
 def _first_line(record: ErrorRecord) -> str:
+    if record.status is not None:  # the status first: a narrow row still shows it
+        return f"HTTP {record.status}: {record.message}"
     text = record.message or record.exception
     if record.exception and record.message and record.exception not in record.message:
         text = f"{record.exception}: {record.message}"
