@@ -117,6 +117,9 @@ class ErrorLog:
     per_minute: dict[int, dict[str, int]] = field(default_factory=dict)
     total: int = 0
     revision: int = 0
+    #: Minutes changed since the last ``freeze``: only these are copied again (a live
+    #: log of days has thousands of minutes, and is frozen many times a second).
+    _dirty: set[int] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         self.records = deque(maxlen=self.cap)
@@ -131,8 +134,10 @@ class ErrorLog:
         self.revision += 1
         self.by_kind[record.kind] = self.by_kind.get(record.kind, 0) + 1
         if record.ts is not None:
-            minute = self.per_minute.setdefault(minute_of(record.ts), {})
+            key = minute_of(record.ts)
+            minute = self.per_minute.setdefault(key, {})
             minute[record.kind] = minute.get(record.kind, 0) + 1
+            self._dirty.add(key)
         self.records.append(record)
 
     def extend(self, other: ErrorLog | FrozenErrorLog, file: int, shift: int) -> None:
@@ -143,6 +148,7 @@ class ErrorLog:
         for kind, n in other.by_kind.items():
             self.by_kind[kind] = self.by_kind.get(kind, 0) + n
         for minute, counts in other.per_minute.items():
+            self._dirty.add(minute)
             mine = self.per_minute.setdefault(minute, {})
             for kind, n in counts.items():
                 mine[kind] = mine.get(kind, 0) + n
@@ -150,15 +156,22 @@ class ErrorLog:
             self.records.append(record.moved(file, shift))
 
     def freeze(self, previous: FrozenErrorLog | None = None) -> FrozenErrorLog:
-        """An immutable copy (shared with ``previous`` when nothing changed)."""
+        """An immutable copy; ``previous``, this log's last one, is returned when nothing
+        changed, and its minutes that did not change are shared."""
         if previous is not None and previous.revision == self.revision:
             return previous
+        minutes: dict[int, Mapping[str, int]]
+        if previous is None:
+            minutes = {m: MappingProxyType(dict(c)) for m, c in self.per_minute.items()}
+        else:
+            minutes = dict(previous.per_minute)
+            for m in self._dirty:
+                minutes[m] = MappingProxyType(dict(self.per_minute[m]))
+        self._dirty.clear()
         return FrozenErrorLog(
             records=tuple(self.records),
             by_kind=MappingProxyType(dict(self.by_kind)),
-            per_minute=MappingProxyType(
-                {m: MappingProxyType(dict(c)) for m, c in self.per_minute.items()}
-            ),
+            per_minute=MappingProxyType(minutes),
             total=self.total,
             revision=self.revision,
         )

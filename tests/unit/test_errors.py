@@ -95,6 +95,13 @@ def test_a_frozen_copy_does_not_change_and_is_shared_while_nothing_changes() -> 
     assert newer is not frozen and newer.by_kind["oom"] == 1 and 60 in newer.per_minute
     with pytest.raises(TypeError):
         newer.by_kind["oom"] = 5  # type: ignore[index]
+    log.add(record(ts=75.0, kind="error"))  # the minute 60 again
+    log.add(record(ts=250.0))
+    latest = log.freeze(newer)
+    assert latest.per_minute[0] is newer.per_minute[0]  # unchanged minutes are shared
+    assert dict(latest.per_minute[60]) == {"oom": 1, "error": 1}
+    assert dict(newer.per_minute[60]) == {"oom": 1}  # the older copy did not change
+    assert {m: dict(c) for m, c in latest.per_minute.items()} == log.per_minute
 
 
 def test_classes_told_by_text() -> None:
