@@ -329,3 +329,15 @@ def test_a_split_read_gives_the_same_errors_at_the_same_lines(
                 "Traceback" in lines[r["line"] - 1]
                 and "OutOfMemoryError" in lines[r["last_line"] - 1]
             )
+
+
+def test_a_frozen_extractor_exposes_the_error_log() -> None:
+    ex = Extractor()
+    ingest_file(ex, str(SGLANG_500))
+    frozen = ex.freeze().error_log
+    assert list(frozen.records) == list(ex.error_log.records)
+    assert dict(frozen.by_kind) == {"kv_transfer": 2, "http_5xx": 1}
+    assert {m: dict(c) for m, c in frozen.per_minute.items()} == {
+        1772204460: {"kv_transfer": 2, "http_5xx": 1}  # 2026-02-27 15:01
+    }
+    assert ex.error_count == frozen.total == 3  # the old count still works
