@@ -184,6 +184,7 @@ class TracebackTracker:
         line, since a traceback may follow that takes it as its message."""
         previous = self.held.pop(key, None)
         if previous is not None:
+            previous["back"] = 1  # held since the line before, which was an error line too
             self.owner.pending.append(("error", previous))
         self.note_context(key, message)
         payload: ErrorPayload = {"message": message[:500], "lines": 1, "kind": "error"}

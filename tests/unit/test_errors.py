@@ -341,3 +341,93 @@ def test_a_frozen_extractor_exposes_the_error_log() -> None:
         1772204460: {"kv_transfer": 2, "http_5xx": 1}  # 2026-02-27 15:01
     }
     assert ex.error_count == frozen.total == 3  # the old count still works
+
+
+# ---- line numbers by construction ----------------------------------------------------------
+
+VLLM_HEAD = "(APIServer pid=7) {level} 12-01 10:00:{s:02d} [{src}] "
+VLLM_STATS = (
+    "Engine 000: Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+    "Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%, Prefix cache hit rate: 0.0%"
+)
+
+
+def vllm_piece(kind: str, s: int) -> list[str]:
+    """Lines of one piece of a vLLM log (real line shapes: vllm_0.11_enginedead_* and the
+    uvicorn access lines of vllm_v1_compose_prefix_500_*)."""
+    info = VLLM_HEAD.format(level="INFO", s=s, src="loggers.py:123")
+    err = VLLM_HEAD.format(level="ERROR", s=s, src="serving_chat.py:1051")
+    if kind == "stats":
+        return [info + VLLM_STATS]
+    if kind == "error":
+        return [err + "Error in chat completion stream generator."]
+    if kind == "traceback":  # logged by logger.exception: its message, then the traceback
+        return [
+            err + "Error in chat completion stream generator.",
+            err + "Traceback (most recent call last):",
+            err + '  File "/vllm/entrypoints/openai/serving_chat.py", line 1018, in gen',
+            err + "    async for res in result_generator:",
+            err + "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue.",
+        ]
+    if kind == "http_5xx":
+        return ['(APIServer pid=7) INFO:     10.0.0.1:5 - "POST /v1/chat/completions HTTP/1.1" 500']
+    return [""]  # blank
+
+
+SGLANG_STATS = (
+    "Decode batch, #running-req: 1, #token: 33, token usage: 0.00, cuda graph: True, "
+    "gen throughput (token/s): 0.04, #queue-req: 0"
+)
+
+
+def sglang_piece(kind: str, s: int) -> list[str]:
+    """Lines of one piece of an SGLang log (real shapes: the slurmv4 and 25887 logs)."""
+    stamp = f"[2026-03-02 14:44:{s:02d} TP0] "
+    if kind == "stats":
+        return [stamp + SGLANG_STATS]
+    if kind == "error":
+        return [stamp + "ERROR scheduler.py:1234: Watchdog timeout (self.watchdog_timeout=300)"]
+    if kind == "traceback":  # raw on stderr after the prefixed header
+        return [
+            stamp + "Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/sglang/srt/managers/scheduler.py", line 2101, in run_scheduler_process',
+            "    scheduler.event_loop_overlap()",
+            "RuntimeError: The size of tensor a (4) must match the size of tensor b (8)",
+        ]
+    if kind == "http_5xx":
+        return [
+            f'[2026-03-02 14:44:{s:02d}] INFO:     10.0.0.1:5 - "POST /generate HTTP/1.1" 503 x'
+        ]
+    if kind == "retraction":
+        return [stamp + "KV cache pool is full. Retract requests. #retracted_reqs: 1"]
+    return [""]
+
+
+@pytest.mark.parametrize("family", ["vllm", "sglang"])
+@pytest.mark.parametrize("seed", range(6))
+def test_errors_are_where_they_were_written(tmp_path: Path, family: str, seed: int) -> None:
+    """Errors, tracebacks, 5xx lines, blank and stats lines in random order: each error's
+    first and last line are those it was written at."""
+    rng = random.Random(seed)
+    piece = vllm_piece if family == "vllm" else sglang_piece
+    kinds = ["stats", "error", "traceback", "http_5xx", "blank"]
+    if family == "sglang":
+        kinds.append("retraction")
+    lines: list[str] = [piece("stats", 0)[0]]
+    expected: list[tuple[str, int, int]] = []
+    for n in range(120):
+        kind = rng.choice(kinds)
+        written = piece(kind, n % 60)
+        if kind not in ("stats", "blank"):
+            cls = "engine_dead" if kind == "traceback" and family == "vllm" else kind
+            expected.append((cls, len(lines) + 1, len(lines) + len(written)))
+        lines.extend(written)
+        if kind == "traceback":
+            lines.append(piece("stats", n % 60)[0])  # what ends it
+    path = tmp_path / f"{family}.log"
+    path.write_text("\n".join(lines) + "\n")
+    ex = Extractor()
+    ingest_file(ex, str(path))
+    assert ex.files[0].format_name == family
+    found = sorted((r.kind, r.line, r.last) for r in ex.error_log.records)
+    assert found == sorted(expected)
