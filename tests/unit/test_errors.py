@@ -431,3 +431,18 @@ def test_errors_are_where_they_were_written(tmp_path: Path, family: str, seed: i
     assert ex.files[0].format_name == family
     found = sorted((r.kind, r.line, r.last) for r in ex.error_log.records)
     assert found == sorted(expected)
+
+
+def test_human_summary_counts_errors_by_class_and_shows_the_last_with_file_and_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sparseety_tui.cli.main import run
+
+    monkeypatch.setenv("COLUMNS", "200")
+    assert run(["summary", str(SGLANG_500)]) == 0
+    out = capsys.readouterr().out
+    assert "errors: 3 (tracebacks grouped): http_5xx 1, kv_transfer 2" in out
+    name = SGLANG_500.name
+    assert f"kv_transfer  {name}:1\n" in out and f"kv_transfer  {name}:12\n" in out
+    assert f"2026-02-27 15:01:51  http_5xx  {name}:15\n" in out
+    assert '"POST /generate HTTP/1.1" 500 Internal Server Error' in out
