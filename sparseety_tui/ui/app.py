@@ -137,8 +137,9 @@ class SparseetyApp(App[int]):
         except NoMatches:
             return False  # the main screen is still being composed: next tick
         self._shown_version = snap.version
-        if isinstance(self.screen, ErrorsScreen):
-            self.screen.refresh_content(snap)  # errors that arrive are listed at once
+        for screen in self.screen_stack:  # (also under a context or detail screen on top)
+            if isinstance(screen, ErrorsScreen):
+                screen.refresh_content(snap)  # errors that arrive are listed at once
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
