@@ -186,6 +186,16 @@ class ErrorPayload(TypedDict, total=False):
     exception: str
     request_id: str
     lines: int  # how many physical lines the error spans
+    #: Its class (core.errors: "traceback", "error", "http_5xx", "retraction",
+    #: "kv_transfer", ...); absent: told from the text by the Merger.
+    kind: str
+    status: int  # an HTTP access line's status
+    #: How many lines before the line it was given at its first line is (a traceback
+    #: ended by a later line, an error line held for one line); absent: 0.
+    back: int
+    #: How many lines from its first to its last (more than ``lines`` when another
+    #: process's lines are interleaved with a traceback); absent: ``lines``.
+    span: int
 
 
 class MetaPayload(TypedDict, total=False):

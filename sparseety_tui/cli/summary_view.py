@@ -202,6 +202,29 @@ def _engine(doc: dict[str, Any]) -> Table | None:
     return table
 
 
+#: Errors the human summary shows with their place (the newest).
+LAST_ERRORS_SHOWN = 5
+
+
+def _errors(errors: dict[str, Any]) -> RenderableType:
+    """The error count by class, then the last few errors with file:line."""
+    by_kind = ", ".join(f"{kind} {n:,}" for kind, n in errors["by_kind"].items())
+    head = Text(f"errors: {errors['count']:,} (tracebacks grouped)", style="red")
+    if by_kind:
+        head.append(f": {by_kind}")
+    shown = (errors.get("records") or errors["recent"])[-LAST_ERRORS_SHOWN:]
+    # One line each (no table: a long file name must not squeeze the time away).
+    lines: list[RenderableType] = [head, Text(f"last {len(shown)} errors:", style="bold")]
+    for record in shown:
+        path = record["path"] or "?"
+        where = Text(f"  {utc_text(record['ts'], '%Y-%m-%d %H:%M:%S') or '—'}  ")
+        where.append(record["kind"], style="red")
+        where.append(f"  {path.rsplit('/', 1)[-1]}:{record['line']}", style="bold")
+        lines.append(where)
+        lines.append(Text(f"    {record['message']}", no_wrap=True, overflow="ellipsis"))
+    return Group(*lines)
+
+
 def literal(value: Any) -> Any:
     """``value`` with every string in it (keys too) escaped for the terminal."""
     if isinstance(value, str):
@@ -243,7 +266,7 @@ def render_summary(document: dict[str, Any]) -> RenderableType:
         if optional is not None:
             parts.append(optional)
     if doc["errors"]["count"]:
-        parts.append(Text(f"errors: {doc['errors']['count']:,} (tracebacks grouped)", style="red"))
+        parts.append(_errors(doc["errors"]))
     parts.append(Text(f"tokenizer: {doc['tokenizer']} [{doc['tokenizer_source']}]"))
     parts.append(Text(f"cost model: {doc['cost_model']}"))
     return Group(*parts)

@@ -19,6 +19,7 @@ from operator import attrgetter
 from typing import Any, Protocol
 
 from sparseety_tui.core.bulk import append_block, append_scanned
+from sparseety_tui.core.errors import ErrorLog
 from sparseety_tui.core.file_tokens import FileTokenizers, read_startup_meta
 from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
 from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
@@ -139,6 +140,10 @@ class Extractor:
     @property
     def error_count(self) -> int:
         return self._merger.error_count
+
+    @property
+    def error_log(self) -> ErrorLog:
+        return self._merger.error_log
 
     # -- files -----------------------------------------------------------------------
 
@@ -533,6 +538,7 @@ class Extractor:
             if prev is not None and prev.error_count == self.error_count
             else tuple(self.errors),
             error_count=self.error_count,
+            error_log=self.error_log.freeze(prev.error_log if prev is not None else None),
             tokens=self.tokens,
             file_tokens=self.file_tokens.snapshot(),
         )
@@ -559,6 +565,7 @@ class Extractor:
             errors=list(self.errors),
             error_count=self.error_count,
             lifecycle=self._merger.lifecycle.export(file),
+            error_log=self.error_log,
         )
 
     def merge_part(
@@ -585,6 +592,8 @@ class Extractor:
             self.engine.extend(part.engine)
         self.errors.extend(part.errors)
         self._merger.error_count += part.error_count
+        if part.error_log is not None:
+            self.error_log.extend(part.error_log, file, shift)
         self.version += 1
 
     def meta(self) -> MetaPayload:
@@ -610,6 +619,8 @@ class ExtractorPart:
     error_count: int
     #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
     lifecycle: LifecyclePart | None = None
+    #: Its errors with their lines numbered from the range's first line (core.errors).
+    error_log: ErrorLog | None = None
 
 
 def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:

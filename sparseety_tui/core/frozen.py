@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
+from sparseety_tui.core.errors import FrozenErrorLog
 from sparseety_tui.core.files import FrozenFile
 from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.series import EngineSeries, HeatCounts
@@ -226,6 +227,8 @@ class FrozenExtractor:
     tokens: TokenCounter = field(repr=False)
     #: Files whose tokenizer is not ``tokens`` (core.file_tokens).
     file_tokens: Mapping[int, TokenCounter] = field(default_factory=dict, repr=False)
+    #: Every error with its file, line and class (core.errors), read-only.
+    error_log: FrozenErrorLog = field(default_factory=FrozenErrorLog)
 
     def tokens_for(self, file: int) -> TokenCounter:
         return self.file_tokens.get(file, self.tokens)

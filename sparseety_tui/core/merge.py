@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
+from sparseety_tui.core.errors import MESSAGE_CHARS, ErrorLog, ErrorRecord, classify
 from sparseety_tui.core.file_tokens import STARTUP_KEYS, FileTokenizers
 from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
 from sparseety_tui.core.series import EngineSeries, HeatCounts, heat_index
@@ -159,6 +160,8 @@ class Merger:
         self.head_skips = HeatCounts()
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
+        #: Every error with its file, line and class (core.errors).
+        self.error_log = ErrorLog()
         self._observer = observer
         #: For each file index, the first file of its path (the same for every incarnation
         #: of one path; kept by the Extractor).
@@ -190,7 +193,7 @@ class Merger:
             self.engine.add(event[1])
             self.lifecycle.stats(event[1], file)
         elif event[0] == "error":
-            self._on_error(event[1])
+            self._on_error(event[1], file, line_no)
         elif event[0] == "meta":
             payload = event[1]
             if not STARTUP_KEY_SET.isdisjoint(payload):
@@ -551,9 +554,11 @@ class Merger:
             extras.max_pos = max(extras.max_pos, pos)
         return True
 
-    def _on_error(self, p: ErrorPayload) -> None:
+    def _on_error(self, p: ErrorPayload, file: int, line_no: int) -> None:
+        record = _error_record(p, file, line_no)  # may raise: nothing written before
         self.error_count += 1
         self.errors.append(p)
+        self.error_log.add(record)
         rid = p.get("request_id")
         if rid is not None:
             row = self.store.ids.find(rid)
@@ -561,3 +566,36 @@ class Merger:
                 self._observer.error(p, row)
             if row is not None:
                 self.store.set_state(row, STATE_CODE["failed"])
+
+
+def _text(value: Any) -> str:
+    return value[:MESSAGE_CHARS] if type(value) is str else ""
+
+
+def _error_record(p: ErrorPayload, file: int, line_no: int) -> ErrorRecord:
+    """The record of an error given at line ``line_no`` of ``file``: its first line is
+    ``back`` lines before (a traceback ended by a later line)."""
+    back = p.get("back", 0)
+    lines = p.get("lines", 1)
+    back = back if _is_count(back) else 0
+    lines = lines if _is_count(lines) and lines > 0 else 1
+    span = p.get("span", lines)
+    span = span if _is_count(span) and span >= lines else lines
+    first = max(1, line_no - back)
+    message, exception = _text(p.get("message")), _text(p.get("exception"))
+    kind = p.get("kind")
+    ts = _time_or_nan(p.get("ts"))
+    rid = p.get("request_id")
+    status = p.get("status")
+    return ErrorRecord(
+        ts=ts if ts == ts else None,
+        kind=classify(kind if type(kind) is str else None, message, exception),
+        file=file,
+        line=first,
+        lines=lines,
+        last=first + span - 1,
+        message=message,
+        exception=exception,
+        request_id=rid if type(rid) is str else None,
+        status=status if _is_count(status) else None,
+    )

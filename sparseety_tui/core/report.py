@@ -20,7 +20,7 @@ from sparseety_tui.core.timewindow import (
     window_rows,
     window_series,
 )
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.totals import compute_totals, error_record
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.formats.wrapped import wrapper_name
 
@@ -176,6 +176,21 @@ def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
     return json_text(name), source
 
 
+#: Errors listed in ``summary --json`` ``errors.records``: the first and the last this many.
+LISTED_ERRORS = 1000
+
+
+def error_listing(extractor: ExtractorView) -> dict[str, Any]:
+    """``errors.records`` (the first and the last ``LISTED_ERRORS`` errors kept, in the
+    order read), ``listed`` (how many that is) and ``kept`` (how many records the error
+    log holds: all but the oldest beyond ``core.errors.ERROR_RECORDS``)."""
+    records = extractor.error_log.records
+    n = len(records)
+    chosen = [*range(min(n, LISTED_ERRORS)), *range(max(LISTED_ERRORS, n - LISTED_ERRORS), n)]
+    listed = [error_record(extractor, records[i]) for i in chosen]
+    return {"records": listed, "listed": len(listed), "kept": n}
+
+
 def summary_document(
     extractor: ExtractorView, shape: ModelShape, selection: Selection | None = None
 ) -> dict[str, Any]:
@@ -195,11 +210,7 @@ def summary_document(
             engine, complete = window_series(extractor.engine, window)
             extra["window"] = window_document(window, window_rows(extractor.store, window))
             extra["window"]["engine_complete"] = complete
-            error_log = getattr(extractor, "error_log", None)  # the error records, once kept
-            if error_log is not None:
-                extra["window"]["errors_in"] = len(records_in(error_log.records, window))
-            else:
-                extra["window"]["not_windowed"].append("errors")
+            extra["window"]["errors_in"] = len(records_in(extractor.error_log.records, window))
         totals = compute_totals(extractor, shape, rows=selected.rows, engine=engine)
         if selection.filter_text is not None:
             extra["filter"] = {
@@ -208,6 +219,8 @@ def summary_document(
                 "of": len(extractor.store),
                 "not_filtered": list(NOT_FILTERED),
             }
+    # Every error (the window counts its own in ``window.errors_in``).
+    totals["errors"] = {**totals["errors"], **error_listing(extractor)}
     tokenizer, source = tokenizer_used(extractor)
     return {
         "schema_version": SCHEMA_VERSION,

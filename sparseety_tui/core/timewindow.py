@@ -383,8 +383,9 @@ def window_document(window: TimeWindow, counts: WindowRows) -> dict[str, Any]:
         "requests_outside": counts.outside,
         "requests_without_time": counts.without_time,
         "request_time": "received, else finished",
-        # Aggregated over every request, not kept per request: they cover all requests.
-        "not_windowed": ["files", "experts", "dropped_experts", "head_skips"],
+        # Lines are counted per file; heat is aggregated over every request, not kept per
+        # request; errors are listed whole (``errors_in`` counts the window's).
+        "not_windowed": ["files", "experts", "dropped_experts", "head_skips", "errors"],
     }
 
 

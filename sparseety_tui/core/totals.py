@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core import fleet
 from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.errors import ErrorRecord, errors_by_kind
 from sparseety_tui.core.figures import (
     SKIP_FIELDS,
     cache_unknown_mask,
@@ -27,6 +28,7 @@ from sparseety_tui.core.figures import (
     column_skip_sums,
     whole_number,
 )
+from sparseety_tui.core.literal import json_text
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES, LineLocation, RowExtras
 from sparseety_tui.core.views import ColumnView, ExtractorView, IdsView, StoreView
@@ -342,11 +344,47 @@ def compute_totals(
         "dropped_experts": heat_summary(extractor.dropped) if extractor.dropped.counts else None,
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
         "engine": _engine_summary(extractor.engine if engine is None else engine),
-        "errors": {
-            "count": extractor.error_count,
-            "recent": [dict(e) for e in list(extractor.errors)[-5:]],
-        },
+        "errors": error_totals(extractor),
         "models": sorted(store.models[c] for c in sums.models),
+    }
+
+
+#: Errors listed in ``errors.recent`` (the newest).
+RECENT_ERRORS = 5
+
+
+def error_record(extractor: ExtractorView, record: ErrorRecord) -> dict[str, Any]:
+    """One error as ``summary --json`` lists it: where (file path, first and last line),
+    when, what (class, message, exception), and the request and HTTP status it names
+    (null: not named)."""
+    files = extractor.files
+    path = files[record.file].path if 0 <= record.file < len(files) else None
+    return {
+        "path": None if path is None else json_text(path),
+        "line": record.line,
+        "last_line": record.last,
+        "lines": record.lines,
+        "ts": record.ts,
+        "kind": record.kind,
+        "message": record.message,
+        "exception": record.exception or None,
+        "request_id": record.request_id,
+        "status": record.status,
+    }
+
+
+def error_totals(extractor: ExtractorView) -> dict[str, Any]:
+    """``errors``: the exact count, by class, and the newest few (the TUI's totals strip
+    reads the counts; ``summary`` adds every record, core.report)."""
+    log = extractor.error_log
+    records = log.records
+    n = len(records)
+    return {
+        "count": extractor.error_count,
+        "by_kind": errors_by_kind(log.by_kind),
+        "recent": [
+            error_record(extractor, records[i]) for i in range(max(0, n - RECENT_ERRORS), n)
+        ],
     }
 
 

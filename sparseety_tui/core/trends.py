@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from sparseety_tui.core import fleet
 from sparseety_tui.core.series import EngineSeries, label_key
 from sparseety_tui.core.totals import CHUNK_ROWS, QUANTILES, _per_minute, throughput_basis
-from sparseety_tui.events import ErrorPayload
 from sparseety_tui.formats.timestamps import TIME_END
 
 if TYPE_CHECKING:
@@ -96,21 +95,20 @@ class Trends:
 
 def compute_trends(
     state: ExtractorView,
-    error_minutes: Mapping[int, Mapping[str, int]] | None = None,
     *,
     since: float | None = None,
     until: float | None = None,
     rows: Any = None,
     max_minutes: int = MAX_MINUTES,
 ) -> Trends:
-    """The trends of ``state`` (module docstring). ``error_minutes``: minute start (unix s)
-    -> error kind -> count, from an error log; None: from ``state.errors``. ``since`` /
+    """The trends of ``state`` (module docstring); errors from its error log's exact
+    per-minute counts. ``since`` /
     ``until`` (unix s): only the minutes of that window. ``rows``: the store rows the
     request trends count (a filtered view), None for every row."""
     req = _request_columns(state, rows)
     engines = fleet.fleet(state.engine).engines
     engine_minutes = fleet.per_minute(engines)  # {minute start s: (engines, figures)}
-    errors, errors_known_from, has_5xx = _error_counts(state, error_minutes)
+    errors = state.error_log.per_minute
 
     seen: list[float] = []
     for times in (req["end"], req["received"]):
@@ -138,7 +136,7 @@ def compute_trends(
         _percentiles("ttft", "TTFT", req["end"], req["ttft"], first, count),
         _tokens(req, engine_minutes, minutes, first, count),
         _requests(req, first, count),
-        _errors(errors, errors_known_from, has_5xx, minutes),
+        _errors(errors, minutes),
         _cache(req, engine_minutes, state.engine, minutes, first, count),
         _engine_trend(
             "queue",
@@ -208,31 +206,6 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "ttft": cols["ttft_s"][has_end],
         "received": received[_dates(received)],
     }
-
-
-def _error_counts(
-    state: ExtractorView, error_minutes: Mapping[int, Mapping[str, int]] | None
-) -> tuple[dict[int, dict[str, int]], int | None, bool]:
-    """(minute start -> kind -> count, the first minute the counts are complete from (None:
-    all), whether HTTP 5xx are told apart)."""
-    if error_minutes is not None:
-        return {int(m): dict(kinds) for m, kinds in error_minutes.items()}, None, True
-    samples: Sequence[ErrorPayload] = state.errors
-    out: dict[int, dict[str, int]] = {}
-    stamps: list[int] = []
-    for error in samples:
-        ts = error.get("ts")
-        if ts is None or not _is_date(ts):
-            continue
-        minute = int(ts // 60) * 60
-        stamps.append(minute)
-        kinds = out.setdefault(minute, {})
-        kinds["error"] = kinds.get("error", 0) + 1
-    complete_from = None
-    if state.error_count > len(samples):
-        # Older samples were dropped: before the oldest kept one, counts are not known.
-        complete_from = min(stamps) if stamps else 2**62
-    return out, complete_from, False
 
 
 def _minutes_with_data(
@@ -419,26 +392,17 @@ def _rates(acc: Mapping[int, list[int]], first: int, count: int) -> tuple[Value,
     return tuple(acc[first + i][0] / 60 if first + i in acc else 0.0 for i in range(count))
 
 
-def _errors(
-    errors: Mapping[int, Mapping[str, int]],
-    complete_from: int | None,
-    has_5xx: bool,
-    minutes: Sequence[int],
-) -> Trend:
+def _errors(errors: Mapping[int, Mapping[str, int]], minutes: Sequence[int]) -> Trend:
+    """Errors (every class but HTTP 5xx) and 5xx per minute: exact counts, so a minute of
+    the input without any is a true 0."""
     other: list[Value] = []
     http: list[Value] = []
     for minute in minutes:
         kinds = errors.get(minute, {})
-        if complete_from is not None and minute < complete_from:
-            other.append(None)
-        else:
-            other.append(float(sum(c for k, c in kinds.items() if k != HTTP_5XX)))
-        http.append(float(kinds.get(HTTP_5XX, 0)) if has_5xx else None)
-    lines = [Line("errors", tuple(other))]
-    if has_5xx:
-        lines.append(Line("5xx", tuple(http)))
-    source = "error log" if has_5xx else "recent error samples (5xx not told apart)"
-    return Trend("errors", "errors & HTTP 5xx", "/min", source, tuple(lines))
+        other.append(float(sum(c for k, c in kinds.items() if k != HTTP_5XX)))
+        http.append(float(kinds.get(HTTP_5XX, 0)))
+    lines = (Line("errors", tuple(other)), Line("5xx", tuple(http)))
+    return Trend("errors", "errors & HTTP 5xx", "/min", "error log", lines)
 
 
 def _cache(

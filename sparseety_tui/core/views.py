@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, overload
 
+from sparseety_tui.core.errors import ErrorRecord
 from sparseety_tui.core.files import Diagnostic
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import LineLocation, RowExtras
@@ -94,6 +95,21 @@ class FileView(Protocol):
     def format_name(self) -> str: ...
 
 
+class ErrorLogView(Protocol):
+    """The error log (core.errors): records, exact counts by class and by minute."""
+
+    @property
+    def records(self) -> Sequence[ErrorRecord]: ...
+    @property
+    def by_kind(self) -> Mapping[str, int]: ...
+    @property
+    def per_minute(self) -> Mapping[int, Mapping[str, int]]: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def dropped(self) -> int: ...
+
+
 class ExtractorView(Protocol):
     """The reading side of an ``Extractor``: everything totals, reports and details use."""
 
@@ -113,6 +129,8 @@ class ExtractorView(Protocol):
     def errors(self) -> Sequence[ErrorPayload]: ...
     @property
     def error_count(self) -> int: ...
+    @property
+    def error_log(self) -> ErrorLogView: ...
     @property
     def tokens(self) -> TokenCounter: ...
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from sparseety_tui.events import ErrorPayload, LineKind, ParsedLine
 from sparseety_tui.formats.clean import ACCESS_RE
 
 #: The common / combined log format, up to the status (the rest is not read). The client
@@ -31,3 +32,33 @@ def is_access_line(line: bytes) -> bool:
     if b"HTTP/" not in line or b'"' not in line:
         return False  # the cheap test first: most lines are neither
     return ACCESS_RE.search(line) is not None or CLF_RE.match(line) is not None
+
+
+_ACCESS: ParsedLine = (LineKind.ACCESS, None)
+
+
+def access_result(m: re.Match[bytes], line: bytes, ts: float | None = None) -> ParsedLine:
+    """An access line ``m`` matched (``ACCESS_RE`` or ``CLF_RE``): kind ``http.access``,
+    and for a 5xx status an error event as well (class ``http_5xx``, the request line as
+    its message; ``ts`` when the line's prefix gave one)."""
+    status = m.group("status")
+    if status is None or status[:1] != b"5":
+        return _ACCESS
+    payload: ErrorPayload = {
+        "kind": "http_5xx",
+        "status": int(status),
+        "message": line[m.start("client") :].strip().decode("utf-8", "replace")[:500],
+        "lines": 1,
+    }
+    if ts is not None:
+        payload["ts"] = ts
+    return LineKind.ACCESS, ("error", payload)
+
+
+def access_line(line: bytes, ts: float | None = None) -> ParsedLine | None:
+    """``is_access_line`` with its result: the parsed line (``access_result``) when
+    ``line`` is an access line, else None."""
+    if b"HTTP/" not in line or b'"' not in line:
+        return None
+    m = ACCESS_RE.search(line) or CLF_RE.match(line)
+    return None if m is None else access_result(m, line, ts)

@@ -20,7 +20,7 @@ traceback).
 from __future__ import annotations
 
 from sparseety_tui.events import Event, LineKind, ParsedLine
-from sparseety_tui.formats.access import is_access_line
+from sparseety_tui.formats.access import access_line
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.cilines import is_pytest_line
 from sparseety_tui.formats.clean import UVICORN_RE, basic_clean, strip_wrappers, wrapper_time
@@ -62,8 +62,9 @@ class AnyLines:
             key, line.decode("utf-8", "replace"), None, ts
         ):
             return TRACEBACK
-        if is_access_line(line):
-            return ACCESS
+        access = access_line(line, ts)
+        if access is not None:
+            return access
         if EXC_HEADER in line and UVICORN_RE.match(line):
             tb.begin_header(key, EXC_HEADER.decode(), None, ts)
             return TRACEBACK

@@ -72,6 +72,7 @@ STALE_AFTER_EXC = 40
 
 class _OpenTraceback:
     __slots__ = (
+        "begun",
         "blank_run",
         "exception",
         "header",
@@ -96,6 +97,9 @@ class _OpenTraceback:
         self.message: str | None = None
         self.request_id: str | None = None
         self.last_seen = now
+        #: The tracker's line count at its first line (its line is told from the count
+        #: when it is reported: ``back``).
+        self.begun = now
         self.blank_run = 0
         self.reported = False  # its error event was given already (close_all)
         #: Begun on a line that only may be a traceback's (``begin_tentative``): it is an
@@ -180,9 +184,10 @@ class TracebackTracker:
         line, since a traceback may follow that takes it as its message."""
         previous = self.held.pop(key, None)
         if previous is not None:
+            previous["back"] = 1  # held since the line before, which was an error line too
             self.owner.pending.append(("error", previous))
         self.note_context(key, message)
-        payload: ErrorPayload = {"message": message[:500], "lines": 1}
+        payload: ErrorPayload = {"message": message[:500], "lines": 1, "kind": "error"}
         if request_id is not None:
             payload["request_id"] = request_id
         if ts is not None:
@@ -199,6 +204,7 @@ class TracebackTracker:
             for key, payload in earlier:
                 if self.held.get(key) is payload:  # neither taken nor replaced
                     del self.held[key]
+                    payload["back"] = 1  # given after the line that follows it
                     self.owner.pending.append(("error", payload))
 
     def context_items(self) -> dict[str, str]:
@@ -219,6 +225,11 @@ class TracebackTracker:
         limit = STALE_AFTER_EXC if tb.state == AFTER_EXC else STALE_FRAMES
         if self._count - tb.last_seen > limit:
             self.stale_risk = True
+
+    def passed(self) -> None:
+        """A line went by that is not fed and is no blank line (a process prefix with
+        nothing after it): counted, so that a traceback's line numbers stay right."""
+        self._count += 1
 
     def blank(self) -> None:
         """A blank line went by (kind ``blank``); it may separate chained exceptions."""
@@ -301,6 +312,7 @@ class TracebackTracker:
         if held is not None:
             tb = self.open_by_key[key]
             tb.lines += 1
+            tb.begun -= 1  # the error line (the line before) is its first
             if tb.ts is None and "ts" in held:
                 tb.ts = held["ts"]
             if "request_id" in held:
@@ -379,7 +391,16 @@ class TracebackTracker:
         tb.reported = True
         if tb.tentative and tb.exception is None:
             return  # no frame, no exception: not shown to be a traceback, so no error
-        payload: ErrorPayload = {"lines": tb.lines}
+        # Every line since its first was counted (fed or blank) while it was open, so
+        # the count tells how far back its first line is from the line being read now.
+        payload: ErrorPayload = {
+            "lines": tb.lines,
+            "kind": "traceback",
+            "back": self._count - tb.begun,
+            # first to last line: more than ``lines`` when another writer's lines are
+            # interleaved with it
+            "span": max(tb.lines, tb.last_seen - tb.begun + 1),
+        }
         if tb.exception is not None:
             payload["exception"] = tb.exception
         message = tb.message or tb.header or tb.exception or "traceback without exception line"
@@ -392,7 +413,9 @@ class TracebackTracker:
 
     def end_all(self) -> None:
         """End every open traceback now (a line of the file's own format came: nothing
-        after it continues them), reporting those not reported yet."""
+        after it continues them), reporting those not reported yet. That line was not
+        fed: it is counted here."""
+        self._count += 1
         for key in list(self.open_by_key):
             self._close(key)
 

@@ -36,6 +36,7 @@ from sparseety_tui.ui import handoff, keys
 from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
+from sparseety_tui.ui.screens.errors import ErrorsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.screens.trends import TrendsScreen
@@ -165,6 +166,9 @@ class SparseetyApp(App[int]):
             self.screen.refresh_content(snap)
         elif isinstance(self.screen, DiagnosticsScreen):
             self.screen.follow_snapshot(snap)  # it counts a growing file's lines live
+        for screen in self.screen_stack:  # (also under a context or detail screen on top)
+            if isinstance(screen, ErrorsScreen):
+                screen.refresh_content(snap)  # errors that arrive are listed at once
         if self._pending_request is not None:
             self._open_pending_request(snap)
         return True
@@ -272,6 +276,13 @@ class SparseetyApp(App[int]):
         if not isinstance(self.screen, TrendsScreen):
             self.push_screen(TrendsScreen(self.worker.snapshot))
 
+    def action_errors(self) -> None:
+        snap = self.worker.snapshot
+        if isinstance(self.screen, ErrorsScreen):
+            self.screen.refresh_content(snap)
+            return
+        self.push_screen(ErrorsScreen(snap))
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -292,6 +303,7 @@ class SparseetyApp(App[int]):
         yield SystemCommand("Pause / resume", "Freeze the view (space)", main.action_pause)
         yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
         yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
+        yield SystemCommand("Errors", "Every error, with file and line (e)", self.action_errors)
         yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
         yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
         yield SystemCommand("Copy request id", "Copy the selected id (y)", main.action_copy_id)

@@ -55,7 +55,9 @@ MAIN: tuple[Key, ...] = (
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
-    Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
+    Key("e", "app.errors", "Errors"),
+    # (was on `e`, which now opens the errors, as in lnav)
+    Key("p", "toggle_engines", "Engines: fleet / per engine", show=False),
     Key("d", "diagnostics", "Diag"),
     Key("T", "app.trends", "Trends"),
     # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.
@@ -104,6 +106,17 @@ TRENDS: tuple[Key, ...] = (
     Key("end,G", "scroll('end')", "Bottom", show=False),
 )
 
+ERRORS: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("e", "next_error", "Next error"),
+    Key("E", "previous_error", "Prev error"),
+    Key("enter,o", "context", "In context", label="⏎/o"),
+    Key("r", "request", "Request"),
+    Key("c", "copy", "Copy", show=False),
+)
+
+ERROR_CONTEXT: tuple[Key, ...] = (Key("escape,q", "back", "Back", label="esc"),)
+
 HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)
 
 SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
@@ -112,6 +125,8 @@ SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Request detail", DETAIL),
     ("Diagnostics", DIAGNOSTICS),
     ("Trends", TRENDS),
+    ("Errors", ERRORS + TABLE),
+    ("Error in context", ERROR_CONTEXT),
 )
 
 

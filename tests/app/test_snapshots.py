@@ -72,6 +72,27 @@ async def _main_window(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _errors(pilot: Any) -> None:
+    await settle(pilot)
+    await pilot.press("e")
+    await settle(pilot)
+
+
+async def _errors_context(pilot: Any) -> None:
+    await _errors(pilot)
+    await pilot.press("E", "E", "E")  # from the newest traceback to the HTTP 500
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
+#: Real SGLang logs with a router's HTTP 500, KV transfer failures and ASGI tracebacks
+#: (relative paths: the same on screen on every machine).
+ERROR_LOGS = (
+    "tests/data/real_logs/sglang_0.5.8_pd_prefill_decode_transfer_failed_mooncake_tp16_2node_slurmv4.log",
+    "tests/data/real_logs/sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log",
+)
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "main_sorted": _main_sorted,
@@ -82,12 +103,16 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "help": _help,
     "trends": _trends,
     "trends_requests": _trends,
+    "errors": _errors,
+    "errors_context": _errors_context,
 }
 #: Inputs of the screens that need their own (None: MAIN_FILES). The trends need minutes
 #: of one day: the engine series of a vLLM log, the request percentiles of 500 requests.
 PATHS: dict[str, tuple[str, ...]] = {
     "trends": ("tests/app/data/vllm.log",),
     "trends_requests": ("sample_logs/count_only_500.jsonl",),
+    "errors": ERROR_LOGS,
+    "errors_context": ERROR_LOGS,
 }
 
 

@@ -64,7 +64,9 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
     t.run("kill-server")
 
 
-def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
+def start_tail(
+    tmux: Tmux, tmp_path: Path, log: Path, *extra: str, size: tuple[int, int] = (WIDTH, HEIGHT)
+) -> Path:
     status = tmp_path / "exit-status"
     # COLUMNS/LINES from the test runner's environment would pin the app's size.
     command = (
@@ -80,9 +82,9 @@ def start_tail(tmux: Tmux, tmp_path: Path, log: Path, *extra: str) -> Path:
         "-s",
         "app",
         "-x",
-        str(WIDTH),
+        str(size[0]),
         "-y",
-        str(HEIGHT),
+        str(size[1]),
         *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")],
         command,
     )
@@ -519,5 +521,44 @@ def test_copy_keys_fill_the_tmux_buffer_and_the_command_runs(tmux: Tmux, tmp_pat
     )  # fmt: skip
     assert json.loads(out.stdout)["filter"]["requests"] == 7
     assert not list(tmp_path.glob("sparseety-tui-*.txt"))  # tmux took it: no file
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_errors_view_shows_a_traceback_end_and_an_http_500_and_steps(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    # Real SGLang logs: a PD router's HTTP 500 (and KV transfer failures), uvicorn ASGI
+    # tracebacks; copied to short names, so that the file column shows them whole.
+    pd = tmp_path / "pd.log"
+    asgi = tmp_path / "asgi.log"
+    shutil.copy(
+        REAL_LOGS
+        / "sglang_0.5.8_pd_prefill_decode_transfer_failed_mooncake_tp16_2node_slurmv4.log",
+        pd,
+    )
+    shutil.copy(
+        REAL_LOGS / "sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log", asgi
+    )
+    status = start_tail(tmux, tmp_path, pd, str(asgi), size=size)
+    tmux.wait_for(lambda s: "errors 5" in s and "5xx 1" in s, "the totals strip's errors")
+    tmux.keys("e")
+    last_line = "TypeError: BaseReq.__init__() got an unexpected keyword argument 'action'"
+    screen = tmux.wait_for(
+        lambda s: "Errors 6" in s and last_line in s, "the newest traceback, to its last line"
+    )
+    assert "asgi.log" in screen and "257" in screen
+    tmux.keys("E", "E", "E")  # back to the HTTP 500
+    screen = tmux.wait_for(
+        # (wrapped at 80 columns: each half whole)
+        lambda s: '"POST /generate HTTP/1.1"' in s and "500 Internal Server Error" in s,
+        "the HTTP 500 line, read from the file",
+    )
+    assert "HTTP 500" in screen and "pd.log" in screen
+    tmux.keys("e")  # forward again: the first traceback
+    tmux.wait_for(lambda s: "asgi.log:162" in s, "the next error, a traceback at line 162")
+    tmux.keys("Escape")  # (a key sent right after it would read as alt+key)
+    tmux.wait_for(lambda s: "Errors 6" not in s and "errors 5" in s, "the main screen")
     tmux.keys("q")
     assert exit_status(status) == "0"

@@ -512,7 +512,13 @@ def test_vllm_interleaved_engine_tracebacks_are_two_errors() -> None:
 
 def test_vllm_compose_traceback_ends_at_access_line() -> None:
     errors = _payloads("vllm_v1_compose_prefix_500_nccl_warning_spark3.log", "error")
-    assert len(errors) == 1 and errors[0]["lines"] == 5
+    tracebacks = [e for e in errors if e.get("kind") == "traceback"]
+    assert len(tracebacks) == 1 and tracebacks[0]["lines"] == 5
+    # the two uvicorn 500 lines are errors too (http_5xx), one line each
+    assert [(e["kind"], e["status"], e["lines"]) for e in errors if e is not tracebacks[0]] == [
+        ("http_5xx", 500, 1),
+        ("http_5xx", 500, 1),
+    ]
 
 
 # ---- key numbers, SGLang --------------------------------------------------------------

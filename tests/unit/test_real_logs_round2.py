@@ -74,10 +74,11 @@ def test_pd_failures_fail_their_requests(
     capsys: pytest.CaptureFixture[str], name: str, failures: int
 ) -> None:
     document = summary(capsys, name)
-    assert document["errors"]["count"] == failures
+    assert document["errors"]["by_kind"]["kv_transfer"] == failures
     assert document["requests"]["by_state"] == {"failed": failures}
     for error in document["errors"]["recent"]:
-        assert error["exception"] == "KVTransferError" and error["request_id"]
+        if error.get("kind") != "http_5xx":  # the 0.5.8 file's router got a 500 too
+            assert error["exception"] == "KVTransferError" and error["request_id"]
 
 
 def test_pd_queue_fields(capsys: pytest.CaptureFixture[str]) -> None:

@@ -180,28 +180,23 @@ def test_minute_cap_keeps_the_latest_and_says_how_many_were_left_out() -> None:
     assert values(capped, "latency", "p99") == values(whole, "latency", "p99")[-2:]
 
 
-def test_errors_from_an_error_log_and_from_samples() -> None:
-    state = state_of(SGLANG)
-    minutes = compute_trends(state).minutes
-    log = {minutes[1]: {"traceback": 2, "http_5xx": 5}, minutes[3]: {"http_5xx": 1}}
-    trends = compute_trends(state, log)
+def test_errors_per_minute_are_the_error_records_of_each_minute() -> None:
+    """A real SGLang log with KV transfer failures, tracebacks and a router's HTTP 500s:
+    each minute's errors and 5xx are its error records, counted here from the records."""
+    state = state_of(
+        REAL / "sglang_0.5.8_pd_prefill_decode_transfer_failed_mooncake_tp16_2node_slurmv4.log"
+    )
+    trends = compute_trends(state)
+    expected: dict[int, list[int]] = {}
+    for record in state.error_log.records:
+        assert record.ts is not None
+        counts = expected.setdefault(int(record.ts // 60) * 60, [0, 0])
+        counts[record.kind == "http_5xx"] += 1
+    assert sum(c[1] for c in expected.values()) > 0  # the log has 5xx lines
     errors, http = values(trends, "errors", "errors"), values(trends, "errors", "5xx")
-    assert errors[1] == 2 and http[1] == 5 and http[3] == 1
-    assert errors[0] == 0 and http[0] == 0  # covered minutes with none: a true 0
-    # Without an error log, 5xx cannot be told from the samples: no 5xx line.
-    assert names(compute_trends(state), "errors") == ["errors"]
-
-
-def test_error_samples_dropped_make_older_minutes_unknown() -> None:
-    from dataclasses import replace
-
-    state = state_of(SGLANG)
-    minutes = compute_trends(state).minutes
-    kept = ({"ts": float(minutes[2] + 5), "message": "boom"},)
-    partial = replace(state, errors=kept, error_count=10)  # 9 older ones were dropped
-    errors = values(compute_trends(partial), "errors", "errors")
-    assert errors[:2] == (None, None)
-    assert errors[2] == 1 and all(v == 0 for v in errors[3:])
+    for i, minute in enumerate(trends.minutes):
+        other, five = expected.get(minute, [0, 0])
+        assert (errors[i], http[i]) == (other, five)  # a minute without any: a true 0
 
 
 def test_nothing_timestamped_gives_no_minutes() -> None:

@@ -182,6 +182,7 @@ TIME_FROM_WRAPPER = (
     ("engine", "per_minute_mean"),
     ("engine", "last", "ts"),
     ("errors", "recent"),
+    ("errors", "records"),
 )
 #: The same, in each engine of ``engine.by_engine``.
 ENGINE_TIME_FROM_WRAPPER = (("per_minute_mean",), ("last", "ts"))
@@ -202,6 +203,9 @@ def summary(path: Path) -> dict[str, Any]:
         f.pop("wrapper", None)
         for sample in f["unparsed_samples"]:
             sample.pop("text")  # the wrapped line's text: the line as read
+    for key in ("recent", "records"):
+        for error in doc["errors"].get(key, ()):
+            error.pop("path")  # the wrapped copy's name
     for request in doc.get("requests_list", []) or []:
         request.get("source", {}).pop("file", None)
     return doc

@@ -46,7 +46,7 @@ def pd_failure(
     stage = m.group("stage").decode("ascii")
     rid = m.group("rid").decode("utf-8", "replace")
     text = msg[m.start() :].rstrip().decode("utf-8", "replace")[:500]
-    error: ErrorPayload = {"message": text, "request_id": rid, "lines": 1}
+    error: ErrorPayload = {"message": text, "request_id": rid, "lines": 1, "kind": "kv_transfer"}
     em = _EXCEPTION_RE.search(msg, m.end())
     if em is not None:
         error["exception"] = em.group("exc").decode("ascii")

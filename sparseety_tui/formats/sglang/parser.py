@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from sparseety_tui.events import LineKind, ParsedLine, StatsPayload
-from sparseety_tui.formats.access import is_access_line
+from sparseety_tui.formats.access import access_line, access_result
 from sparseety_tui.formats.base import YearProbe, YearState
 from sparseety_tui.formats.clean import (
     ACCESS_RE,
@@ -21,10 +21,10 @@ from sparseety_tui.formats.clean import (
     strip_wrappers,
     wrapper_time,
 )
+from sparseety_tui.formats.enginewarnings import engine_warning
 from sparseety_tui.formats.errorlines import ERROR_HEADS
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
-    ACCESS,
     BLANK,
     ERROR,
     EXC_HEADER,
@@ -201,11 +201,12 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         self._in_warning = False
         if seq is None and d_running is None:
             msg = line[fm.end() :]
-            if ACCESS_RE.match(msg) is None or b" batch" in msg or b"Traceback" in msg:
+            am = ACCESS_RE.match(msg)
+            if am is None or b" batch" in msg or b"Traceback" in msg:
                 return None
             if b"\r" in msg or b"\x1b" in msg:
                 return None
-            return ACCESS
+            return access_result(am, msg, ts)
         ranks = self._ranks.get(raw_ranks)
         if ranks is None:
             ranks = self._rank_name(raw_ranks)
@@ -280,17 +281,22 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             if parsed is not None:
                 return parsed
         if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
-            if ACCESS_RE.match(msg) is not None:
-                return ACCESS
+            am = ACCESS_RE.match(msg)
+            if am is not None:
+                return access_result(am, msg, ts)
             if EXC_HEADER in msg:
                 self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
                 return TRACEBACK
-        if is_access_line(msg):  # a proxy's, in the common log format (Mooncake metadata)
-            return ACCESS
+        access = access_line(msg, ts)  # a proxy's, in the common log format (Mooncake metadata)
+        if access is not None:
+            return access
         if msg[:1] in ERROR_HEADS:
             error = self._any.error_line(msg, None, ts)  # uvicorn ERROR:, vLLM-style ERROR
             if error is not None:
                 return error
+        warning = engine_warning(msg, ts)  # a retraction, out of memory: an error besides
+        if warning is not None:
+            return LineKind.NOISE, ("error", warning)
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
@@ -318,8 +324,9 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             return _EXPERT
         if rest.startswith(_CSV_HEADER):
             return _EXPERT
-        if is_access_line(rest):
-            return ACCESS
+        access = access_line(rest, ts)
+        if access is not None:
+            return access
         if MARKER in rest:
             parsed = self._pd_failure(rest, ts)
             if parsed is not None:

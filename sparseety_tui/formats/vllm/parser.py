@@ -13,13 +13,13 @@ import re
 from collections import OrderedDict
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats.access import is_access_line
+from sparseety_tui.formats.access import access_line, access_result
 from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.clean import ACCESS_RE, UVICORN_RE, basic_clean, strip_wrappers
+from sparseety_tui.formats.enginewarnings import engine_warning
 from sparseety_tui.formats.errorlines import ERROR_HEADS
 from sparseety_tui.formats.routing import read_response_body
 from sparseety_tui.formats.serverlog import (
-    ACCESS,
     BLANK,
     ERROR,
     EXC_HEADER,
@@ -193,11 +193,13 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
             or b"\x1b" in line
             or b"Traceback" in rest
             or b'File "' in rest
-            or ACCESS_RE.match(rest) is None
         ):
             return None
+        m = ACCESS_RE.match(rest)
+        if m is None:
+            return None
         self._in_warning = False
-        return ACCESS
+        return access_result(m, rest)
 
     def _strip_procs(self, rest: bytes) -> tuple[bytes, str]:
         names: list[str] = []
@@ -242,19 +244,31 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
             return ERROR
         if msg[:1] in b"EA" and starts_record(msg):  # its row ended before the record did
             return self._stats_line(msg, ts)
+        warning = engine_warning(msg, ts)  # out of memory at WARNING level: an error too
+        if warning is not None:
+            return LineKind.NOISE, ("error", warning)
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
     def _raw(self, rest: bytes, key: str, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the vLLM logging head."""
         if not rest or rest.isspace():
-            return OTHER if key else BLANK
+            if key:
+                self._tb.passed()
+                return OTHER
+            return BLANK
         if rest[-1:] == b"]" and b"[repeated" in rest:
             rest = _RAY_REPEAT_RE.sub(b"", rest)
         continued = self._continuation(rest, key)
         if continued is not None:
             return continued
-        if is_access_line(rest):  # uvicorn's, or a proxy's in the common log format
-            return ACCESS
+        access = access_line(rest)
+        if access is not None:  # uvicorn's, or a proxy's in the common log format
+            event = access[1]
+            if event is not None and event[0] == "error" and wrap_ts is not None:
+                stamp = self._wrap_ts(wrap_ts)  # a 5xx: its time, when a wrapper gave one
+                if stamp is not None:
+                    event[1]["ts"] = stamp
+            return access
         if EXC_HEADER in rest and UVICORN_RE.match(rest):
             self._tb.begin_header(key, EXC_HEADER.decode(), None, self._wrap_ts(wrap_ts))
             return TRACEBACK

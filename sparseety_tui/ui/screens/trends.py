@@ -11,7 +11,6 @@ it has them: the rows of the snapshot's view, and the query's ``since``/``until`
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -58,13 +57,6 @@ def _window(snapshot: Snapshot) -> tuple[float | None, float | None]:
     return window.since, window.until
 
 
-def _error_minutes(state: Any) -> Mapping[int, Mapping[str, int]] | None:
-    """The error log's per-minute counts, when the state has an error log."""
-    log = getattr(state, "error_log", None)
-    per_minute = getattr(log, "per_minute", None)
-    return per_minute if isinstance(per_minute, Mapping) else None
-
-
 def _filtered(snapshot: Snapshot) -> bool:
     """Whether the snapshot's view is a filter's rows (it may be behind the query: a view
     not computed yet is None, and then every row counts)."""
@@ -78,7 +70,7 @@ def trends_of(snapshot: Snapshot) -> Trends | None:
         return None
     since, until = _window(snapshot)
     rows = snapshot.view if _filtered(snapshot) else None
-    return compute_trends(state, _error_minutes(state), since=since, until=until, rows=rows)
+    return compute_trends(state, since=since, until=until, rows=rows)
 
 
 def heading(snapshot: Snapshot, trends: Trends | None) -> Text:

@@ -92,7 +92,7 @@ class EnginePanel(Widget):
         out = Text(no_wrap=True, overflow="crop", end="")
         out.append("Engine", self.get_component_rich_style("engine-panel--title"))
         if len(self._engines) > 1:
-            toggle = "e: fold" if self.expanded else "e: per engine"
+            toggle = "p: fold" if self.expanded else "p: per engine"
             out.append(f"  fleet of {len(self._engines)}, {toggle}", dim)
         out.append(f"  {len(self._points)} stats lines", dim)
         series = self._series()

@@ -113,9 +113,37 @@ def totals_items(
         imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
         worst = f"{max(imbalance):.2f}×" if imbalance else "—"
         items.append([("experts max/mean ", "label"), (worst, "value")])
-    errors = (totals.get("errors") or {}).get("count", 0)
     items.append([("unparsed ", "label"), (fmt_count(unparsed), "warn" if unparsed else "value")])
-    items.append([("errors ", "label"), (fmt_count(errors), "error" if errors else "value")])
+    items.extend(error_items(totals.get("errors")))
+    return items
+
+
+#: Error classes that get an item of their own when the logs have any (the rest are
+#: in ``errors``); 5xx always shows, as errors do.
+_OWN_ITEMS = (("oom", "oom"), ("retraction", "retract"), ("engine_dead", "dead"))
+
+
+def error_items(errors: Mapping[str, Any] | None) -> list[Item]:
+    """``errors 760 · 5xx 2,104``, then OOM, retractions and dead engines when there are
+    any (the strip wraps them onto another line when the width runs out). ``errors``
+    counts every class but 5xx; an unknown count (no totals yet) is "—", never 0."""
+    if not errors or "count" not in errors:
+        return [[("errors ", "label"), ("—", "value")]]
+    by_kind: Mapping[str, int] = errors.get("by_kind") or {}
+    http = by_kind.get("http_5xx", 0)
+    others = errors["count"] - http
+    items: list[Item] = [
+        [
+            ("errors ", "label"),
+            (fmt_count(others), "error" if others else "value"),
+            (" · ", "dim"),
+            ("5xx ", "label"),
+            (fmt_count(http), "error" if http else "value"),
+        ]
+    ]
+    for kind, label in _OWN_ITEMS:
+        if by_kind.get(kind):
+            items.append([(f"{label} ", "label"), (fmt_count(by_kind[kind]), "error")])
     return items
 
 
