@@ -135,19 +135,23 @@ def _experts(doc: dict[str, Any]) -> Table | None:
     experts = doc.get("experts")
     if not experts:
         return None
-    table = _table(
-        "Expert load per layer", "layer", "routed slots", "busiest expert", "imbalance max/mean"
-    )
-    for layer, counts, imbalance in zip(
-        experts["layers"], experts["counts"], experts["imbalance_max_over_mean"]
-    ):
-        busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
-        table.add_row(
-            str(layer),
-            fmt_int(sum(counts)),
-            "—" if busiest is None else str(busiest),
-            fmt_float(imbalance, 2),
-        )
+    # One model's rows at a time: a layer of two models is two rows, never one blend.
+    by_model = experts.get("by_model") or {}
+    parts = list(by_model.items()) if len(by_model) > 1 else [("", experts)]
+    columns = ["layer", "routed slots", "busiest expert", "imbalance max/mean"]
+    table = _table("Expert load per layer", *(["model", *columns] if parts[0][0] else columns))
+    for model, heat in parts:
+        for layer, counts, imbalance in zip(
+            heat["layers"], heat["counts"], heat["imbalance_max_over_mean"] or []
+        ):
+            busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
+            cells = [
+                str(layer),
+                fmt_int(sum(counts)),
+                "—" if busiest is None else str(busiest),
+                fmt_float(imbalance, 2),
+            ]
+            table.add_row(*([Text(model), *cells] if model else cells))
     return table
 
 

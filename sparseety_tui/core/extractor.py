@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Protocol
@@ -24,7 +24,14 @@ from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
 from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
 from sparseety_tui.core.lifecycle import LifecyclePart
 from sparseety_tui.core.merge import EventObserver, Merger
-from sparseety_tui.core.series import EngineSeries, HeatCounts, RecordingEngineSeries
+from sparseety_tui.core.series import (
+    EngineSeries,
+    HeatByModel,
+    HeatCounts,
+    RecordingEngineSeries,
+    copy_heat_by_model,
+    merge_heat_by_model,
+)
 from sparseety_tui.core.store import (
     RequestStore,
     StorePart,
@@ -131,6 +138,14 @@ class Extractor:
     @property
     def head_skips(self) -> HeatCounts:
         return self._merger.head_skips
+
+    @property
+    def expert_by_model(self) -> HeatByModel:
+        return self._merger.expert_by_model
+
+    @property
+    def dropped_by_model(self) -> HeatByModel:
+        return self._merger.dropped_by_model
 
     @property
     def errors(self) -> deque[ErrorPayload]:
@@ -529,6 +544,12 @@ class Extractor:
             expert_load=_heat_copy(self.expert_load, prev.expert_load if prev else None),
             dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
             head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
+            expert_by_model=copy_heat_by_model(
+                self.expert_by_model, dict(prev.expert_by_model) if prev else None
+            ),
+            dropped_by_model=copy_heat_by_model(
+                self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
+            ),
             errors=prev.errors
             if prev is not None and prev.error_count == self.error_count
             else tuple(self.errors),
@@ -556,6 +577,9 @@ class Extractor:
             expert_load=self.expert_load,
             dropped=self.dropped,
             head_skips=self.head_skips,
+            expert_by_model=self.expert_by_model,
+            dropped_by_model=self.dropped_by_model,
+            heat_fallback=self._merger.heat_fallback,
             errors=list(self.errors),
             error_count=self.error_count,
             lifecycle=self._merger.lifecycle.export(file),
@@ -579,6 +603,9 @@ class Extractor:
         self.expert_load.merge(part.expert_load)
         self.dropped.merge(part.dropped)
         self.head_skips.merge(part.head_skips)
+        merge_heat_by_model(self.expert_by_model, part.expert_by_model)
+        merge_heat_by_model(self.dropped_by_model, part.dropped_by_model)
+        self._merger.heat_fallback += part.heat_fallback
         if isinstance(part.engine, RecordingEngineSeries):
             self.engine.extend_exact(part.engine)
         else:
@@ -610,6 +637,11 @@ class ExtractorPart:
     error_count: int
     #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
     lifecycle: LifecyclePart | None = None
+    expert_by_model: HeatByModel = field(default_factory=dict)
+    dropped_by_model: HeatByModel = field(default_factory=dict)
+    #: Routing records whose heat went to the file's model or the unknown one
+    #: (``Merger.heat_fallback``): in a later byte range, not what one reader would do.
+    heat_fallback: int = 0
 
 
 def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:

@@ -226,6 +226,9 @@ class FrozenExtractor:
     tokens: TokenCounter = field(repr=False)
     #: Files whose tokenizer is not ``tokens`` (core.file_tokens).
     file_tokens: Mapping[int, TokenCounter] = field(default_factory=dict, repr=False)
+    #: ``expert_load`` and ``dropped`` per model (core.series.HeatByModel).
+    expert_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
+    dropped_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
 
     def tokens_for(self, file: int) -> TokenCounter:
         return self.file_tokens.get(file, self.tokens)

@@ -368,3 +368,35 @@ class HeatCounts:
             for index, n in row.items():
                 self.add(layer, index, n)
         self.out_of_range += other.out_of_range
+
+
+#: The heat bucket of requests whose model neither the request nor its file names.
+UNKNOWN_MODEL = "unknown model"
+#: model name -> its heat counts: experts of an 8-, a 128- and a 256-expert model are three
+#: tables, never one (their ids and their imbalance mean nothing added together).
+HeatByModel: TypeAlias = "dict[str, HeatCounts]"
+
+
+def heat_for(by_model: HeatByModel, model: str) -> HeatCounts:
+    """The model's heat counts, made on first use."""
+    heat = by_model.get(model)
+    if heat is None:
+        heat = by_model[model] = HeatCounts()
+    return heat
+
+
+def copy_heat_by_model(
+    by_model: HeatByModel, previous: dict[str, HeatCounts] | None
+) -> dict[str, HeatCounts]:
+    """A reader's copy: a model's counts that did not move since ``previous`` are shared."""
+    out: dict[str, HeatCounts] = {}
+    for model, heat in by_model.items():
+        old = previous.get(model) if previous is not None else None
+        out[model] = old if old is not None and old.revision == heat.revision else heat.copy()
+    return out
+
+
+def merge_heat_by_model(into: HeatByModel, other: HeatByModel) -> None:
+    """Add another part's counts, model by model (counts add, whatever the order)."""
+    for model, heat in other.items():
+        heat_for(into, model).merge(heat)

@@ -50,7 +50,11 @@ MAIN: tuple[Key, ...] = (
     Key("n", "find_next", "Next match", show=False),
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
-    Key("e", "toggle_engines", "Engines: fleet / per engine", show=False),
+    # ``e`` is the errors view: the engine toggle is ``p`` ("per engine").
+    Key("p", "toggle_engines", "Engines: fleet / per engine", show=False),
+    Key("m", "cycle_model", "Expert heatmap: next model", show=False),
+    Key("x", "cycle_split", "Split: none / model / file / engine", show=False),
+    Key("X", "cycle_group", "Split: next group", show=False),
     Key("d", "diagnostics", "Diag"),
 )
 

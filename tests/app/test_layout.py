@@ -94,13 +94,13 @@ async def test_engine_panel_shows_the_fleet_and_expands_per_engine() -> None:
         await settle(pilot)
         engine = app.main_screen.query_one(EnginePanel)
         text = engine.render().plain
-        assert "fleet of 2, e: per engine" in text
+        assert "fleet of 2, p: per engine" in text
         running = next(line for line in text.splitlines() if line.startswith("running"))
         assert running.endswith(" 92")  # 46 + 46 at the last interval, not their mean
         kv = next(line for line in text.splitlines() if line.startswith("KV usage"))
         assert kv.endswith(" 45%")  # (45% + 45%) / 2
         folded = engine.size.height
-        await pilot.press("e")
+        await pilot.press("p")
         await settle(pilot)
         text = engine.render().plain
         rows = [line for line in text.splitlines() if line[:1] in "01"]

@@ -1,20 +1,37 @@
 """Engine statistics (vLLM ``Engine 000:`` / SGLang batch lines) as labelled sparklines.
 
 The sparklines are the fleet's (``core.fleet``: engines summed, ratios averaged, replicated
-ranks once); expanded (``e`` or a click), one row per engine gives its last figures."""
+ranks once); expanded (``p`` or a click), one row per engine gives its last figures.
+
+Stats of several logs are never summed into one fleet line: two servers tailed together
+would read as one server ramping up when the second starts. Then the panel shows each
+log's engines, one row each (a sparkline of its generation throughput and its last
+figures), under the log's short name; a split (``x``: by file, by engine) shows the
+sparklines of one log or one engine. The stats-line count is the series' true count, the
+prefix-cache share is ``summary``'s (``core.fleet.prefill_cached``: cached / (cached +
+new) prefill tokens over every stats line), and retraction and OOM warnings are counted
+from the error log."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.widget import Widget
 
+from sparseety_tui.core.filenames import short_names
 from sparseety_tui.core.fleet import (
+    Engine,
+    fleet,
     fleet_points,
+    fold,
+    label_of,
+    prefill_cached,
 )
+from sparseety_tui.core.series import SOURCE_SEP, EngineSeries, label_key
 from sparseety_tui.events import StatsPayload
+from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
@@ -24,6 +41,7 @@ SERIES: tuple[tuple[str, str, float, str], ...] = (
     ("gen tok/s", "generation_throughput", 1.0, ""),
     ("running", "running", 1.0, ""),
     ("waiting", "waiting", 1.0, ""),
+    ("queue", "queued", 1.0, ""),  # SGLang ``#queue-req``
     ("KV usage", "kv_usage", 100.0, "%"),
     ("prefix hit", "prefix_cache_hit_rate", 100.0, "%"),
 )
@@ -48,15 +66,68 @@ class EnginePanel(Widget):
         self._fleet: list[dict[str, float]] = []
         self._engines: dict[str, dict[str, float]] = {}
         self.expanded = False
+        self._series_all: EngineSeries | None = None
+        #: the fleet's engines (core.fleet), all logs; those of the split's group
+        self._all_engines: tuple[Engine, ...] = ()
+        self._shown: tuple[Engine, ...] = ()
+        #: ("file", path) or ("engine", group): the split's group; None: everything
+        self._focus: tuple[str, str] | None = None
+        self._events: dict[str, int] = {}
         fit_height(self, self._rows())
 
-    def set_points(self, points: tuple[StatsPayload, ...]) -> None:
-        if points is not self._points:
-            self._points = points
-            followed = fleet_points(points)
-            self._fleet, self._engines = followed.fleet, followed.engines
-            fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
-            self.refresh()
+    def set_points(
+        self,
+        points: tuple[StatsPayload, ...],
+        series: EngineSeries | None = None,
+        *,
+        focus: tuple[str, str] | None = None,
+        events: dict[str, int] | None = None,
+    ) -> None:
+        """The recent stats lines; ``series``: every stats line's series (its true count
+        and sums); ``focus``: show one log (``("file", path)``) or one engine
+        (``("engine", group)``, a ``core.fleet.Engine.group``); ``events``: warnings
+        by kind (``retraction``, ``oom``)."""
+        events = events or {}
+        if (
+            points is self._points
+            and series is self._series_all
+            and focus == self._focus
+            and events == self._events
+        ):
+            return
+        if series is not self._series_all:
+            self._all_engines = fleet(series).engines if series is not None and series.count else ()
+        self._series_all, self._focus, self._events = series, focus, events
+        self._points = points
+        self._shown = tuple(e for e in self._all_engines if _in_focus(e.group, focus))
+        followed = fleet_points([p for p in points if _in_focus(fold(label_key(p)), focus)])
+        self._fleet, self._engines = followed.fleet, followed.engines
+        fit_height(self, self._rows())  # not ``height: auto``: see widgets/fit.py
+        self.refresh()
+
+    @property
+    def stats_lines(self) -> int:
+        """Stats lines of what is shown: every line read (not the points kept for the
+        sparklines), of the split's group when there is one."""
+        if self._series_all is None:
+            return len(self._points)
+        if self._focus is None:
+            return self._series_all.count
+        return sum(
+            series.count
+            for key, series in self._series_all.labels.items()
+            if _in_focus(fold(key), self._focus)
+        )
+
+    @property
+    def sources(self) -> list[str]:
+        """The logs the shown engines' stats came from, in order of first engine."""
+        return list(dict.fromkeys(e.source for e in self._shown))
+
+    @property
+    def grouped(self) -> bool:
+        """One row per engine under each log's name: stats of several logs, no split."""
+        return len(self.sources) > 1
 
     def toggle_expanded(self) -> None:
         """Show or hide one row per engine."""
@@ -83,18 +154,47 @@ class EnginePanel(Widget):
         return out
 
     def _rows(self) -> int:
+        extra = (1 if self._cache_line() else 0) + (1 if self._events_line() else 0)
+        if self.grouped:
+            return 1 + len(self.sources) + len(self._shown) + extra
         engines = len(self._engines) if self.expanded else 0
-        return 1 + max(1, len(self._series())) + engines
+        return 1 + max(1, len(self._series())) + engines + extra
+
+    def _cache_line(self) -> str:
+        new, cached, ratio = prefill_cached(self._shown)
+        if ratio is None or new is None or cached is None:
+            return ""
+        return f"prefix cached {ratio * 100:.1f}% of prefill ({_num(cached)} of {_num(cached + new)} tok)"
+
+    def _events_line(self) -> str:
+        shown = [f"{kind} {n:,}" for kind, n in sorted(self._events.items()) if n]
+        return "warnings: " + ", ".join(shown) if shown else ""
 
     def render(self) -> Text:
         dim = self.get_component_rich_style("engine-panel--dim")
         spark_style = self.get_component_rich_style("engine-panel--spark")
         out = Text(no_wrap=True, overflow="crop", end="")
         out.append("Engine", self.get_component_rich_style("engine-panel--title"))
-        if len(self._engines) > 1:
-            toggle = "e: fold" if self.expanded else "e: per engine"
+        if self._focus is not None:
+            kind, group = self._focus
+            name = group
+            if kind == "engine":
+                name = next((_engine_label(e) for e in self._shown), label_of(group))
+            out.append(f" {kind} ", dim)
+            out.append(escape(name))
+        if self.grouped:
+            out.append(f"  {len(self._shown)} engines of {len(self.sources)} logs", dim)
+        elif len(self._engines) > 1:
+            toggle = "p: fold" if self.expanded else "p: per engine"
             out.append(f"  fleet of {len(self._engines)}, {toggle}", dim)
-        out.append(f"  {len(self._points)} stats lines", dim)
+        out.append(f"  {self.stats_lines:,} stats lines", dim)
+        for line in (self._cache_line(), self._events_line()):
+            if line:
+                out.append("\n")
+                out.append(line, dim)
+        if self.grouped:
+            self._render_grouped(out, dim, spark_style)
+            return out
         series = self._series()
         if not series:
             out.append("\nno engine stats lines (vLLM/SGLang logs have them)", dim)
@@ -116,6 +216,68 @@ class EnginePanel(Widget):
                 out.append(name[:name_w].ljust(name_w) + " ", dim)  # log text: never markup
                 out.append(_engine_row(figures, width - name_w - 1))
         return out
+
+    def _render_grouped(self, out: Text, dim: Any, spark_style: Any) -> None:
+        """Each log's name, then one row per engine of it: a sparkline of its generation
+        throughput (its own points) and its last figures."""
+        width = self.size.width
+        names = short_names(self.sources)
+        name_w = min(max(len(_engine_label(e)) for e in self._shown), max(6, width // 4))
+        spark_w = max(4, min(16, width // 5))
+        by_group: dict[str, list[float | None]] = {}
+        for point in self._points:
+            value = point.get("generation_throughput")
+            by_group.setdefault(fold(label_key(point)), []).append(
+                None if value is None else float(value)
+            )
+        for source in self.sources:
+            out.append("\n")
+            out.append(escape(names[source]), self.get_component_rich_style("engine-panel--title"))
+            for engine in (e for e in self._shown if e.source == source):
+                values = by_group.get(engine.group, [])
+                out.append("\n")
+                out.append(escape(_engine_label(engine))[:name_w].ljust(name_w) + " ", dim)
+                out.append(sparkline(_compact(values, spark_w), spark_w), spark_style)
+                figures = {**engine.series.last}
+                out.append(" " + _engine_row(figures, width - name_w - spark_w - 2))  # type: ignore[arg-type]
+
+
+#: The error-log kinds the panel counts as engine warnings (the errors view lists them).
+WARNING_KINDS = ("retraction", "oom")
+
+
+def warning_counts(state: object) -> dict[str, int]:
+    """Retraction and OOM warnings by kind, from the frozen state's error log when it has
+    one (``FrozenExtractor.error_log``: entries with a ``kind``); the panel never reads
+    log lines itself."""
+    log = getattr(state, "error_log", None)
+    if log is None:
+        return {}
+    counts = dict.fromkeys(WARNING_KINDS, 0)
+    by_kind = getattr(log, "by_kind", None)
+    if isinstance(by_kind, Mapping):
+        return {kind: int(by_kind.get(kind, 0)) for kind in WARNING_KINDS}
+    for entry in log:
+        kind = entry.get("kind") if isinstance(entry, Mapping) else getattr(entry, "kind", None)
+        if kind in counts:
+            counts[kind] += 1
+    return counts
+
+
+def _in_focus(group: str, focus: tuple[str, str] | None) -> bool:
+    """Whether an engine group (``core.fleet.fold`` of a series key) is in the split's."""
+    if focus is None:
+        return True
+    kind, value = focus
+    if kind == "engine":
+        return group == value
+    return group.rpartition(SOURCE_SEP)[0] == value
+
+
+def _engine_label(engine: Engine) -> str:
+    """An engine's name within its log (its log is the heading above it)."""
+    suffix = f" ({engine.source})"
+    return engine.name[: -len(suffix)] if engine.name.endswith(suffix) else engine.name
 
 
 def _compact(values: Sequence[float | None], width: int) -> list[float | None]:

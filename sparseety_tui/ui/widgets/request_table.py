@@ -26,6 +26,7 @@ from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import row_figures
+from sparseety_tui.core.filenames import short_names
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import StoreView
 from sparseety_tui.ingest.snapshot import Snapshot
@@ -47,6 +48,8 @@ COLUMNS: tuple[Column, ...] = (
     # All eleven fit the table's share of a 160-column terminal (91 cells).
     Column("time", "received", 8, 2, "left"),
     Column("id", "request id", 12, 0, "left"),
+    # Shown only when more than one log is read (``layout_columns(with_file=True)``).
+    Column("file", "file", 12, 2, "left"),
     Column("model", "model", 12, 9, "left"),
     Column("state", "state", 8, 1, "left"),
     Column("prompt", "prompt", 6, 3),
@@ -63,15 +66,17 @@ ID_MAX = 36  # the id column takes the spare width, up to this
 STATE_LABELS = {"unknown": "—", "end_unlogged": "unlogged"}
 
 
-def layout_columns(width: int) -> list[tuple[Column, int]]:
-    """Columns that fit ``width`` (dropping the least important first) and their widths."""
-    chosen = sorted(COLUMNS, key=lambda c: c.priority)
+def layout_columns(width: int, with_file: bool = False) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` (dropping the least important first) and their widths;
+    the ``file`` column only ``with_file`` (more than one log read)."""
+    shown = [c for c in COLUMNS if with_file or c.key != "file"]
+    chosen = sorted(shown, key=lambda c: c.priority)
     while chosen:
         need = sum(c.width for c in chosen) + len(chosen) - 1
         if need <= width or len(chosen) == 1:
             break
         chosen.pop()
-    ordered = [c for c in COLUMNS if c in chosen]
+    ordered = [c for c in shown if c in chosen]
     spare = max(0, width - (sum(c.width for c in ordered) + len(ordered) - 1))
     out: list[tuple[Column, int]] = []
     for column in ordered:
@@ -80,7 +85,7 @@ def layout_columns(width: int) -> list[tuple[Column, int]]:
             grow = min(spare, ID_MAX - w)
             w += grow
             spare -= grow
-        elif column.key == "model" and spare:
+        elif column.key in ("model", "file") and spare:
             grow = min(spare, 10)
             w += grow
             spare -= grow
@@ -161,6 +166,9 @@ class RequestTable(ScrollView, can_focus=True):
         self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
+        #: Each Extractor file's short name (core.filenames), and the paths it was made for.
+        self._file_names: tuple[str, ...] = ()
+        self._file_paths: tuple[str, ...] = ()
 
     # -- data --------------------------------------------------------------------------------
 
@@ -187,6 +195,7 @@ class RequestTable(ScrollView, can_focus=True):
             keep_row = self.current_row  # a re-sort/re-filter: stay on the same request
         self._snap = snap
         self._cache.clear()
+        self._name_files(snap)
         count = snap.visible
         self.virtual_size = Size(self.size.width, count + 1)
         if self.follow:
@@ -289,9 +298,23 @@ class RequestTable(ScrollView, can_focus=True):
         self._cache.clear()
         super().notify_style_update()
 
+    def _name_files(self, snap: Snapshot) -> None:
+        """Name each file of the snapshot (once per new set of files, not per frame)."""
+        paths = tuple(f.path for f in snap.state.files) if snap.state is not None else ()
+        if paths != self._file_paths:
+            names = short_names(paths)
+            self._file_paths = paths
+            self._file_names = tuple(escape(names[path]) for path in paths)
+            self._layout_width = -1  # the file column comes or goes
+
+    @property
+    def shows_files(self) -> bool:
+        """Whether the ``file`` column is in the layout: more than one log is read."""
+        return len(set(self._file_paths)) > 1
+
     def _columns(self, width: int) -> list[tuple[Column, int]]:
         if width != self._layout_width:
-            self._layout = layout_columns(width)
+            self._layout = layout_columns(width, self.shows_files)
             self._layout_width = width
         return self._layout
 
@@ -370,6 +393,10 @@ class RequestTable(ScrollView, can_focus=True):
             return escape(store.ids[row]), base
         if key == "model":
             return escape(store.models[c["model"][row]]) or "—", dim
+        if key == "file":
+            file = c["file"][row]
+            names = self._file_names
+            return (names[file] if 0 <= file < len(names) else "—"), dim
         if key == "state":
             return STATE_LABELS.get(state, state), state_style
         if key == "prompt":

@@ -1,0 +1,88 @@
+"""Totals split by model and by file: the same request figures, one group at a time.
+
+An on-call question is "which model, which server": figures over every request of two
+servers or two models answer neither. ``compute_totals`` feeds each chunk of rows to a
+``Groups`` per split key (the store's ``model`` code, its ``file`` index); ``result``
+gives one record per group, named by model name or file path (every incarnation of a
+rotated path, and both parts of a backfilled file, are one group). Sums are over the
+requests that report the value, None when none does, as everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+#: What the TUI's split key cycles through (``engine`` groups come from core.fleet).
+SPLITS = ("none", "model", "file", "engine")
+
+
+class Groups:
+    """Per-group sums over chunks of rows, keyed by an integer column (codes)."""
+
+    def __init__(self, column: str) -> None:
+        self.column = column
+        self.requests: dict[int, int] = {}
+        self.sums: dict[str, dict[int, float]] = {"prompt_tokens": {}, "completion_tokens": {}}
+        self.known: dict[str, dict[int, int]] = {"prompt_tokens": {}, "completion_tokens": {}}
+        self.failed: dict[int, int] = {}
+        self.latency: list[tuple[Any, Any]] = []  # (codes, latencies) of known latencies
+
+    def add(self, cols: dict[str, Any], failed_code: int) -> None:
+        import numpy as np
+
+        codes = cols[self.column]
+        if not len(codes):
+            return
+        keys = codes.astype(np.int64)
+        present, inverse = np.unique(keys, return_inverse=True)
+        counts = np.bincount(inverse)
+        fails = np.bincount(inverse, weights=cols["state"] == failed_code)
+        for i, code in enumerate(present.tolist()):
+            self.requests[code] = self.requests.get(code, 0) + int(counts[i])
+            self.failed[code] = self.failed.get(code, 0) + int(fails[i])
+        for name, sums in self.sums.items():
+            values = cols[name]
+            known = ~np.isnan(values)
+            total = np.bincount(inverse, weights=np.where(known, values, 0.0))
+            n = np.bincount(inverse, weights=known)
+            for i, code in enumerate(present.tolist()):
+                if n[i]:
+                    sums[code] = sums.get(code, 0.0) + float(total[i])
+                    self.known[name][code] = self.known[name].get(code, 0) + int(n[i])
+        latency = cols["latency_s"]
+        with_latency = ~np.isnan(latency)
+        self.latency.append((keys[with_latency], latency[with_latency]))
+
+    def result(self, name_of: Callable[[int], str]) -> list[dict[str, Any]]:
+        """One record per group, by name (codes of one name, such as every file of one
+        path, added up), in name order."""
+        import numpy as np
+
+        by_name: dict[str, list[int]] = {}
+        for code in self.requests:
+            by_name.setdefault(name_of(code), []).append(code)
+        codes = np.concatenate([c for c, _ in self.latency]) if self.latency else np.zeros(0)
+        values = np.concatenate([v for _, v in self.latency]) if self.latency else np.zeros(0)
+        out = []
+        for name in sorted(by_name):
+            members = by_name[name]
+            record: dict[str, Any] = {
+                "name": name,
+                "requests": sum(self.requests[c] for c in members),
+                "failed": sum(self.failed[c] for c in members),
+            }
+            for field, sums in self.sums.items():
+                known = [c for c in members if self.known[field].get(c)]
+                record[field] = _whole(sum(sums[c] for c in known)) if known else None
+            mine = np.sort(values[np.isin(codes, members)].astype(np.float64))
+            record["latency_p50_s"] = (
+                round(float(mine[max(math.ceil(0.5 * mine.size), 1) - 1]), 5) if mine.size else None
+            )
+            out.append(record)
+        return out
+
+
+def _whole(value: float) -> int | float:
+    return int(value) if value.is_integer() else value
