@@ -148,6 +148,14 @@ class Extractor:
         return self._merger.dropped_by_model
 
     @property
+    def expert_dumps(self) -> HeatCounts:
+        return self._merger.expert_dumps
+
+    @property
+    def dump_by_model(self) -> HeatByModel:
+        return self._merger.dump_by_model
+
+    @property
     def errors(self) -> deque[ErrorPayload]:
         return self._merger.errors
 
@@ -550,6 +558,10 @@ class Extractor:
             dropped_by_model=copy_heat_by_model(
                 self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
             ),
+            expert_dumps=_heat_copy(self.expert_dumps, prev.expert_dumps if prev else None),
+            dump_by_model=copy_heat_by_model(
+                self.dump_by_model, dict(prev.dump_by_model) if prev else None
+            ),
             errors=prev.errors
             if prev is not None and prev.error_count == self.error_count
             else tuple(self.errors),
@@ -580,6 +592,8 @@ class Extractor:
             expert_by_model=self.expert_by_model,
             dropped_by_model=self.dropped_by_model,
             heat_fallback=self._merger.heat_fallback,
+            expert_dumps=self.expert_dumps,
+            dump_by_model=self.dump_by_model,
             errors=list(self.errors),
             error_count=self.error_count,
             lifecycle=self._merger.lifecycle.export(file),
@@ -606,6 +620,8 @@ class Extractor:
         merge_heat_by_model(self.expert_by_model, part.expert_by_model)
         merge_heat_by_model(self.dropped_by_model, part.dropped_by_model)
         self._merger.heat_fallback += part.heat_fallback
+        self.expert_dumps.merge(part.expert_dumps)
+        merge_heat_by_model(self.dump_by_model, part.dump_by_model)
         if isinstance(part.engine, RecordingEngineSeries):
             self.engine.extend_exact(part.engine)
         else:
@@ -642,6 +658,8 @@ class ExtractorPart:
     #: Routing records whose heat went to the file's model or the unknown one
     #: (``Merger.heat_fallback``): in a later byte range, not what one reader would do.
     heat_fallback: int = 0
+    expert_dumps: HeatCounts = field(default_factory=HeatCounts)
+    dump_by_model: HeatByModel = field(default_factory=dict)
 
 
 def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:

@@ -170,6 +170,10 @@ class Merger:
         #: Routing records whose model came from the file or was unknown (not the
         #: request's): a byte range of a file cannot know those as one reader would.
         self.heat_fallback = 0
+        #: Expert counts from expert-distribution dumps (counts over a recording window,
+        #: not per-token routing: kept apart from ``expert_load``), all and per model.
+        self.expert_dumps = HeatCounts()
+        self.dump_by_model: HeatByModel = {}
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
         self._observer = observer
@@ -204,6 +208,13 @@ class Merger:
             self.lifecycle.stats(event[1], file)
         elif event[0] == "error":
             self._on_error(event[1])
+        elif event[0] == "expert_count":
+            # A dump's counts (SGLang expert-distribution recorder): the file's model.
+            row = event[1]
+            named = meta.get("model") or meta.get("model_path")
+            model = named if type(named) is str and named else UNKNOWN_MODEL
+            self.expert_dumps.add(row["layer"], row["expert"], row["count"])
+            heat_for(self.dump_by_model, model).add(row["layer"], row["expert"], row["count"])
         elif event[0] == "meta":
             payload = event[1]
             if not STARTUP_KEY_SET.isdisjoint(payload):

@@ -276,6 +276,9 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         "throughput_per_minute_by": basis,
         "experts": model_heat_summary(extractor.expert_load, extractor.expert_by_model),
         "dropped_experts": model_heat_summary(extractor.dropped, extractor.dropped_by_model),
+        # Counts from expert-distribution dumps (SGLang's recorder): a recording window's
+        # tokens per expert, not per-token routing, so never added to ``experts``.
+        "expert_distribution": model_heat_summary(extractor.expert_dumps, extractor.dump_by_model),
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
         "engine": _engine_summary(extractor),
         "errors": {

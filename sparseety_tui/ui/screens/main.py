@@ -37,6 +37,20 @@ if TYPE_CHECKING:
     from sparseety_tui.core.costmodel import ModelShape
 
 EXPERTS_TITLE = "Expert load (layer × expert)"
+#: The heatmap title's note when it shows expert-distribution dump counts.
+DUMP_SOURCE = " · dump counts, not per-token routing"
+
+
+def expert_source(totals: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
+    """What the expert heatmap shows: per-token routing (``experts``), else the counts of
+    expert-distribution dumps (``expert_distribution``), with the title note saying so."""
+    experts = totals.get("experts")
+    if experts:
+        return experts, ""
+    dumps = totals.get("expert_distribution")
+    return (dumps, DUMP_SOURCE) if dumps else (None, "")
+
+
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
 
@@ -121,7 +135,7 @@ class MainScreen(Screen[None]):
             + totals_items(snap.totals, snap.rate, unparsed, show_rate=self._show_rate)
         )
         totals = snap.totals or {}
-        self._show_experts(totals.get("experts"))
+        self._show_experts(totals)
         heads = totals.get("head_skips")
         heads_map = self.query_one("#heads-heatmap", Heatmap)
         heads_map.set_summary(heads)
@@ -154,9 +168,11 @@ class MainScreen(Screen[None]):
         group = next((e.group for e in engines if e.name == name), None)
         return None if group is None else ("engine", group)
 
-    def _show_experts(self, experts: Mapping[str, Any] | None) -> None:
-        """One model's expert load at a time (``m`` cycles; a split by model picks it)."""
+    def _show_experts(self, totals: Mapping[str, Any]) -> None:
+        """One model's expert load at a time (``m`` cycles; a split by model picks it):
+        per-token routing, else expert-distribution dump counts, labelled as such."""
         heatmap = self.query_one("#experts-heatmap", Heatmap)
+        experts, source = expert_source(totals)
         by_model: Mapping[str, Any] = (experts or {}).get("by_model") or {}
         models = sorted(by_model)
         if self._split == "model" and self._last is not None:
@@ -169,12 +185,10 @@ class MainScreen(Screen[None]):
         if not models:
             heatmap.set_title(EXPERTS_TITLE)
         else:
-            which = (
-                f" ({models.index(self._model) + 1}/{len(models)}, m: next)"
-                if len(models) > 1
-                else ""
-            )
-            heatmap.set_title(f"Expert load: {escape(self._model)}{which}")
+            which = ""
+            if len(models) > 1:
+                which = f" ({models.index(self._model) + 1}/{len(models)}, m: next)"
+            heatmap.set_title(f"Expert load: {escape(self._model)}{which}{source}")
         note = ""
         if shown:
             worst, _ = worst_imbalance(shown)

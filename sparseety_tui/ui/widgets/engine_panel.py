@@ -27,6 +27,7 @@ from sparseety_tui.core.fleet import (
     fleet_points,
     fold,
     label_of,
+    measured,
     prefill_cached,
 )
 from sparseety_tui.core.series import SOURCE_SEP, EngineSeries, label_key
@@ -45,6 +46,10 @@ SERIES: tuple[tuple[str, str, float, str], ...] = (
     ("KV usage", "kv_usage", 100.0, "%"),
     ("prefix hit", "prefix_cache_hit_rate", 100.0, "%"),
 )
+#: An engine row's prefix-cache share of prefill (``core.fleet.prefill_cached``).
+CACHED_SHARE = "cached_share"
+#: What an engine row shows, in this order: SERIES, then the cached share.
+ROW_FIELDS = (*SERIES, ("prefix cached", CACHED_SHARE, 100.0, "%"))
 
 
 class EnginePanel(Widget):
@@ -144,11 +149,21 @@ class EnginePanel(Widget):
 
     def _series(self) -> list[tuple[str, list[float | None], float, str]]:
         out = []
-        for label, key, scale, unit in SERIES:
+        shares = [_cached_share(point) for point in self._fleet]
+        # The prefix cache as summary measures it (cached / (cached + new) prefill tokens)
+        # where lines give token counts: SGLang's own "cache hit rate" beside them is
+        # another figure (0.00% on batches that had half their tokens cached).
+        by_tokens = any(v is not None for v in shares)
+        for label, key, scale, unit in ROW_FIELDS:
             values: list[float | None] = []
-            for point in self._fleet:
-                value = point.get(key)
-                values.append(float(value) * scale if value is not None else None)
+            if key == CACHED_SHARE:
+                values = [None if v is None else v * scale for v in shares]
+            elif key == "prefix_cache_hit_rate" and by_tokens:
+                continue
+            else:
+                for point in self._fleet:
+                    value = point.get(key)
+                    values.append(float(value) * scale if value is not None else None)
             if any(v is not None for v in values):
                 out.append((label, values, scale, unit))
         return out
@@ -226,7 +241,8 @@ class EnginePanel(Widget):
         spark_w = max(4, min(16, width // 5))
         by_group: dict[str, list[float | None]] = {}
         for point in self._points:
-            value = point.get("generation_throughput")
+            # Its throughput: generation, else prompt (a prefill server logs no decode).
+            value = point.get("generation_throughput", point.get("prompt_throughput"))
             by_group.setdefault(fold(label_key(point)), []).append(
                 None if value is None else float(value)
             )
@@ -238,8 +254,12 @@ class EnginePanel(Widget):
                 out.append("\n")
                 out.append(escape(_engine_label(engine))[:name_w].ljust(name_w) + " ", dim)
                 out.append(sparkline(_compact(values, spark_w), spark_w), spark_style)
-                figures = {**engine.series.last}
-                out.append(" " + _engine_row(figures, width - name_w - spark_w - 2))  # type: ignore[arg-type]
+                figures: dict[str, float] = measured(engine.series.last)
+                share = prefill_cached([engine])[2]
+                if share is not None:  # summary's figure, not the line's own hit rate
+                    figures.pop("prefix_cache_hit_rate", None)
+                    figures[CACHED_SHARE] = share
+                out.append(" " + _engine_row(figures, width - name_w - spark_w - 2))
 
 
 #: The error-log kinds the panel counts as engine warnings (the errors view lists them).
@@ -280,6 +300,15 @@ def _engine_label(engine: Engine) -> str:
     return engine.name[: -len(suffix)] if engine.name.endswith(suffix) else engine.name
 
 
+def _cached_share(figures: Mapping[str, float]) -> float | None:
+    """One interval's prefix-cache share of prefill tokens (None: not reported, or no
+    prefill in the interval)."""
+    cached, new = figures.get("cached_tokens"), figures.get("new_tokens")
+    if cached is None or new is None or cached + new <= 0:
+        return None
+    return cached / (cached + new)
+
+
 def _compact(values: Sequence[float | None], width: int) -> list[float | None]:
     """At most ``width`` points: the mean of equal slices when there are more."""
     if len(values) <= width:
@@ -306,7 +335,7 @@ def _engine_row(figures: dict[str, float], width: int) -> str:
     """One engine's last figures, in SERIES order, as ``label value`` pairs: as many whole
     pairs as fit in ``width`` (a pair cut in its number would show another number)."""
     row = ""
-    for label, key, scale, unit in SERIES:
+    for label, key, scale, unit in ROW_FIELDS:
         value = figures.get(key)
         if value is None:
             continue
