@@ -49,8 +49,17 @@ async def _help(pilot: Any) -> None:
     await settle(pilot)
 
 
+async def _main_split(pilot: Any) -> None:
+    # Split by model, its second group: the strip leads with that model's figures and
+    # the expert heatmap (ids on its axis, top experts per layer) shows it.
+    await settle(pilot)
+    await pilot.press("x", "X")
+    await settle(pilot)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
+    "main_split": _main_split,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,
@@ -64,3 +73,19 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
 def test_screen(snap_compare: Any, screen: str, size: tuple[int, int], theme: str) -> None:
     app = make_app(theme=theme)
     assert snap_compare(app, terminal_size=size, run_before=SCREENS[screen])
+
+
+#: Real logs together: a vLLM data-parallel server, an SGLang server, and SGLang's
+#: expert-distribution dump: a file column, engines per log, dump counts on the heatmap.
+SERVER_LOGS = (
+    "tests/data/real_logs/vllm_0.14_dp8_engine000_001_mm_cache_waiting_36748.log",
+    "tests/data/real_logs/sglang_0.3_prefill_cache_hit_rate_chunked_2255.log",
+    "tests/data/real_logs/sglang_docsci_20250331_moe_expert_distribution_csv_dump.log",
+)
+
+
+@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_main_server_logs(snap_compare: Any, size: tuple[int, int], theme: str) -> None:
+    app = make_app(theme=theme, paths=SERVER_LOGS)
+    assert snap_compare(app, terminal_size=size, run_before=_main)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from apphelpers import async_test, make_app, settle
 
@@ -119,7 +119,7 @@ async def test_engine_panel_shows_summarys_cache_share_and_the_true_line_count(
 
 def test_warning_counts_come_from_the_error_log() -> None:
     class State:
-        error_log = [
+        error_log: ClassVar[list[dict[str, str]]] = [
             {"kind": "retraction"},
             {"kind": "oom"},
             {"kind": "retraction"},

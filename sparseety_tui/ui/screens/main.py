@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
 EXPERTS_TITLE = "Expert load (layer × expert)"
 #: The heatmap title's note when it shows expert-distribution dump counts.
-DUMP_SOURCE = " · dump counts, not per-token routing"
+DUMP_SOURCE = " (dump counts)"
 
 
 def expert_source(totals: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
@@ -81,6 +81,9 @@ class MainScreen(Screen[None]):
         with Horizontal(id="body"):
             yield RequestTable(self._shape, id="requests")
             with Vertical(id="side"):
+                # The engine panel first: a few lines, where a heatmap and its top list
+                # can be a hundred (61 layers) and would push it out of sight.
+                yield EnginePanel(id="engine", classes="hidden")
                 yield Heatmap(
                     EXPERTS_TITLE,
                     "expert",
@@ -95,7 +98,6 @@ class MainScreen(Screen[None]):
                     id="heads-heatmap",
                     classes="hidden",
                 )
-                yield EnginePanel(id="engine", classes="hidden")
         yield Input(id="prompt", classes="hidden")
         yield StatusLine(id="status")
         yield Footer(compact=True)
@@ -177,7 +179,13 @@ class MainScreen(Screen[None]):
         models = sorted(by_model)
         if self._split == "model" and self._last is not None:
             chosen = self._split_name(self._last)
-            if chosen is not None and chosen in by_model:
+            if chosen is not None and chosen not in by_model and (experts or models):
+                # The split's model routed nothing that was logged: say so, never show
+                # another model's load under it.
+                heatmap.set_title(f"Expert load: {escape(chosen)}")
+                heatmap.set_summary(None, "none logged for this model")
+                return
+            if chosen is not None:
                 self._model = chosen
         if self._model not in by_model:
             self._model = models[0] if models else ""

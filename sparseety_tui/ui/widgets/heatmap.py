@@ -105,8 +105,12 @@ class Heatmap(Widget):
         title_style = self.get_component_rich_style("heatmap--title")
         dim = self.get_component_rich_style("heatmap--dim")
         out = Text(no_wrap=True, overflow="crop", end="")
-        out.append(self.title, title_style)
-        if self._note:
+        # One line, cut to the width: a wrapped title (a long model name) would push the
+        # map's last line out of the height ``_rows`` gave it.
+        width = max(1, self.size.width)
+        title = self.title if len(self.title) <= width else self.title[: width - 1] + "…"
+        out.append(title, title_style)
+        if self._note and len(title) + 2 + len(self._note) <= width:
             out.append(f"  {self._note}", dim)
         if self._data is None:
             out.append("\n")
@@ -136,7 +140,8 @@ class Heatmap(Widget):
             out.append("\n")
             out.append(f"+{len(rows) - len(shown)} more layers", dim)
         out.append("\n")
-        out.append(" " * label_w + axis_labels(cells, bucket, repeat), dim)
+        # "id" in the label column: a line of leading blanks may be trimmed when drawn.
+        out.append("id".ljust(label_w) + axis_labels(cells, bucket, repeat), dim)
         out.append("\n")
         per = f"{bucket} {self.index_name}s per cell, " if bucket > 1 else ""
         out.append(f"{width} {self.index_name}s, {per}· none, ", dim)
