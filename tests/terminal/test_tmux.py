@@ -237,3 +237,62 @@ def test_sglang_log_requests_and_engine_panel(tmux: Tmux, tmp_path: Path) -> Non
     )
     tmux.keys("q")
     assert exit_status(status) == "0"
+
+
+REAL_LOGS = Path(__file__).resolve().parents[1] / "data" / "real_logs"
+#: Three servers that log to files of one name: a vLLM and two SGLang servers, each
+#: with requests and engine stats (real excerpts).
+THREE_SERVERS = {
+    "a": "vllm_0.8_v0_cpu_received_added_metrics_uvicorn_17954.log",
+    "b": "sglang_docsci_20250630_native_api_prefill_token_field_expert_pt.log",
+    "c": "sglang_docsci_20241231_v0.4.1_native_api_meta_info.log",
+}
+
+
+def start_sized(tmux: Tmux, paths: list[Path], width: int, height: int) -> None:
+    command = (
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail "
+        f"{' '.join(str(p) for p in paths)}; sleep 60"
+    )
+    env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
+    tmux.run(
+        "new-session",
+        "-d",
+        "-s",
+        "app",
+        "-x",
+        str(width),
+        "-y",
+        str(height),
+        *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")],
+        command,
+    )
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_three_logs_show_a_file_column_and_three_engines(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    paths = []
+    for name, source in THREE_SERVERS.items():
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "server.log"
+        shutil.copyfile(REAL_LOGS / source, path)
+        paths.append(path)
+    start_sized(tmux, paths, *size)
+    names = ("a/server.log", "b/server.log", "c/server.log")
+    screen = tmux.wait_for(
+        lambda s: " file " in s and all(n in s for n in names), "the file column naming each log"
+    )
+    if size[0] >= 160:
+        # The engine panel: each log's name, then its engine's row: never one summed fleet.
+        assert "3 engines of 3 logs" in screen
+        assert "fleet of" not in screen
+    # Split by engine (x: model, file, engine): the strip names the engine, 1 of 3.
+    tmux.keys("x", "x", "x")
+    tmux.wait_for(lambda s: "engine " in s and " 1/3 " in s, "the first of three engines")
+    tmux.keys("X")
+    tmux.wait_for(lambda s: " 2/3 " in s, "the second engine")
+    tmux.keys("X")
+    screen = tmux.wait_for(lambda s: " 3/3 " in s, "the third engine")
+    tmux.keys("q")

@@ -126,8 +126,8 @@ class EnginePanel(Widget):
 
     @property
     def sources(self) -> list[str]:
-        """The logs the shown engines' stats came from, in order of first engine."""
-        return list(dict.fromkeys(e.source for e in self._shown))
+        """The logs the shown engines' stats came from, by path."""
+        return sorted({e.source for e in self._shown})
 
     @property
     def grouped(self) -> bool:

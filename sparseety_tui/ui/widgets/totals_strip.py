@@ -206,6 +206,11 @@ def split_items(
     index %= len(names)
     name = names[index]
     shown = short.get(name, name) if split == "file" else name
+    if split == "engine":  # "TP0 (/long/path/b/server.log)": the log's short name
+        for path, brief in short.items():
+            if name.endswith(f" ({path})"):
+                shown = f"{name[: -len(path) - 3]} ({brief})"
+                break
     items: list[Item] = [
         [(f"{split} ", "label"), (escape(shown), "value"), (f" {index + 1}/{len(names)}", "dim")]
     ]
