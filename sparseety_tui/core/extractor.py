@@ -614,7 +614,7 @@ class Extractor:
         self.store.merge_part(part.store, file, shift, renames)
         if part.lifecycle is not None:
             lifecycle.after_part(file, part.lifecycle, renames)
-        self.expert_load.merge(part.expert_load)
+        # expert_load is made from expert_by_model (core.merge): merged through it.
         self.dropped.merge(part.dropped)
         self.head_skips.merge(part.head_skips)
         merge_heat_by_model(self.expert_by_model, part.expert_by_model)

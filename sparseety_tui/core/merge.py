@@ -34,6 +34,7 @@ from sparseety_tui.core.series import (
     EngineSeries,
     HeatByModel,
     HeatCounts,
+    combined_heat,
     heat_for,
     heat_index,
 )
@@ -161,11 +162,12 @@ class Merger:
         self.store = store
         self.file_tokens = file_tokens
         self.engine = engine
-        self.expert_load = HeatCounts()
         self.dropped = HeatCounts()
         self.head_skips = HeatCounts()
-        #: The same expert counts per model (the request's, else its file's; core.series).
+        #: Expert counts per model (the request's, else its file's; core.series); all
+        #: models together are ``expert_load``, made from these when read.
         self.expert_by_model: HeatByModel = {}
+        self._load = HeatCounts()
         self.dropped_by_model: HeatByModel = {}
         #: Routing records whose model came from the file or was unknown (not the
         #: request's): a byte range of a file cannot know those as one reader would.
@@ -185,6 +187,14 @@ class Merger:
         self.sources: list[str] = []
         #: Open requests ended by idle stats lines (``end_unlogged``).
         self.lifecycle = Lifecycle(store, self.lineage, record_lifecycle)
+
+    @property
+    def expert_load(self) -> HeatCounts:
+        """Every model's expert counts added (made again only after a count changed)."""
+        revision = sum(heat.revision for heat in self.expert_by_model.values())
+        if revision != self._load.revision:
+            self._load = combined_heat(self.expert_by_model.values(), revision)
+        return self._load
 
     def on_event(
         self,
@@ -476,7 +486,6 @@ class Merger:
     def _on_routing(
         self, routing: list[Any], layers: Any, extras: RowExtras, per_model: HeatCounts
     ) -> None:
-        load = self.expert_load
         # The heat-map row of each column: its layer id, else the column number.
         layer_of = [heat_index(x) for x in layers] if type(layers) is list else []
         for token in routing:
@@ -492,9 +501,8 @@ class Merger:
                 extras.routing_rows += 1
                 extras.routed_slots += len(real)
                 layer = layer_of[j] if j < len(layer_of) else j
-                for expert in real:
-                    load.add(layer, expert)
-                    per_model.add(layer, expert)
+                # One call a routing row, not a slot: millions of slots in a big trace.
+                per_model.add_row(layer, real)
             extras.moe_layers = len(token)
 
     def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:

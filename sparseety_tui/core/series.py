@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from array import array
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any, TypeAlias
@@ -352,6 +353,22 @@ class HeatCounts:
             row = self.counts[layer] = {}
         row[index] = row.get(index, 0) + n
 
+    def add_row(self, layer: int, indices: list[int]) -> None:
+        """Count each of ``indices`` (counts: ints >= 0) once in ``layer``: a routing row,
+        as ``add`` would one by one, in one call."""
+        self.revision += len(indices)
+        if not 0 <= layer < HEAT_LAYERS:
+            self.out_of_range += len(indices)
+            return
+        row = self.counts.get(layer)
+        for index in indices:
+            if index >= HEAT_INDICES:
+                self.out_of_range += 1
+                continue
+            if row is None:  # made by the first index held (an empty row is no layer)
+                row = self.counts[layer] = {}
+            row[index] = row.get(index, 0) + 1
+
     def total(self) -> int:
         return sum(sum(row.values()) for row in self.counts.values())
 
@@ -393,6 +410,15 @@ def copy_heat_by_model(
     for model, heat in by_model.items():
         old = previous.get(model) if previous is not None else None
         out[model] = old if old is not None and old.revision == heat.revision else heat.copy()
+    return out
+
+
+def combined_heat(parts: Iterable[HeatCounts], revision: int) -> HeatCounts:
+    """Heat counts added together, with the given revision (the sum of the parts')."""
+    out = HeatCounts()
+    for part in parts:
+        out.merge(part)
+    out.revision = revision
     return out
 
 
