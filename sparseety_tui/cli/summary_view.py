@@ -133,13 +133,17 @@ def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
 
 def _experts(doc: dict[str, Any]) -> Table | None:
     experts = doc.get("experts")
+    title, counted = "Expert load per layer", "routed slots"
+    if not experts and doc.get("expert_distribution"):
+        experts = doc["expert_distribution"]
+        title, counted = "Expert counts per layer (dump, not per-token routing)", "counts"
     if not experts:
         return None
     # One model's rows at a time: a layer of two models is two rows, never one blend.
     by_model = experts.get("by_model") or {}
     parts = list(by_model.items()) if len(by_model) > 1 else [("", experts)]
-    columns = ["layer", "routed slots", "busiest expert", "imbalance max/mean"]
-    table = _table("Expert load per layer", *(["model", *columns] if parts[0][0] else columns))
+    columns = ["layer", counted, "busiest expert", "imbalance max/mean"]
+    table = _table(title, *(["model", *columns] if parts[0][0] else columns))
     for model, heat in parts:
         for layer, counts, imbalance in zip(
             heat["layers"], heat["counts"], heat["imbalance_max_over_mean"] or []
