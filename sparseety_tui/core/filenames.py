@@ -9,6 +9,7 @@ file a line came from).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 _SEPARATORS = ("/", "\\")
@@ -29,12 +30,21 @@ def short_names(paths: Iterable[str]) -> dict[str, str]:
     unique = list(dict.fromkeys(paths))
     split = {path: _parts(path) for path in unique}
     out: dict[str, str] = {}
-    for path, parts in split.items():
-        name = path
-        for k in range(1, len(parts) + 1):
-            suffix = parts[-k:]
-            if not any(other != path and theirs[-k:] == suffix for other, theirs in split.items()):
-                name = "/".join(suffix)
-                break
-        out[path] = name
+    pending = list(unique)
+    k = 1
+    # Per suffix length, count each suffix once over all paths (a followed directory may
+    # hold hundreds of logs: no comparison of every pair).
+    while pending:
+        seen = Counter(tuple(parts[-k:]) for parts in split.values())
+        left = []
+        for path in pending:
+            parts = split[path]
+            if k > len(parts):
+                out[path] = path  # no shorter name tells it apart
+            elif seen[tuple(parts[-k:])] == 1:
+                out[path] = "/".join(parts[-k:])
+            else:
+                left.append(path)
+        pending = left
+        k += 1
     return out

@@ -75,6 +75,8 @@ class MainScreen(Screen[None]):
         self._model = ""  # the model the expert heatmap shows ("": the first)
         self._split = "none"  # core.splits.SPLITS: what the totals and side panel split by
         self._group = 0  # which group of the split is shown
+        #: the followed paths and their short names (core.filenames)
+        self._short: tuple[tuple[str, ...], dict[str, str]] = ((), {})
 
     def compose(self) -> ComposeResult:
         yield TotalsStrip(id="totals")
@@ -131,7 +133,10 @@ class MainScreen(Screen[None]):
         if snap.query is self._query:
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
-        short = short_names(f.path for f in snap.files)
+        paths = tuple(f.path for f in snap.files)
+        if paths != self._short[0]:  # named once per set of files, not per frame
+            self._short = (paths, short_names(paths))
+        short = self._short[1]
         self.query_one(TotalsStrip).set_items(
             split_items(snap.totals, self._split, self._group, short)
             + totals_items(snap.totals, snap.rate, unparsed, show_rate=self._show_rate)
