@@ -191,9 +191,12 @@ class Merger:
     @property
     def expert_load(self) -> HeatCounts:
         """Every model's expert counts added (made again only after a count changed)."""
-        revision = sum(heat.revision for heat in self.expert_by_model.values())
+        by_model = self.expert_by_model
+        if len(by_model) == 1:
+            return next(iter(by_model.values()))  # one model: its counts are everyone's
+        revision = sum(heat.revision for heat in by_model.values())
         if revision != self._load.revision:
-            self._load = combined_heat(self.expert_by_model.values(), revision)
+            self._load = combined_heat(by_model.values(), revision)
         return self._load
 
     def on_event(
