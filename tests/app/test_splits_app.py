@@ -199,3 +199,25 @@ async def test_split_by_engine_shows_one_engine_in_strip_and_panel() -> None:
         await settle(pilot)
         assert strip(app).startswith("engine TP0 (") and "queue 155" in strip(app)
         assert "prefix cached 49.4% of prefill" in panel(app)
+
+
+@async_test
+async def test_split_by_file_shows_that_logs_engines_and_line_count() -> None:
+    app = make_app(paths=(str(VLLM_DP), str(SGLANG_CACHE)))
+    async with app.run_test(size=WIDE) as pilot:
+        await settle(pilot)
+        together = panel(app).splitlines()[0]
+        await pilot.press("x", "x")  # model, then file
+        await settle(pilot)
+        assert strip(app).startswith("file sglang_0.3")  # the files by path: sglang_ < vllm_
+        text = panel(app)
+        first = text.splitlines()[0]
+        assert first.startswith(f"Engine file {SGLANG_CACHE.name}  ")  # its short name
+        assert "7 stats lines" in first and first != together  # that log's 7, not all
+        assert "queue" in text and "prefix cached 49.4% of prefill" in text
+        await pilot.press("X")
+        await settle(pilot)
+        text = panel(app)
+        assert text.startswith(f"Engine file {VLLM_DP.name}  ")
+        assert "fleet of 2" in text  # the vLLM server's two data-parallel engines
+        assert "queue" not in text

@@ -161,7 +161,7 @@ class MainScreen(Screen[None]):
 
     def _split_name(self, snap: Snapshot) -> str | None:
         """The selected group of the split (None: no split, or no group yet)."""
-        names = split_groups(snap.totals, self._split)
+        names = split_groups(snap.totals, self._split, [f.path for f in snap.files])
         return names[self._group % len(names)] if names else None
 
     def _engine_focus(self, snap: Snapshot) -> tuple[str, str] | None:

@@ -192,7 +192,8 @@ class EnginePanel(Widget):
         out.append("Engine", self.get_component_rich_style("engine-panel--title"))
         if self._focus is not None:
             kind, group = self._focus
-            name = group
+            logs = {e.source for e in self._all_engines} | {group}
+            name = short_names(sorted(logs))[group] if kind == "file" else group
             if kind == "engine":
                 name = next((_engine_label(e) for e in self._shown), label_of(group))
             out.append(f" {kind} ", dim)

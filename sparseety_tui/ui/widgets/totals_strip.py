@@ -186,13 +186,17 @@ class TotalsStrip(Widget):
         return out
 
 
-def split_groups(totals: Mapping[str, Any] | None, split: str) -> list[str]:
-    """The group names of a split (``core.splits.SPLITS``), in the order the key cycles."""
+def split_groups(
+    totals: Mapping[str, Any] | None, split: str, paths: Sequence[str] = ()
+) -> list[str]:
+    """The group names of a split (``core.splits.SPLITS``), in the order the key cycles;
+    by file, every followed path (``paths``), with requests or not (engine stats only)."""
     if not totals or split == "none":
         return []
     if split == "engine":
-        return list((totals.get("engine") or {}).get("by_engine") or {})
-    return [group["name"] for group in (totals.get("splits") or {}).get(split, [])]
+        return list(((totals.get("engine") or {}).get("by_engine") or {}))
+    names = [group["name"] for group in (totals.get("splits") or {}).get(split, [])]
+    return sorted(set(names) | set(paths)) if split == "file" else names
 
 
 def split_items(
@@ -200,7 +204,7 @@ def split_items(
 ) -> list[Item]:
     """The split's selected group as totals items, first in the strip: its name, which
     of how many (``X``: next), and its own figures; ``short``: a path's short name."""
-    names = split_groups(totals, split)
+    names = split_groups(totals, split, list(short))
     if totals is None or not names:
         return [] if split == "none" else [[(f"split by {split}: ", "label"), ("none", "dim")]]
     index %= len(names)
@@ -224,7 +228,10 @@ def split_items(
         if last.get("kv_usage") is not None:
             items.append([("KV ", "label"), (pct(last["kv_usage"]), "value")])
         return items
-    group = next(g for g in totals["splits"][split] if g["name"] == name)
+    group = next((g for g in totals["splits"][split] if g["name"] == name), None)
+    if group is None:  # a log with no request (engine stats only)
+        items.append([("requests ", "label"), ("0", "value")])
+        return items
     items.append([("requests ", "label"), (fmt_count(group["requests"]), "value")])
     items.append([("prompt ", "label"), (count(group["prompt_tokens"]), "value")])
     items.append([("compl ", "label"), (count(group["completion_tokens"]), "value")])
