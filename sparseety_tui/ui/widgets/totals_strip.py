@@ -194,7 +194,7 @@ def split_groups(
     if not totals or split == "none":
         return []
     if split == "engine":
-        return list(((totals.get("engine") or {}).get("by_engine") or {}))
+        return list((totals.get("engine") or {}).get("by_engine") or {})
     names = [group["name"] for group in (totals.get("splits") or {}).get(split, [])]
     return sorted(set(names) | set(paths)) if split == "file" else names
 
