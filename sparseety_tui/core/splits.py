@@ -27,7 +27,10 @@ class Groups:
         self.sums: dict[str, dict[int, float]] = {"prompt_tokens": {}, "completion_tokens": {}}
         self.known: dict[str, dict[int, int]] = {"prompt_tokens": {}, "completion_tokens": {}}
         self.failed: dict[int, int] = {}
-        self.latency: list[tuple[Any, Any]] = []  # (codes, latencies) of known latencies
+        #: Per chunk, the codes of the rows with a known latency, in the order of the
+        #: latencies ``compute_totals`` keeps for its quantiles (only codes are kept here:
+        #: 2 or 4 bytes a row, the latencies are not copied again).
+        self.latency_codes: list[Any] = []
 
     def add(self, cols: dict[str, Any], failed_code: int) -> None:
         import numpy as np
@@ -51,20 +54,19 @@ class Groups:
                 if n[i]:
                     sums[code] = sums.get(code, 0.0) + float(total[i])
                     self.known[name][code] = self.known[name].get(code, 0) + int(n[i])
-        latency = cols["latency_s"]
-        with_latency = ~np.isnan(latency)
-        self.latency.append((keys[with_latency], latency[with_latency]))
+        self.latency_codes.append(codes[~np.isnan(cols["latency_s"])])
 
-    def result(self, name_of: Callable[[int], str]) -> list[dict[str, Any]]:
+    def result(self, name_of: Callable[[int], str], latency: Any) -> list[dict[str, Any]]:
         """One record per group, by name (codes of one name, such as every file of one
-        path, added up), in name order."""
+        path, added up), in name order; ``latency``: the known latencies of every chunk,
+        concatenated in chunk order (``compute_totals``'s)."""
         import numpy as np
 
         by_name: dict[str, list[int]] = {}
         for code in self.requests:
             by_name.setdefault(name_of(code), []).append(code)
-        codes = np.concatenate([c for c, _ in self.latency]) if self.latency else np.zeros(0)
-        values = np.concatenate([v for _, v in self.latency]) if self.latency else np.zeros(0)
+        codes = np.concatenate(self.latency_codes) if self.latency_codes else np.zeros(0)
+        values = latency
         out = []
         for name in sorted(by_name):
             members = by_name[name]

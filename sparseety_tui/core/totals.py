@@ -287,8 +287,10 @@ def compute_totals(extractor: ExtractorView, shape: ModelShape) -> dict[str, Any
         },
         "models": sorted(store.models[c] for c in sums.models),
         "splits": {
-            "model": sums.groups["model"].result(lambda c: store.models[c] or UNKNOWN_MODEL),
-            "file": sums.groups["file"].result(lambda f: extractor.files[f].path),
+            "model": sums.groups["model"].result(
+                lambda c: store.models[c] or UNKNOWN_MODEL, latency
+            ),
+            "file": sums.groups["file"].result(lambda f: extractor.files[f].path, latency),
         },
     }
 
