@@ -38,22 +38,24 @@ class Groups:
         codes = cols[self.column]
         if not len(codes):
             return
-        keys = codes.astype(np.int64)
-        present, inverse = np.unique(keys, return_inverse=True)
-        counts = np.bincount(inverse)
-        fails = np.bincount(inverse, weights=cols["state"] == failed_code)
-        for i, code in enumerate(present.tolist()):
-            self.requests[code] = self.requests.get(code, 0) + int(counts[i])
-            self.failed[code] = self.failed.get(code, 0) + int(fails[i])
+        # bincount over the codes themselves (model codes < 65,536, file indices): no
+        # sort, one pass per figure.
+        keys = codes.astype(np.intp)
+        counts = np.bincount(keys)
+        present = np.flatnonzero(counts)
+        fails = np.bincount(keys, weights=cols["state"] == failed_code, minlength=len(counts))
+        for code in present.tolist():
+            self.requests[code] = self.requests.get(code, 0) + int(counts[code])
+            self.failed[code] = self.failed.get(code, 0) + int(fails[code])
         for name, sums in self.sums.items():
             values = cols[name]
             known = ~np.isnan(values)
-            total = np.bincount(inverse, weights=np.where(known, values, 0.0))
-            n = np.bincount(inverse, weights=known)
-            for i, code in enumerate(present.tolist()):
-                if n[i]:
-                    sums[code] = sums.get(code, 0.0) + float(total[i])
-                    self.known[name][code] = self.known[name].get(code, 0) + int(n[i])
+            n = np.bincount(keys, weights=known, minlength=len(counts))
+            total = np.bincount(keys[known], weights=values[known], minlength=len(counts))
+            for code in present.tolist():
+                if n[code]:
+                    sums[code] = sums.get(code, 0.0) + float(total[code])
+                    self.known[name][code] = self.known[name].get(code, 0) + int(n[code])
         self.latency_codes.append(codes[~np.isnan(cols["latency_s"])])
 
     def result(self, name_of: Callable[[int], str], latency: Any) -> list[dict[str, Any]]:
@@ -66,7 +68,12 @@ class Groups:
         for code in self.requests:
             by_name.setdefault(name_of(code), []).append(code)
         codes = np.concatenate(self.latency_codes) if self.latency_codes else np.zeros(0)
-        values = latency
+        # One stable sort by code (a radix sort for these small integers): each code's
+        # latencies are one slice, its median a partition of it (hundreds of followed
+        # files cost one sort, not one scan each; a lexsort by value too took 0.1 s at
+        # 400k rows).
+        order = np.argsort(codes, kind="stable")
+        codes, values = codes[order], latency[order]
         out = []
         for name in sorted(by_name):
             members = by_name[name]
@@ -78,9 +85,14 @@ class Groups:
             for field, sums in self.sums.items():
                 known = [c for c in members if self.known[field].get(c)]
                 record[field] = _whole(sum(sums[c] for c in known)) if known else None
-            mine = np.sort(values[np.isin(codes, members)].astype(np.float64))
+            slices = [
+                values[np.searchsorted(codes, c, "left") : np.searchsorted(codes, c, "right")]
+                for c in members
+            ]
+            mine = slices[0] if len(slices) == 1 else np.concatenate(slices)
+            rank = max(math.ceil(0.5 * mine.size), 1) - 1  # nearest rank, as core.totals
             record["latency_p50_s"] = (
-                round(float(mine[max(math.ceil(0.5 * mine.size), 1) - 1]), 5) if mine.size else None
+                round(float(np.partition(mine, rank)[rank]), 5) if mine.size else None
             )
             out.append(record)
         return out
