@@ -204,6 +204,8 @@ def summary(path: Path) -> dict[str, Any]:
             sample.pop("text")  # the wrapped line's text: the line as read
     for request in doc.get("requests_list", []) or []:
         request.get("source", {}).pop("file", None)
+    for group in doc["splits"]["file"]:
+        group.pop("name")  # the file's path, as files[].path
     return doc
 
 
