@@ -539,6 +539,15 @@ class Extractor:
         call: what did not change is shared with the previous copy."""
         prev = self._frozen
         engine = self.engine
+        by_model = copy_heat_by_model(
+            self.expert_by_model, dict(prev.expert_by_model) if prev else None
+        )
+        # One model: all models' counts are that model's frozen copy (no second copy).
+        load = (
+            next(iter(by_model.values()))
+            if len(by_model) == 1
+            else _heat_copy(self.expert_load, prev.expert_load if prev else None)
+        )
         frozen = FrozenExtractor(
             version=self.version,
             store=freeze_store(self.store, prev.store if prev is not None else None),
@@ -549,12 +558,10 @@ class Extractor:
             engine=prev.engine
             if prev is not None and prev.engine.count == engine.count
             else engine.copy(),
-            expert_load=_heat_copy(self.expert_load, prev.expert_load if prev else None),
+            expert_load=load,
             dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
             head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
-            expert_by_model=copy_heat_by_model(
-                self.expert_by_model, dict(prev.expert_by_model) if prev else None
-            ),
+            expert_by_model=by_model,
             dropped_by_model=copy_heat_by_model(
                 self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
             ),

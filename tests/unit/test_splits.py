@@ -260,3 +260,19 @@ def _read(*paths: Path) -> Extractor:
     for path in paths:
         ingest_file(extractor, str(path))
     return extractor
+
+
+def test_a_frozen_copy_keeps_its_per_model_counts(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_bytes(b"\n".join(_model_records("one", 4, 2)) + b"\n")
+    second.write_bytes(b"\n".join(_model_records("two", 4, 2)) + b"\n")
+    extractor = _read(first)
+    frozen = extractor.freeze()
+    assert frozen.expert_load is frozen.expert_by_model["one"]  # one model: one copy
+    before = frozen.expert_by_model["one"].total()
+    ingest_file(extractor, str(second))
+    again = extractor.freeze()
+    assert frozen.expert_by_model["one"].total() == before  # the reader's copy stands
+    assert list(frozen.expert_by_model) == ["one"]
+    assert again.expert_by_model["one"] is frozen.expert_by_model["one"]  # unchanged: shared
+    assert again.expert_load.total() == 2 * before  # both models, added when read
