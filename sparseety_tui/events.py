@@ -215,13 +215,26 @@ class MetaPayload(TypedDict, total=False):
     max_log_len: int
 
 
-EventType = Literal["request", "token", "stats", "error", "meta"]
-Payload = RequestPayload | TokenPayload | StatsPayload | ErrorPayload | MetaPayload
+class ExpertCountPayload(TypedDict):
+    """One row of an expert-distribution dump (SGLang ``layer_id,expert_id,count``): how
+    many tokens a recording window routed to an expert of a layer. Counts, not per-token
+    routing: no request, no token position."""
+
+    layer: int
+    expert: int
+    count: int
+
+
+EventType = Literal["request", "token", "stats", "error", "meta", "expert_count"]
+Payload = (
+    RequestPayload | TokenPayload | StatsPayload | ErrorPayload | MetaPayload | ExpertCountPayload
+)
 Event = (
     tuple[Literal["request"], RequestPayload]
     | tuple[Literal["token"], TokenPayload]
     | tuple[Literal["stats"], StatsPayload]
     | tuple[Literal["error"], ErrorPayload]
     | tuple[Literal["meta"], MetaPayload]
+    | tuple[Literal["expert_count"], ExpertCountPayload]
 )
 ParsedLine = tuple[str, Event | None]

@@ -167,21 +167,29 @@ def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
 
 def _experts(doc: dict[str, Any]) -> Table | None:
     experts = doc.get("experts")
+    title, counted = "Expert load per layer", "routed slots"
+    if not experts and doc.get("expert_distribution"):
+        experts = doc["expert_distribution"]
+        title, counted = "Expert counts per layer (dump, not per-token routing)", "counts"
     if not experts:
         return None
-    table = _table(
-        "Expert load per layer", "layer", "routed slots", "busiest expert", "imbalance max/mean"
-    )
-    for layer, counts, imbalance in zip(
-        experts["layers"], experts["counts"], experts["imbalance_max_over_mean"]
-    ):
-        busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
-        table.add_row(
-            str(layer),
-            fmt_int(sum(counts)),
-            "—" if busiest is None else str(busiest),
-            fmt_float(imbalance, 2),
-        )
+    # One model's rows at a time: a layer of two models is two rows, never one blend.
+    by_model = experts.get("by_model") or {}
+    parts = list(by_model.items()) if len(by_model) > 1 else [("", experts)]
+    columns = ["layer", counted, "busiest expert", "imbalance max/mean"]
+    table = _table(title, *(["model", *columns] if parts[0][0] else columns))
+    for model, heat in parts:
+        for layer, counts, imbalance in zip(
+            heat["layers"], heat["counts"], heat["imbalance_max_over_mean"] or []
+        ):
+            busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
+            cells = [
+                str(layer),
+                fmt_int(sum(counts)),
+                "—" if busiest is None else str(busiest),
+                fmt_float(imbalance, 2),
+            ]
+            table.add_row(*([Text(model), *cells] if model else cells))
     return table
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Protocol
@@ -25,7 +25,14 @@ from sparseety_tui.core.files import SNIFF_HEAD_BYTES, Diagnostic, FileState
 from sparseety_tui.core.frozen import FrozenExtractor, freeze_store
 from sparseety_tui.core.lifecycle import LifecyclePart
 from sparseety_tui.core.merge import EventObserver, Merger
-from sparseety_tui.core.series import EngineSeries, HeatCounts, RecordingEngineSeries
+from sparseety_tui.core.series import (
+    EngineSeries,
+    HeatByModel,
+    HeatCounts,
+    RecordingEngineSeries,
+    copy_heat_by_model,
+    merge_heat_by_model,
+)
 from sparseety_tui.core.store import (
     RequestStore,
     StorePart,
@@ -132,6 +139,22 @@ class Extractor:
     @property
     def head_skips(self) -> HeatCounts:
         return self._merger.head_skips
+
+    @property
+    def expert_by_model(self) -> HeatByModel:
+        return self._merger.expert_by_model
+
+    @property
+    def dropped_by_model(self) -> HeatByModel:
+        return self._merger.dropped_by_model
+
+    @property
+    def expert_dumps(self) -> HeatCounts:
+        return self._merger.expert_dumps
+
+    @property
+    def dump_by_model(self) -> HeatByModel:
+        return self._merger.dump_by_model
 
     @property
     def errors(self) -> deque[ErrorPayload]:
@@ -521,6 +544,15 @@ class Extractor:
         call: what did not change is shared with the previous copy."""
         prev = self._frozen
         engine = self.engine
+        by_model = copy_heat_by_model(
+            self.expert_by_model, dict(prev.expert_by_model) if prev else None
+        )
+        # One model: all models' counts are that model's frozen copy (no second copy).
+        load = (
+            next(iter(by_model.values()))
+            if len(by_model) == 1
+            else _heat_copy(self.expert_load, prev.expert_load if prev else None)
+        )
         frozen = FrozenExtractor(
             version=self.version,
             store=freeze_store(self.store, prev.store if prev is not None else None),
@@ -531,9 +563,17 @@ class Extractor:
             engine=prev.engine
             if prev is not None and prev.engine.count == engine.count
             else engine.copy(),
-            expert_load=_heat_copy(self.expert_load, prev.expert_load if prev else None),
+            expert_load=load,
             dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
             head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
+            expert_by_model=by_model,
+            dropped_by_model=copy_heat_by_model(
+                self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
+            ),
+            expert_dumps=_heat_copy(self.expert_dumps, prev.expert_dumps if prev else None),
+            dump_by_model=copy_heat_by_model(
+                self.dump_by_model, dict(prev.dump_by_model) if prev else None
+            ),
             errors=prev.errors
             if prev is not None and prev.error_count == self.error_count
             else tuple(self.errors),
@@ -562,6 +602,11 @@ class Extractor:
             expert_load=self.expert_load,
             dropped=self.dropped,
             head_skips=self.head_skips,
+            expert_by_model=self.expert_by_model,
+            dropped_by_model=self.dropped_by_model,
+            heat_fallback=self._merger.heat_fallback,
+            expert_dumps=self.expert_dumps,
+            dump_by_model=self.dump_by_model,
             errors=list(self.errors),
             error_count=self.error_count,
             lifecycle=self._merger.lifecycle.export(file),
@@ -583,9 +628,14 @@ class Extractor:
         self.store.merge_part(part.store, file, shift, renames)
         if part.lifecycle is not None:
             lifecycle.after_part(file, part.lifecycle, renames)
-        self.expert_load.merge(part.expert_load)
+        # expert_load is made from expert_by_model (core.merge): merged through it.
         self.dropped.merge(part.dropped)
         self.head_skips.merge(part.head_skips)
+        merge_heat_by_model(self.expert_by_model, part.expert_by_model)
+        merge_heat_by_model(self.dropped_by_model, part.dropped_by_model)
+        self._merger.heat_fallback += part.heat_fallback
+        self.expert_dumps.merge(part.expert_dumps)
+        merge_heat_by_model(self.dump_by_model, part.dump_by_model)
         if isinstance(part.engine, RecordingEngineSeries):
             self.engine.extend_exact(part.engine)
         else:
@@ -621,6 +671,13 @@ class ExtractorPart:
     lifecycle: LifecyclePart | None = None
     #: Its errors with their lines numbered from the range's first line (core.errors).
     error_log: ErrorLog | None = None
+    expert_by_model: HeatByModel = field(default_factory=dict)
+    dropped_by_model: HeatByModel = field(default_factory=dict)
+    #: Routing records whose heat went to the file's model or the unknown one
+    #: (``Merger.heat_fallback``): in a later byte range, not what one reader would do.
+    heat_fallback: int = 0
+    expert_dumps: HeatCounts = field(default_factory=HeatCounts)
+    dump_by_model: HeatByModel = field(default_factory=dict)
 
 
 def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:

@@ -165,6 +165,13 @@ class Engine:
     label: str
     series: LabelSeries
     folded: int
+    #: its group (``fold`` of its series keys: its log and folded label)
+    group: str = ""
+
+    @property
+    def source(self) -> str:
+        """The log its stats lines came from ("" when not tagged)."""
+        return self.group.rpartition(SOURCE_SEP)[0]
 
 
 @dataclass(frozen=True)
@@ -192,7 +199,7 @@ def fleet(series: EngineSeries) -> Fleet:
         replicas = sum(series.labels[k].count for k in keys[1:])
         folded += replicas
         name = engine_name(group, chosen, several)
-        engines.append(Engine(name, label_of(group), series.labels[chosen], replicas))
+        engines.append(Engine(name, label_of(group), series.labels[chosen], replicas, group))
     engines.sort(key=lambda e: _rank_order(e.name))
     per_engine = [e for e in engines if e.label != AGGREGATED and e.series.main]
     skipped = 0
@@ -205,6 +212,21 @@ def fleet(series: EngineSeries) -> Fleet:
         named = [e.series.last.get("aggregated_engines") for e in engines]
         count = max((n for n in named if n is not None), default=0) or 1
     return Fleet(tuple(engines), count, folded, skipped)
+
+
+def prefill_cached(engines: Iterable[Engine]) -> tuple[float | None, float | None, float | None]:
+    """(new, cached, cached / (cached + new)) prefill tokens over every stats line of the
+    engines: the prefix cache's share of prefill, as ``summary`` gives it
+    (``engine.prefill_tokens``). None for what no line reported."""
+    chosen = list(engines)
+    whole: dict[str, float] = {}
+    for key in ("new_tokens", "cached_tokens"):
+        cells = [e.series.sums[key] for e in chosen if key in e.series.sums]
+        if cells:
+            whole[key] = sum(cell[0] for cell in cells)
+    cached, new = whole.get("cached_tokens"), whole.get("new_tokens")
+    ratio = cached / (cached + new) if cached is not None and new and cached + new else None
+    return new, cached, ratio
 
 
 def combine(values: Iterable[Mapping[str, float]]) -> dict[str, float]:

@@ -229,6 +229,12 @@ class FrozenExtractor:
     file_tokens: Mapping[int, TokenCounter] = field(default_factory=dict, repr=False)
     #: Every error with its file, line and class (core.errors), read-only.
     error_log: FrozenErrorLog = field(default_factory=FrozenErrorLog)
+    #: ``expert_load`` and ``dropped`` per model (core.series.HeatByModel).
+    expert_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
+    dropped_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
+    #: Expert-distribution dump counts (not per-token routing), all and per model.
+    expert_dumps: HeatCounts = field(default_factory=HeatCounts)
+    dump_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
 
     def tokens_for(self, file: int) -> TokenCounter:
         return self.file_tokens.get(file, self.tokens)

@@ -30,7 +30,15 @@ from typing import Any, Protocol, TypeGuard
 from sparseety_tui.core.errors import MESSAGE_CHARS, ErrorLog, ErrorRecord, classify
 from sparseety_tui.core.file_tokens import STARTUP_KEYS, FileTokenizers
 from sparseety_tui.core.lifecycle import OPEN_CODES, Lifecycle
-from sparseety_tui.core.series import EngineSeries, HeatCounts, heat_index
+from sparseety_tui.core.series import (
+    UNKNOWN_MODEL,
+    EngineSeries,
+    HeatByModel,
+    HeatCounts,
+    combined_heat,
+    heat_for,
+    heat_index,
+)
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_IDS_LOWER_BOUND,
@@ -155,9 +163,20 @@ class Merger:
         self.store = store
         self.file_tokens = file_tokens
         self.engine = engine
-        self.expert_load = HeatCounts()
         self.dropped = HeatCounts()
         self.head_skips = HeatCounts()
+        #: Expert counts per model (the request's, else its file's; core.series); all
+        #: models together are ``expert_load``, made from these when read.
+        self.expert_by_model: HeatByModel = {}
+        self._load = HeatCounts()
+        self.dropped_by_model: HeatByModel = {}
+        #: Routing records whose model came from the file or was unknown (not the
+        #: request's): a byte range of a file cannot know those as one reader would.
+        self.heat_fallback = 0
+        #: Expert counts from expert-distribution dumps (counts over a recording window,
+        #: not per-token routing: kept apart from ``expert_load``), all and per model.
+        self.expert_dumps = HeatCounts()
+        self.dump_by_model: HeatByModel = {}
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
         #: Every error with its file, line and class (core.errors).
@@ -171,6 +190,17 @@ class Merger:
         self.sources: list[str] = []
         #: Open requests ended by idle stats lines (``end_unlogged``).
         self.lifecycle = Lifecycle(store, self.lineage, record_lifecycle)
+
+    @property
+    def expert_load(self) -> HeatCounts:
+        """Every model's expert counts added (made again only after a count changed)."""
+        by_model = self.expert_by_model
+        if len(by_model) == 1:
+            return next(iter(by_model.values()))  # one model: its counts are everyone's
+        revision = sum(heat.revision for heat in by_model.values())
+        if revision != self._load.revision:
+            self._load = combined_heat(by_model.values(), revision)
+        return self._load
 
     def on_event(
         self,
@@ -194,6 +224,13 @@ class Merger:
             self.lifecycle.stats(event[1], file)
         elif event[0] == "error":
             self._on_error(event[1], file, line_no)
+        elif event[0] == "expert_count":
+            # A dump's counts (SGLang expert-distribution recorder): the file's model.
+            row = event[1]
+            named = meta.get("model") or meta.get("model_path")
+            model = named if type(named) is str and named else UNKNOWN_MODEL
+            self.expert_dumps.add(row["layer"], row["expert"], row["count"])
+            heat_for(self.dump_by_model, model).add(row["layer"], row["expert"], row["count"])
         elif event[0] == "meta":
             payload = event[1]
             if not STARTUP_KEY_SET.isdisjoint(payload):
@@ -416,16 +453,20 @@ class Merger:
         if not self._first_reading(self.store.extras_for(row), file, None):
             return
         layers = sparse.get("moe_layers") or meta.get("moe_layers")
+        model = self._model_of(row, meta)
         routing = sparse.get("routing")
         if type(routing) is list:
-            self._on_routing(routing, layers, self.store.extras_for(row))
+            load = heat_for(self.expert_by_model, model)
+            self._on_routing(routing, layers, self.store.extras_for(row), load)
         dropped = sparse.get("dropped")
         if type(dropped) is list:
             extras = self.store.extras_for(row)
+            by_model = heat_for(self.dropped_by_model, model)
             for item in dropped:
                 if type(item) is list and len(item) == 3:
                     extras.dropped_slots += 1
                     _add_heat(self.dropped, item[1], item[2])
+                    _add_heat(by_model, item[1], item[2])
         kv = sparse.get("kv")
         if type(kv) is list:
             extras = self.store.extras_for(row)
@@ -436,8 +477,21 @@ class Merger:
         if type(masks) is dict:
             self._on_head_masks(masks, row)
 
-    def _on_routing(self, routing: list[Any], layers: Any, extras: RowExtras) -> None:
-        load = self.expert_load
+    def _model_of(self, row: int, meta: Mapping[str, Any]) -> str:
+        """Whose experts a request's routing counts: the model the request names, else the
+        one its file names (a trace header, a server's start-up line), else unknown."""
+        store = self.store
+        code: int = store.columns["model"][row]
+        if code > 0:
+            name: str = store.models[code]
+            return name
+        self.heat_fallback += 1
+        named = meta.get("model") or meta.get("model_path")
+        return named if type(named) is str and named else UNKNOWN_MODEL
+
+    def _on_routing(
+        self, routing: list[Any], layers: Any, extras: RowExtras, per_model: HeatCounts
+    ) -> None:
         # The heat-map row of each column: its layer id, else the column number.
         layer_of = [heat_index(x) for x in layers] if type(layers) is list else []
         for token in routing:
@@ -453,8 +507,8 @@ class Merger:
                 extras.routing_rows += 1
                 extras.routed_slots += len(real)
                 layer = layer_of[j] if j < len(layer_of) else j
-                for expert in real:
-                    load.add(layer, expert)
+                # One call a routing row, not a slot: millions of slots in a big trace.
+                per_model.add_row(layer, real)
             extras.moe_layers = len(token)
 
     def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
@@ -509,9 +563,11 @@ class Merger:
         if not self._first_reading(extras, file, p.get("pos")):
             return
         experts = p.get("experts")
+        dropped = p.get("dropped")
+        model = self._model_of(row, meta) if type(experts) is list or type(dropped) is list else ""
         if type(experts) is list:
             layers = p.get("moe_layers") or meta.get("moe_layers")
-            self._on_routing([experts], layers, extras)
+            self._on_routing([experts], layers, extras, heat_for(self.expert_by_model, model))
         kv = p.get("kv")
         if type(kv) is dict:
             self._on_kv(kv, extras)
@@ -526,12 +582,13 @@ class Merger:
                 extras.skipped_head_slots += len(head_list)
                 for head in head_list:
                     _add_heat(self.head_skips, layer_key, head)
-        dropped = p.get("dropped")
         if type(dropped) is list:
+            by_model = heat_for(self.dropped_by_model, model)
             for item in dropped:
                 if type(item) is list and len(item) == 2:
                     extras.dropped_slots += 1
                     _add_heat(self.dropped, item[0], item[1])
+                    _add_heat(by_model, item[0], item[1])
         if self.store.state[row] == 0:
             self.store.state[row] = STATE_CODE["running"]
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import operator
 from array import array
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
 from typing import Any, TypeAlias
@@ -352,6 +353,22 @@ class HeatCounts:
             row = self.counts[layer] = {}
         row[index] = row.get(index, 0) + n
 
+    def add_row(self, layer: int, indices: list[int]) -> None:
+        """Count each of ``indices`` (counts: ints >= 0) once in ``layer``: a routing row,
+        as ``add`` would one by one, in one call."""
+        self.revision += len(indices)
+        if not 0 <= layer < HEAT_LAYERS:
+            self.out_of_range += len(indices)
+            return
+        row = self.counts.get(layer)
+        for index in indices:
+            if index >= HEAT_INDICES:
+                self.out_of_range += 1
+                continue
+            if row is None:  # made by the first index held (an empty row is no layer)
+                row = self.counts[layer] = {}
+            row[index] = row.get(index, 0) + 1
+
     def total(self) -> int:
         return sum(sum(row.values()) for row in self.counts.values())
 
@@ -368,3 +385,53 @@ class HeatCounts:
             for index, n in row.items():
                 self.add(layer, index, n)
         self.out_of_range += other.out_of_range
+
+
+#: The heat bucket of requests whose model neither the request nor its file names.
+UNKNOWN_MODEL = "unknown model"
+#: model name -> its heat counts: experts of an 8-, a 128- and a 256-expert model are three
+#: tables, never one (their ids and their imbalance mean nothing added together).
+HeatByModel: TypeAlias = "dict[str, HeatCounts]"
+
+
+def heat_for(by_model: HeatByModel, model: str) -> HeatCounts:
+    """The model's heat counts, made on first use."""
+    heat = by_model.get(model)
+    if heat is None:
+        heat = by_model[model] = HeatCounts()
+    return heat
+
+
+def copy_heat_by_model(
+    by_model: HeatByModel, previous: dict[str, HeatCounts] | None
+) -> dict[str, HeatCounts]:
+    """A reader's copy: a model's counts that did not move since ``previous`` are shared."""
+    out: dict[str, HeatCounts] = {}
+    for model, heat in by_model.items():
+        old = previous.get(model) if previous is not None else None
+        out[model] = old if old is not None and old.revision == heat.revision else heat.copy()
+    return out
+
+
+def combined_heat(parts: Iterable[HeatCounts], revision: int) -> HeatCounts:
+    """Heat counts added together, with the given revision (the sum of the parts')."""
+    out = HeatCounts(revision=revision)
+    counts = out.counts
+    for part in parts:
+        # Cell by cell without ``add``: made again at every freeze of a live multi-model
+        # log, and the parts' ids are in range already.
+        for layer, row in part.counts.items():
+            mine = counts.get(layer)
+            if mine is None:
+                counts[layer] = dict(row)
+                continue
+            for index, n in row.items():
+                mine[index] = mine.get(index, 0) + n
+        out.out_of_range += part.out_of_range
+    return out
+
+
+def merge_heat_by_model(into: HeatByModel, other: HeatByModel) -> None:
+    """Add another part's counts, model by model (counts add, whatever the order)."""
+    for model, heat in other.items():
+        heat_for(into, model).merge(heat)

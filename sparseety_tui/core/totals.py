@@ -29,8 +29,15 @@ from sparseety_tui.core.figures import (
     whole_number,
 )
 from sparseety_tui.core.literal import json_text
-from sparseety_tui.core.series import EngineSeries, HeatCounts
-from sparseety_tui.core.store import LOWER_BOUND_SOURCES, STATES, LineLocation, RowExtras
+from sparseety_tui.core.series import UNKNOWN_MODEL, EngineSeries, HeatCounts
+from sparseety_tui.core.splits import Groups
+from sparseety_tui.core.store import (
+    LOWER_BOUND_SOURCES,
+    STATE_CODE,
+    STATES,
+    LineLocation,
+    RowExtras,
+)
 from sparseety_tui.core.views import ColumnView, ExtractorView, IdsView, StoreView
 from sparseety_tui.formats.timestamps import TIME_END
 
@@ -79,6 +86,32 @@ def heat_summary(heat: HeatCounts) -> dict[str, Any]:
     return summary
 
 
+def model_heat_summary(
+    heat: HeatCounts, by_model: Mapping[str, HeatCounts]
+) -> dict[str, Any] | None:
+    """Expert counts of every model (``heat_summary``), with ``by_model`` (each model's
+    own summary) and ``models`` (how many). With more than one model the top-level
+    imbalance is null: experts of an 8- and a 256-expert model share ids, not a mean (one
+    model's 1.78x and another's 1.2x made 11.85x added together). None without counts."""
+    if not heat.counts:
+        return None
+    summary = heat_summary(heat)
+    models = {name: h for name, h in by_model.items() if h.counts or h.out_of_range}
+    summary["models"] = len(models)
+    summary["by_model"] = {name: heat_summary(models[name]) for name in sorted(models)}
+    if len(models) > 1:
+        summary["imbalance_max_over_mean"] = None
+    return summary
+
+
+def worst_imbalance(summary: Mapping[str, Any]) -> tuple[float | None, int]:
+    """The highest per-layer max/mean of a ``model_heat_summary``, each model's own (never
+    over models added together), and how many models it is the worst of."""
+    parts = list((summary.get("by_model") or {}).values()) or [summary]
+    values = [v for part in parts for v in part.get("imbalance_max_over_mean") or [] if v]
+    return (max(values) if values else None), len(parts)
+
+
 #: Rows per chunk when totals are computed: bounds the transient numpy memory (about 300
 #: bytes a row while a chunk is processed) whatever the store's size. At 1M rows, 65,536
 #: rows a chunk peaked at 28 MiB against 325 MiB for 1M, and ran faster (0.63 s vs 0.86 s).
@@ -101,6 +134,7 @@ class _Sums:
         self.models: set[int] = set()
         self.skips: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
         self.wholes: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
+        self.groups = {"model": Groups("model"), "file": Groups("file")}
 
     def add_known(self, name: str, values: Any) -> None:
         import numpy as np
@@ -224,6 +258,8 @@ def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, la
     sums.ttft.append(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     sums.with_finish += _per_minute(sums.per_minute, cols)
     sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
+    for groups in sums.groups.values():
+        groups.add(cols, STATE_CODE["failed"])
     part, whole = column_skip_sums(store, shape, cols, first, inputs)
     for name in SKIP_FIELDS:
         sums.skips[name] = _add_optional(sums.skips[name], part[name])
@@ -340,12 +376,21 @@ def compute_totals(
             for minute, v in sorted(per_minute.items())
         ],
         "throughput_per_minute_by": basis,
-        "experts": heat_summary(extractor.expert_load) if extractor.expert_load.counts else None,
-        "dropped_experts": heat_summary(extractor.dropped) if extractor.dropped.counts else None,
+        "experts": model_heat_summary(extractor.expert_load, extractor.expert_by_model),
+        "dropped_experts": model_heat_summary(extractor.dropped, extractor.dropped_by_model),
+        # Counts from expert-distribution dumps (SGLang's recorder): a recording window's
+        # tokens per expert, not per-token routing, so never added to ``experts``.
+        "expert_distribution": model_heat_summary(extractor.expert_dumps, extractor.dump_by_model),
         "head_skips": heat_summary(extractor.head_skips) if extractor.head_skips.counts else None,
         "engine": _engine_summary(extractor.engine if engine is None else engine),
         "errors": error_totals(extractor),
         "models": sorted(store.models[c] for c in sums.models),
+        "splits": {
+            "model": sums.groups["model"].result(
+                lambda c: store.models[c] or UNKNOWN_MODEL, latency
+            ),
+            "file": sums.groups["file"].result(lambda f: extractor.files[f].path, latency),
+        },
     }
 
 
@@ -457,12 +502,12 @@ def _engine_summary(engine: EngineSeries) -> dict[str, Any] | None:
     found = fleet.fleet(engine)
     engines = found.engines
     whole: dict[str, float] = {}
-    for key in ("new_tokens", "cached_tokens", "preemptions", "corrupted"):
+    for key in ("preemptions", "corrupted"):
         cells = [e.series.sums[key] for e in engines if key in e.series.sums]
         if cells:
             whole[key] = sum(cell[0] for cell in cells)
-    cached, new = whole.get("cached_tokens"), whole.get("new_tokens")
-    prefill_hit = cached / (cached + new) if cached is not None and new and cached + new else None
+    # The engine panel shows the same figure (one function, core.fleet).
+    new, cached, prefill_hit = fleet.prefill_cached(engines)
     return {
         "stats_lines": engine.count,
         "engines": found.count,

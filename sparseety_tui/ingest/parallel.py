@@ -287,6 +287,9 @@ def _ingest_split(
     tasks = [(path, family, options.tokenizer, s, e) for s, e in zip(starts, ends)]
     with _fork_pool(len(tasks)) as pool:
         results = pool.map(_run_range, tasks, chunksize=1)
+    if _heat_model_guessed(results):
+        ingest_file(extractor, path)
+        return
     file = extractor.add_file(path, format_name=family)
     results.reverse()
     while results:  # pop each range as it is merged, so its copy is freed at once
@@ -346,6 +349,8 @@ def _ingest_server_split(
     plan = _check_server_ranges(extractor, family, results, mtime_or_none(path))
     if isinstance(plan, Refusal) or _restarted_within(path, results):
         return False
+    if _heat_model_guessed(results):
+        return False
     file = extractor.add_file(path, format_name=family)
     results.reverse()
     plan.reverse()
@@ -358,6 +363,14 @@ def _ingest_server_split(
                 extractor.store.set_state(row, STATE_CODE["failed"])
     release_free_memory()
     return True
+
+
+def _heat_model_guessed(results: list[RangeResult]) -> bool:
+    """Whether a range after the first counted routing under its file's model or the
+    unknown one (``Merger._model_of``): the request may name its model in an earlier
+    range, or the file in its header, which one reader would have used. Then the file is
+    read by one process, so the per-model heat maps are the ones it gives."""
+    return any(result.part.heat_fallback for result in results[1:])
 
 
 def _restarted_within(path: str, results: list[RangeResult]) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
+from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.timewindow import TimeWindow
 from sparseety_tui.events import StatsPayload
 
@@ -81,6 +82,9 @@ class Snapshot:
     totals_rows: int = 0  # rows the totals cover
     rate: tuple[float, ...] = ()  # tokens/s samples (wall clock), oldest first
     engine_points: tuple[StatsPayload, ...] = ()
+    #: With a time window: the series of the window's stats lines (the engine panel's
+    #: figures); None: every stats line's (``state.engine``).
+    engine_window: EngineSeries | None = None
     query: ViewQuery = field(default_factory=ViewQuery)
     view: np.ndarray[Any, Any] | None = None  # row indices; None = identity over rows
     view_rows: int = 0  # store rows the view was computed over

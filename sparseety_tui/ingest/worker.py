@@ -53,7 +53,7 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery
 from sparseety_tui.core.series import EngineSeries
-from sparseety_tui.core.timewindow import TimeWindow, points_in
+from sparseety_tui.core.timewindow import TimeWindow, points_in, window_series
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
@@ -168,7 +168,12 @@ class IngestWorker:
         self._totals_window: TimeWindow | None = None
         self._time_span: tuple[float, float] | None = None
         self._view_window: TimeWindow | None = None
-        self._window_points: tuple[object, tuple[StatsPayload, ...]] = (None, ())
+        #: (key, points, series) of the window the engine panel shows (_engine_view).
+        self._window_engine: tuple[object, tuple[StatsPayload, ...], EngineSeries | None] = (
+            None,
+            (),
+            None,
+        )
         self._totals_at = -math.inf
         self._totals_cost = 0.0
         self._view: np.ndarray[Any, Any] | None = None
@@ -540,7 +545,7 @@ class IngestWorker:
         self._last_publish_key = key
         self._published_version += 1
         state = self._freeze()
-        engine = state.engine
+        engine_points, engine_window = self._engine_view(state.engine)
         self._snapshot = Snapshot(
             version=self._published_version,
             state=state,
@@ -549,7 +554,8 @@ class IngestWorker:
             totals=self._totals,
             totals_rows=self._totals_rows,
             rate=tuple(self._rate),
-            engine_points=self._engine_points(engine),
+            engine_points=engine_points,
+            engine_window=engine_window,
             query=self._view_query,
             view=self._view,
             view_rows=self._view_rows,
@@ -595,18 +601,23 @@ class IngestWorker:
             self._view_version = job.state.version
         return True
 
-    def _engine_points(self, engine: EngineSeries) -> tuple[StatsPayload, ...]:
-        """The newest ``ENGINE_POINTS`` stats points for the panel; with a time window,
-        the newest of those in it (points outside it are not drawn)."""
+    def _engine_view(
+        self, engine: EngineSeries
+    ) -> tuple[tuple[StatsPayload, ...], EngineSeries | None]:
+        """The engine panel's newest ``ENGINE_POINTS`` stats points and the series its
+        figures (every stats line's count) come from; with a time window, those of the
+        window only (points outside it are not drawn, lines outside it not counted)."""
         if not engine.count:
-            return ()
+            return (), None
         window = self._view_window if self._view_query.window is not None else None
         if window is None:
-            return tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1]
+            return tuple(itertools.islice(reversed(engine.points), ENGINE_POINTS))[::-1], None
         key = (engine.count, window)  # a pass over STATS_POINTS points: once per change
-        if self._window_points[0] != key:
-            self._window_points = (key, tuple(points_in(engine.points, window)[-ENGINE_POINTS:]))
-        return self._window_points[1]
+        if self._window_engine[0] != key:
+            series = window_series(engine, window)[0]
+            points = tuple(points_in(engine.points, window)[-ENGINE_POINTS:])
+            self._window_engine = (key, points, series)
+        return self._window_engine[1], self._window_engine[2]
 
     def _backfill_progress(self) -> tuple[int, ...]:
         """How much history has been read: it changes whenever lines that were already

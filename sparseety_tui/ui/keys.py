@@ -56,8 +56,11 @@ MAIN: tuple[Key, ...] = (
     Key("N", "find_previous", "Previous match", show=False),
     Key("escape", "clear_filter", "Clear filter", show=False, label="esc"),
     Key("e", "app.errors", "Errors"),
-    # (was on `e`, which now opens the errors, as in lnav)
+    # ``e`` is the errors view: the engine toggle is ``p`` ("per engine").
     Key("p", "toggle_engines", "Engines: fleet / per engine", show=False),
+    Key("m", "cycle_model", "Expert heatmap: next model", show=False),
+    Key("x", "cycle_split", "Split: none / model / file / engine", show=False),
+    Key("X", "cycle_group", "Split: next group", show=False),
     Key("d", "diagnostics", "Diag"),
     Key("T", "app.trends", "Trends"),
     # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.

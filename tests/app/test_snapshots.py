@@ -93,10 +93,21 @@ ERROR_LOGS = (
     "tests/data/real_logs/sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log",
 )
 
+
+async def _main_split(pilot: Any) -> None:
+    # Split by model, its second group: the strip leads with that model's figures and
+    # the expert heatmap (ids on its axis, top experts per layer) shows it.
+    await settle(pilot)
+    await pilot.press("x", "X")
+    await settle(pilot)
+
+
 SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "main": _main,
     "main_sorted": _main_sorted,
     "main_window": _main_window,
+    "main_split": _main_split,
+    "main_server_logs": _main,
     "detail": _detail,
     "detail_raw": _detail_raw,
     "diagnostics": _diagnostics,
@@ -106,6 +117,15 @@ SCREENS: dict[str, Callable[[Any], Awaitable[None]]] = {
     "errors": _errors,
     "errors_context": _errors_context,
 }
+#: Real logs together: a vLLM data-parallel server, an SGLang server, and SGLang's
+#: expert-distribution dump: a file column, engines per log, dump counts on the heatmap.
+SERVER_LOGS = (
+    "tests/data/real_logs/vllm_0.14_dp8_engine000_001_mm_cache_waiting_36748.log",
+    "tests/data/real_logs/sglang_0.3_prefill_cache_hit_rate_chunked_2255.log",
+    "tests/data/real_logs/sglang_docsci_20250331_moe_expert_distribution_csv_dump.log",
+)
+
+
 #: Inputs of the screens that need their own (None: MAIN_FILES). The trends need minutes
 #: of one day: the engine series of a vLLM log, the request percentiles of 500 requests.
 PATHS: dict[str, tuple[str, ...]] = {
@@ -113,6 +133,7 @@ PATHS: dict[str, tuple[str, ...]] = {
     "trends_requests": ("sample_logs/count_only_500.jsonl",),
     "errors": ERROR_LOGS,
     "errors_context": ERROR_LOGS,
+    "main_server_logs": SERVER_LOGS,
 }
 
 

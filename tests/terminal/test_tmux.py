@@ -67,27 +67,24 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
 def start_tail(
     tmux: Tmux, tmp_path: Path, log: Path, *extra: str, size: tuple[int, int] = (WIDTH, HEIGHT)
 ) -> Path:
+    """``tail LOG EXTRA...`` in a new tmux session; the path its exit status is written to."""
+    return start_sized(tmux, tmp_path, size, "tail", str(log), *extra)
+
+
+def start_sized(tmux: Tmux, tmp_path: Path, size: tuple[int, int], *args: str) -> Path:
+    """The app with ``args`` at terminal ``size``; the path its exit status is written to."""
     status = tmp_path / "exit-status"
     # COLUMNS/LINES from the test runner's environment would pin the app's size.
     command = (
-        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail {log} "
-        f"{' '.join(extra)}; "
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui {' '.join(args)}; "
         # Written whole, then renamed: a reader never sees the file created but still empty.
         f"echo $? > {status}.tmp; mv {status}.tmp {status}; sleep 60"
     )
-    env = {"TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none"}
     tmux.run(
-        "new-session",
-        "-d",
-        "-s",
-        "app",
-        "-x",
-        str(size[0]),
-        "-y",
-        str(size[1]),
-        *[arg for k, v in env.items() for arg in ("-e", f"{k}={v}")],
+        "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]),
+        "-e", "TERM=xterm-256color", "-e", "TEXTUAL_ANIMATIONS=none",
         command,
-    )
+    )  # fmt: skip
     return status
 
 
@@ -419,21 +416,6 @@ def test_time_window_changes_the_totals(
 # -- keys typed in one burst under CPU load (issue #11 item 6) ---------------------------------
 
 
-def start_sized(tmux: Tmux, tmp_path: Path, size: tuple[int, int], *args: str) -> Path:
-    """``start_tail`` at another terminal size, the app's arguments given whole."""
-    status = tmp_path / "exit-status"
-    command = (
-        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui {' '.join(args)}; "
-        f"echo $? > {status}.tmp; mv {status}.tmp {status}; sleep 60"
-    )
-    tmux.run(
-        "new-session", "-d", "-s", "app", "-x", str(size[0]), "-y", str(size[1]),
-        "-e", "TERM=xterm-256color", "-e", "TEXTUAL_ANIMATIONS=none",
-        command,
-    )  # fmt: skip
-    return status
-
-
 @pytest.fixture
 def cpu_load() -> Iterator[None]:
     """Two CPU-bound processes for the length of a test (the host an on-call user is on)."""
@@ -560,5 +542,44 @@ def test_errors_view_shows_a_traceback_end_and_an_http_500_and_steps(
     tmux.wait_for(lambda s: "asgi.log:162" in s, "the next error, a traceback at line 162")
     tmux.keys("Escape")  # (a key sent right after it would read as alt+key)
     tmux.wait_for(lambda s: "Errors 6" not in s and "errors 5" in s, "the main screen")
+    tmux.keys("q")
+    assert exit_status(status) == "0"
+
+
+#: Three servers that log to files of one name: a vLLM and two SGLang servers, each
+#: with requests and engine stats (real excerpts).
+THREE_SERVERS = {
+    "a": "vllm_0.8_v0_cpu_received_added_metrics_uvicorn_17954.log",
+    "b": "sglang_docsci_20250630_native_api_prefill_token_field_expert_pt.log",
+    "c": "sglang_docsci_20241231_v0.4.1_native_api_meta_info.log",
+}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_three_logs_show_a_file_column_and_three_engines(
+    tmux: Tmux, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    paths = []
+    for name, source in THREE_SERVERS.items():
+        (tmp_path / name).mkdir()
+        path = tmp_path / name / "server.log"
+        shutil.copyfile(REAL_LOGS / source, path)
+        paths.append(path)
+    status = start_sized(tmux, tmp_path, size, "tail", *map(str, paths))
+    names = ("a/server.log", "b/server.log", "c/server.log")
+    screen = tmux.wait_for(
+        lambda s: " file " in s and all(n in s for n in names), "the file column naming each log"
+    )
+    if size[0] >= 160:
+        # The engine panel: each log's name, then its engine's row: never one summed fleet.
+        assert "3 engines of 3 logs" in screen
+        assert "fleet of" not in screen
+    # Split by engine (x: model, file, engine): the strip names the engine, 1 of 3.
+    tmux.keys("x", "x", "x")
+    tmux.wait_for(lambda s: "engine " in s and " 1/3 " in s, "the first of three engines")
+    tmux.keys("X")
+    tmux.wait_for(lambda s: " 2/3 " in s, "the second engine")
+    tmux.keys("X")
+    screen = tmux.wait_for(lambda s: " 3/3 " in s, "the third engine")
     tmux.keys("q")
     assert exit_status(status) == "0"

@@ -36,7 +36,7 @@ from sparseety_tui.formats import registry
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources.lines import iter_lines
 
-EVENT_TYPES = {"request", "token", "stats", "error", "meta"}
+EVENT_TYPES = {"request", "token", "stats", "error", "meta", "expert_count"}
 #: Reasons that say a line needed a catch-all: a parser's (``ServerLogParser._failed``)
 #: or the Extractor's (``_run_lines``). Neither may be what handled a line here.
 CAUGHT = ("parser error", "not merged", "event completed here not merged")

@@ -208,6 +208,8 @@ def summary(path: Path) -> dict[str, Any]:
             error.pop("path")  # the wrapped copy's name
     for request in doc.get("requests_list", []) or []:
         request.get("source", {}).pop("file", None)
+    for group in doc["splits"]["file"]:
+        group.pop("name")  # the file's path, as files[].path
     return doc
 
 

@@ -3,7 +3,7 @@ which lines get which)."""
 
 from __future__ import annotations
 
-from sparseety_tui.events import LineKind, ParsedLine
+from sparseety_tui.events import ExpertCountPayload, LineKind, ParsedLine
 from sparseety_tui.formats.serverlog import PROMETHEUS, RESPONSE
 
 PREFILL = "sglang.prefill"
@@ -26,3 +26,12 @@ KINDS = (
 )
 
 _EXPERT: ParsedLine = (EXPERT_DIST, None)
+
+
+def expert_count_row(row: bytes) -> ParsedLine:
+    """A dump row ``layer,expert,count`` (``patterns._CSV_ROW_RE`` matched it: three runs
+    of ASCII digits) as an ``expert_count`` event: the dump's counts feed the expert heat
+    map, labelled as counts (core.totals ``expert_distribution``)."""
+    layer, expert, count = (int(part) for part in row.strip().split(b","))
+    payload: ExpertCountPayload = {"layer": layer, "expert": expert, "count": count}
+    return EXPERT_DIST, ("expert_count", payload)

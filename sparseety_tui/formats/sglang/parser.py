@@ -37,7 +37,7 @@ from sparseety_tui.formats.serverlog import (
 )
 from sparseety_tui.formats.sglang.clock import DateClock
 from sparseety_tui.formats.sglang.failures import MARKER, pd_failure
-from sparseety_tui.formats.sglang.kinds import _EXPERT, DECODE, PREFILL
+from sparseety_tui.formats.sglang.kinds import _EXPERT, DECODE, PREFILL, expert_count_row
 from sparseety_tui.formats.sglang.patterns import (
     _CSV_HEADER,
     _CSV_ROW_RE,
@@ -321,7 +321,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             if recognised:
                 return emit_requests(self.pending, payloads, RESPONSE, ts)
         if head.isdigit() and _CSV_ROW_RE.match(rest):
-            return _EXPERT
+            return expert_count_row(rest)
         if rest.startswith(_CSV_HEADER):
             return _EXPERT
         access = access_line(rest, ts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -12,18 +13,28 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
+from sparseety_tui.core.filenames import short_names
+from sparseety_tui.core.fleet import fleet
 from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse_filter
+from sparseety_tui.core.splits import SPLITS
 from sparseety_tui.core.timewindow import WindowError, parse_window
+from sparseety_tui.core.totals import worst_imbalance
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.handoff import row_text, summary_command
 from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged
-from sparseety_tui.ui.widgets.engine_panel import EnginePanel
+from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.widgets.engine_panel import EnginePanel, warning_counts
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.prompt import Prompt
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.status_line import StatusLine
-from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
+from sparseety_tui.ui.widgets.totals_strip import (
+    TotalsStrip,
+    split_groups,
+    split_items,
+    totals_items,
+)
 
 if TYPE_CHECKING:
     from sparseety_tui.core.costmodel import ModelShape
@@ -41,6 +52,23 @@ def narrowed_by(query: ViewQuery) -> str:
 
 #: The heat maps' note while the table is narrowed (see ``MainScreen._heat_scope``).
 HEAT_SCOPE_NOTE = "(all requests)"
+
+
+EXPERTS_TITLE = "Expert load (layer × expert)"
+#: The heatmap title's note when it shows expert-distribution dump counts.
+DUMP_SOURCE = " (dump counts)"
+
+
+def expert_source(totals: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
+    """What the expert heatmap shows: per-token routing (``experts``), else the counts of
+    expert-distribution dumps (``expert_distribution``), with the title note saying so."""
+    experts = totals.get("experts")
+    if experts:
+        return experts, ""
+    dumps = totals.get("expert_distribution")
+    return (dumps, DUMP_SOURCE) if dumps else (None, "")
+
+
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
 SIDE_PANEL_MIN_WIDTH = 110
 
@@ -65,16 +93,25 @@ class MainScreen(Screen[None]):
         self._last: Snapshot | None = None
         self._pending_row: int | None = None  # go to this row once the new view arrives
         self._before_prompt = self._query  # the query when the prompt opened (esc restores)
+        self._model = ""  # the model the expert heatmap shows ("": the first)
+        self._split = "none"  # core.splits.SPLITS: what the totals and side panel split by
+        self._group = 0  # which group of the split is shown
+        #: the followed paths and their short names (core.filenames)
+        self._short: tuple[tuple[str, ...], dict[str, str]] = ((), {})
 
     def compose(self) -> ComposeResult:
         yield TotalsStrip(id="totals")
         with Horizontal(id="body"):
             yield RequestTable(self._shape, id="requests")
             with Vertical(id="side"):
+                # The engine panel first: a few lines, where a heatmap and its top list
+                # can be a hundred (61 layers) and would push it out of sight.
+                yield EnginePanel(id="engine", classes="hidden")
                 yield Heatmap(
-                    "Expert load (layer × expert)",
+                    EXPERTS_TITLE,
                     "expert",
                     "no per-token routing in these logs yet",
+                    top=3,
                     id="experts-heatmap",
                 )
                 yield Heatmap(
@@ -84,7 +121,6 @@ class MainScreen(Screen[None]):
                     id="heads-heatmap",
                     classes="hidden",
                 )
-                yield EnginePanel(id="engine", classes="hidden")
         yield Prompt(id="prompt", classes="hidden")
         yield StatusLine(id="status")
         yield Footer(compact=True)
@@ -118,7 +154,11 @@ class MainScreen(Screen[None]):
         if snap.query is self._query:
             self.after_query_applied()
         unparsed = sum(f.unparsed for f in snap.files)
-        items = totals_items(
+        paths = tuple(f.path for f in snap.files)
+        if paths != self._short[0]:  # named once per set of files, not per frame
+            self._short = (paths, short_names(paths))
+        short = self._short[1]
+        items = split_items(snap.totals, self._split, self._group, short) + totals_items(
             snap.totals,
             snap.rate,
             unparsed,
@@ -130,22 +170,22 @@ class MainScreen(Screen[None]):
             items.insert(0, [("totals of ", "label"), (narrowed_by(snap.totals_query), "warn")])
         self.query_one(TotalsStrip).set_items(items)
         totals = snap.totals or {}
-        experts = totals.get("experts")
-        note = ""
-        if experts:
-            imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
-            if imbalance:
-                note = f"max/mean {max(imbalance):.2f}"
         heat_scope = self._heat_scope(snap)
-        self.query_one("#experts-heatmap", Heatmap).set_summary(
-            experts, " ".join(filter(None, (note, heat_scope)))
-        )
+        self._show_experts(totals, heat_scope)
         heads = totals.get("head_skips")
         heads_map = self.query_one("#heads-heatmap", Heatmap)
         heads_map.set_summary(heads, heat_scope)
         heads_map.set_class(not heads, "hidden")
+        series = snap.engine_window
+        if series is None and snap.state is not None:
+            series = snap.state.engine
         engine = self.query_one(EnginePanel)
-        engine.set_points(snap.engine_points)
+        engine.set_points(
+            snap.engine_points,
+            series,
+            focus=self._engine_focus(snap),
+            events=warning_counts(snap.state),
+        )
         engine.set_class(not snap.engine_points, "hidden")
         self._update_status(snap)
 
@@ -158,6 +198,97 @@ class MainScreen(Screen[None]):
         if not snap.totals_query.narrows:
             return ""
         return HEAT_SCOPE_NOTE
+
+    # -- splits and models -------------------------------------------------------------------
+
+    def _split_name(self, snap: Snapshot) -> str | None:
+        """The selected group of the split (None: no split, or no group yet)."""
+        names = split_groups(snap.totals, self._split, [f.path for f in snap.files])
+        return names[self._group % len(names)] if names else None
+
+    def _engine_focus(self, snap: Snapshot) -> tuple[str, str] | None:
+        """What the engine panel shows of a split: one log, or one engine."""
+        name = self._split_name(snap)
+        if name is None or self._split not in ("file", "engine"):
+            return None
+        if self._split == "file":
+            return ("file", name)
+        engines = fleet(snap.state.engine).engines if snap.state is not None else ()
+        group = next((e.group for e in engines if e.name == name), None)
+        return None if group is None else ("engine", group)
+
+    def _show_experts(self, totals: Mapping[str, Any], scope: str = "") -> None:
+        """One model's expert load at a time (``m`` cycles; a split by model picks it):
+        per-token routing, else expert-distribution dump counts, labelled as such."""
+        heatmap = self.query_one("#experts-heatmap", Heatmap)
+        experts, source = expert_source(totals)
+        by_model: Mapping[str, Any] = (experts or {}).get("by_model") or {}
+        models = sorted(by_model)
+        if self._split == "model" and self._last is not None:
+            chosen = self._split_name(self._last)
+            if chosen is not None and chosen not in by_model and (experts or models):
+                # The split's model routed nothing that was logged: say so, never show
+                # another model's load under it.
+                heatmap.set_title(f"Expert load: {escape(chosen)}")
+                heatmap.set_summary(None, "none logged for this model")
+                return
+            if chosen is not None:
+                self._model = chosen
+        if self._model not in by_model:
+            self._model = models[0] if models else ""
+        shown = by_model.get(self._model, experts)
+        if not models:
+            heatmap.set_title(EXPERTS_TITLE)
+        else:
+            which = ""
+            if len(models) > 1:
+                which = f" ({models.index(self._model) + 1}/{len(models)}, m: next)"
+            heatmap.set_title(f"Expert load: {escape(self._model)}{which}{source}")
+        note = ""
+        if shown:
+            worst, _ = worst_imbalance(shown)
+            if worst is not None:
+                note = f"max/mean {worst:.2f}"
+        heatmap.set_summary(shown, " ".join(filter(None, (note, scope))))
+
+    def action_cycle_model(self) -> None:
+        totals = (self._last.totals if self._last is not None else None) or {}
+        models = sorted((totals.get("experts") or {}).get("by_model") or {})
+        if len(models) < 2:
+            self.say("expert heatmap: one model" if models else "no expert load to show")
+            return
+        at = models.index(self._model) if self._model in models else -1
+        self._model = models[(at + 1) % len(models)]
+        if self._split == "model":  # the split's group follows the heatmap's model
+            names = split_groups(totals, "model")
+            if self._model in names:
+                self._group = names.index(self._model)
+        self.say(f"expert heatmap: {escape(self._model)}")
+        self._refresh_split()
+
+    def action_cycle_split(self) -> None:
+        self._split = SPLITS[(SPLITS.index(self._split) + 1) % len(SPLITS)]
+        self._group = 0
+        self.say(
+            f"split by {self._split}: X for the next group" if self._split != "none" else "no split"
+        )
+        self._refresh_split()
+
+    def action_cycle_group(self) -> None:
+        if self._split == "none":
+            self.say("no split: x splits by model, file or engine")
+            return
+        self._group += 1
+        if self._last is not None:
+            name = self._split_name(self._last)
+            if name is not None:
+                self.say(f"{self._split}: {escape(name)}")
+        self._refresh_split()
+
+    def _refresh_split(self) -> None:
+        shown = self._frozen if self.paused and self._frozen is not None else self._last
+        if shown is not None:
+            self._show(shown)
 
     def _update_status(self, snap: Snapshot) -> None:
         shown = self._frozen if self.paused and self._frozen is not None else snap

@@ -27,6 +27,7 @@ from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import row_skip
+from sparseety_tui.core.filenames import short_names
 from sparseety_tui.core.store import STATES
 from sparseety_tui.core.views import StoreView
 from sparseety_tui.formats.timestamps import utc_text
@@ -52,6 +53,8 @@ COLUMNS: tuple[Column, ...] = (
     # All eleven fit the table's share of a 160-column terminal (91 cells).
     Column("time", "received", 8, 2, "left"),
     Column("id", "request id", 12, 0, "left"),
+    # Shown only when more than one log is read (``layout_columns(with_file=True)``).
+    Column("file", "file", 12, 2, "left"),
     Column("model", "model", 12, 9, "left"),
     Column("state", "state", 8, 1, "left"),
     Column("prompt", "prompt", 6, 3),
@@ -79,10 +82,17 @@ def time_pattern(span: tuple[float, float] | None) -> str:
     return "%m-%d %H:%M:%S" if first[:4] == last[:4] else "%Y-%m-%d %H:%M:%S"
 
 
-def layout_columns(width: int, time_cells: int = 8) -> list[tuple[Column, int]]:
+def layout_columns(
+    width: int, time_cells: int = 8, with_file: bool = False
+) -> list[tuple[Column, int]]:
     """Columns that fit ``width`` (dropping the least important first) and their widths;
-    ``time_cells``: the width of the ``received`` column (wider with dates)."""
-    columns = tuple(replace(c, width=time_cells) if c.key == "time" else c for c in COLUMNS)
+    ``time_cells``: the width of the ``received`` column (wider with dates); the ``file``
+    column only ``with_file`` (more than one log read)."""
+    columns = tuple(
+        replace(c, width=time_cells) if c.key == "time" else c
+        for c in COLUMNS
+        if with_file or c.key != "file"
+    )
     chosen = sorted(columns, key=lambda c: c.priority)
     while chosen:
         need = sum(c.width for c in chosen) + len(chosen) - 1
@@ -98,7 +108,7 @@ def layout_columns(width: int, time_cells: int = 8) -> list[tuple[Column, int]]:
             grow = min(spare, ID_MAX - w)
             w += grow
             spare -= grow
-        elif column.key == "model" and spare:
+        elif column.key in ("model", "file") and spare:
             grow = min(spare, 10)
             w += grow
             spare -= grow
@@ -180,9 +190,13 @@ class RequestTable(ScrollView, can_focus=True):
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
         self._layout_pattern = ""
+        self._layout_files = False
         # Id labels of the rows on screen, made distinct together (ui/idlabels.py).
         self._id_labels: dict[int, str] = {}
         self._id_labels_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
+        #: Each Extractor file's short name (core.filenames), and the paths it was made for.
+        self._file_names: tuple[str, ...] = ()
+        self._file_paths: tuple[str, ...] = ()
 
     # -- data --------------------------------------------------------------------------------
 
@@ -209,6 +223,7 @@ class RequestTable(ScrollView, can_focus=True):
             keep_row = self.current_row  # a re-sort/re-filter: stay on the same request
         self._snap = snap
         self._cache.clear()
+        self._name_files(snap)
         count = snap.visible
         self.virtual_size = Size(self.size.width, count + 1)
         if self.follow:
@@ -329,12 +344,26 @@ class RequestTable(ScrollView, can_focus=True):
         self._cache.clear()
         super().notify_style_update()
 
+    def _name_files(self, snap: Snapshot) -> None:
+        """Name each file of the snapshot (once per new set of files, not per frame)."""
+        paths = tuple(f.path for f in snap.state.files) if snap.state is not None else ()
+        if paths != self._file_paths:
+            names = short_names(paths)
+            self._file_paths = paths
+            self._file_names = tuple(escape(names[path]) for path in paths)
+
+    @property
+    def shows_files(self) -> bool:
+        """Whether the ``file`` column is in the layout: more than one log is read."""
+        return len(set(self._file_paths)) > 1
+
     def _columns(self, width: int) -> list[tuple[Column, int]]:
         pattern = time_pattern(self._snap.time_span)
-        if (width, pattern) != (self._layout_width, self._layout_pattern):
+        key = (width, pattern, self.shows_files)
+        if key != (self._layout_width, self._layout_pattern, self._layout_files):
             cells = len(time.strftime(pattern, time.gmtime(0)))
-            self._layout = layout_columns(width, cells)
-            self._layout_width, self._layout_pattern = width, pattern
+            self._layout = layout_columns(width, cells, self.shows_files)
+            self._layout_width, self._layout_pattern, self._layout_files = key
         return self._layout
 
     def render_line(self, y: int) -> Strip:
@@ -436,6 +465,10 @@ class RequestTable(ScrollView, can_focus=True):
             return escape(store.ids[row]), base
         if key == "model":
             return escape(store.models[c["model"][row]]) or "—", dim
+        if key == "file":
+            file = c["file"][row]
+            names = self._file_names
+            return (names[file] if 0 <= file < len(names) else "—"), dim
         if key == "state":
             return STATE_LABELS.get(state, state), state_style
         if key in ("prompt", "completion"):

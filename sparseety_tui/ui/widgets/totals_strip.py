@@ -14,7 +14,9 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
+from sparseety_tui.core.totals import worst_imbalance
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
+from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.fit import fit_height
 from sparseety_tui.ui.widgets.sparkline import sparkline
 
@@ -110,9 +112,14 @@ def totals_items(
     )
     experts = totals.get("experts")
     if experts:
-        imbalance = [v for v in experts.get("imbalance_max_over_mean", []) if v is not None]
-        worst = f"{max(imbalance):.2f}×" if imbalance else "—"
-        items.append([("experts max/mean ", "label"), (worst, "value")])
+        worst, models = worst_imbalance(experts)
+        item = [
+            ("experts max/mean ", "label"),
+            ("—" if worst is None else f"{worst:.2f}×", "value"),
+        ]
+        if models > 1:  # each model's own, the worst of them: never models added together
+            item.append((f" (worst of {models} models)", "dim"))
+        items.append(item)
     items.append([("unparsed ", "label"), (fmt_count(unparsed), "warn" if unparsed else "value")])
     items.extend(error_items(totals.get("errors")))
     return items
@@ -221,3 +228,58 @@ class TotalsStrip(Widget):
                         styles[cls] = self.get_component_rich_style(f"totals-strip--{cls}")
                     out.append(text, styles[cls])
         return out
+
+
+def split_groups(
+    totals: Mapping[str, Any] | None, split: str, paths: Sequence[str] = ()
+) -> list[str]:
+    """The group names of a split (``core.splits.SPLITS``), in the order the key cycles;
+    by file, every followed path (``paths``), with requests or not (engine stats only)."""
+    if not totals or split == "none":
+        return []
+    if split == "engine":
+        return list((totals.get("engine") or {}).get("by_engine") or {})
+    names = [group["name"] for group in (totals.get("splits") or {}).get(split, [])]
+    return sorted(set(names) | set(paths)) if split == "file" else names
+
+
+def split_items(
+    totals: Mapping[str, Any] | None, split: str, index: int, short: Mapping[str, str]
+) -> list[Item]:
+    """The split's selected group as totals items, first in the strip: its name, which
+    of how many (``X``: next), and its own figures; ``short``: a path's short name."""
+    names = split_groups(totals, split, list(short))
+    if totals is None or not names:
+        return [] if split == "none" else [[(f"split by {split}: ", "label"), ("none", "dim")]]
+    index %= len(names)
+    name = names[index]
+    shown = short.get(name, name) if split == "file" else name
+    if split == "engine":  # "TP0 (/long/path/b/server.log)": the log's short name
+        for path, brief in short.items():
+            if name.endswith(f" ({path})"):
+                shown = f"{name[: -len(path) - 3]} ({brief})"
+                break
+    items: list[Item] = [
+        [(f"{split} ", "label"), (escape(shown), "value"), (f" {index + 1}/{len(names)}", "dim")]
+    ]
+    if split == "engine":
+        engine = totals["engine"]["by_engine"][name]
+        last = engine.get("last") or {}
+        items.append([("stats lines ", "label"), (fmt_count(engine["stats_lines"]), "value")])
+        for label, key in (("running ", "running"), ("queue ", "queued"), ("waiting ", "waiting")):
+            if last.get(key) is not None:
+                items.append([(label, "label"), (count(last[key]), "value")])
+        if last.get("kv_usage") is not None:
+            items.append([("KV ", "label"), (pct(last["kv_usage"]), "value")])
+        return items
+    group = next((g for g in totals["splits"][split] if g["name"] == name), None)
+    if group is None:  # a log with no request (engine stats only)
+        items.append([("requests ", "label"), ("0", "value")])
+        return items
+    items.append([("requests ", "label"), (fmt_count(group["requests"]), "value")])
+    items.append([("prompt ", "label"), (count(group["prompt_tokens"]), "value")])
+    items.append([("compl ", "label"), (count(group["completion_tokens"]), "value")])
+    items.append([("lat p50 ", "label"), (secs(group["latency_p50_s"]), "value")])
+    if group["failed"]:
+        items.append([("failed ", "label"), (fmt_count(group["failed"]), "error")])
+    return items
