@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from sparseety_tui.core.errors import ErrorRecord
 from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.views import ExtractorView, StoreView
 from sparseety_tui.events import StatsPayload
@@ -337,17 +338,17 @@ P = TypeVar("P", bound=Mapping[str, Any])
 
 
 def points_in(points: Iterable[P], window: TimeWindow | None) -> list[P]:
-    """Stats points (or error records) whose ``ts`` is in ``window`` (all: None)."""
+    """Stats points whose ``ts`` is in ``window`` (all: None)."""
     if window is None:
         return list(points)
     return [p for p in points if window.contains(_ts(p.get("ts")))]
 
 
-def records_in(records: Iterable[Any], window: TimeWindow | None) -> list[Any]:
-    """Records with a ``ts`` attribute (error records) in ``window`` (all: None)."""
+def records_in(records: Iterable[ErrorRecord], window: TimeWindow | None) -> list[ErrorRecord]:
+    """Error records in ``window`` (all: None)."""
     if window is None:
         return list(records)
-    return [r for r in records if window.contains(_ts(getattr(r, "ts", None)))]
+    return [r for r in records if window.contains(_ts(r.ts))]
 
 
 def _ts(value: object) -> float | None:
