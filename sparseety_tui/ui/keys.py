@@ -48,7 +48,7 @@ MAIN: tuple[Key, ...] = (
     Key("slash", "filter", "Filter", label="/", priority=True),
     Key("t", "time_window", "Time window", show=False, priority=True),
     Key("f", "follow", "Follow"),
-    Key("space", "pause", "Pause", label="␣"),
+    Key("space", "pause", "Pause", label="␣", show=False),
     Key("s", "sort_next", "Sort"),
     Key("S", "sort_reverse", "Reverse sort", show=False),
     Key("g", "goto", "Go to id", show=False, priority=True),
@@ -61,7 +61,7 @@ MAIN: tuple[Key, ...] = (
     Key("m", "cycle_model", "Expert heatmap: next model", show=False),
     Key("x", "cycle_split", "Split: none / model / file / engine", show=False),
     Key("X", "cycle_group", "Split: next group", show=False),
-    Key("d", "diagnostics", "Diag"),
+    Key("d", "diagnostics", "Diag", show=False),
     Key("T", "app.trends", "Trends"),
     # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.
     Key("y", "copy_id", "Copy id", show=False),

@@ -177,6 +177,8 @@ class EnginePanel(Widget):
         return 1 + max(1, len(self._series())) + engines + extra
 
     def _cache_line(self) -> str:
+        if self.grouped:
+            return ""  # each log's rows say their own share: one over several would blend
         new, cached, ratio = prefill_cached(self._shown)
         if ratio is None or new is None or cached is None:
             return ""
