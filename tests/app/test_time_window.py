@@ -281,3 +281,36 @@ def test_the_engine_panel_draws_only_the_windows_stats() -> None:
             assert f"{inside} stats lines" in str(panel.render())
 
     drive()
+
+
+def test_summary_and_extract_with_filter_and_window_agree_with_the_tui(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A filter and a window together: ``summary --filter --since --until`` totals and
+    ``extract --filter --since --until`` records are the TUI's table and totals."""
+    window = ("--since", "12:01", "--until", "12:04")
+    expression = "latency>1 prompt>200"
+    expected = summary_over(capsys, "--filter", expression, *window)
+    assert run(["extract", "--filter", expression, *window, LOG]) == 0
+    extracted = [orjson.loads(line)["request_id"] for line in capsys.readouterr().out.split()]
+    assert 0 < expected["requests"]["count"] < expected["window"]["requests_in"]
+    assert expected["filter"]["requests"] == expected["requests"]["count"] == len(extracted)
+
+    @async_test
+    async def drive() -> None:
+        app = make_app(paths=(LOG,))
+        async with app.run_test(size=(160, 48)) as pilot:
+            await settle(pilot)
+            await type_window(pilot, "12:01..12:04")
+            await pilot.press("slash", *expression, "enter")
+            await settle(pilot)
+            snap = app.worker.snapshot
+            assert snap.totals is not None and snap.totals_query.narrows
+            for key in WINDOWED_KEYS:
+                assert snap.totals[key] == expected[key], key
+            state = snap.state
+            assert state is not None
+            shown = [state.store.ids[snap.row_at(i)] for i in range(snap.visible)]
+            assert sorted(shown) == sorted(extracted)
+
+    drive()
