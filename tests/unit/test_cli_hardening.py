@@ -384,13 +384,15 @@ def test_int32_max_counts_and_experts(tmp_path: Path) -> None:
     summary = cli("summary", "--json", str(path))
     assert summary.returncode == 0, summary.stderr
     skipped = orjson.loads(summary.stdout)["skipped"]
-    # Heads: (2 * m) tokens x 32 layers x 32 heads: exact. Expert slots: x m experts,
-    # beyond what float64 holds exactly: unknown, and so is the ratio.
+    # Heads: (2 * m) tokens x 32 layers x 32 heads: exact, over the one request that
+    # logged its head skips ("b" said nothing of heads: not counted as none skipped).
+    # Expert slots: x m experts, beyond what float64 holds exactly: unknown, and so is
+    # the ratio.
     tokens = 2 * m
     assert skipped["skipped_head_slots"] == {
         "value": tokens * 32 * 32,
-        "of": 2 * tokens * 32 * 32,
-        "ratio": 0.5,
+        "of": tokens * 32 * 32,
+        "ratio": 1.0,
     }
     assert skipped["inactive_expert_slots"] == {"value": 0, "of": None, "ratio": None}
     extract = cli("extract", str(path))

@@ -259,7 +259,12 @@ def test_totals_over_a_filter_equal_the_totals_of_its_rows_alone(tmp_path: Path)
     other = Extractor()
     ingest_file(other, str(alone))
     subset = compute_totals(extractor, DEFAULT_SHAPE, rows=view)
-    assert subset == compute_totals(other, DEFAULT_SHAPE)
+    whole = compute_totals(other, DEFAULT_SHAPE)
+    # The split by file names each group by its path: the two logs' paths differ.
+    for totals in (subset, whole):
+        for group in totals["splits"]["file"]:
+            group.pop("name")
+    assert subset == whole
     assert 0 < subset["requests"]["count"] < len(extractor.store)
     empty = compute_totals(extractor, DEFAULT_SHAPE, rows=np.zeros(0, dtype=np.int64))
     assert empty["requests"]["count"] == 0 and empty["requests"]["prompt_tokens"] is None
