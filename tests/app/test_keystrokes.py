@@ -91,6 +91,22 @@ async def test_filter_and_enter_in_one_burst_filter_and_open_no_detail() -> None
 
 
 @async_test
+async def test_editing_keys_and_enter_in_one_burst_edit_before_the_prompt_closes() -> None:
+    """backspace and ctrl+u are the Input's bindings: they used to run only once the key
+    had bubbled up to the app, after the enter behind them had submitted the old text."""
+    app = make_app(("trace.jsonl", "counts.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        burst(app, *"/qwex", "backspace", "n", "enter")
+        await settle_burst(pilot, lambda: query_text(app) == "qwen")
+        assert query_text(app) == "qwen"
+        burst(app, "slash", "ctrl+u", *"moe", "enter")
+        await settle_burst(pilot, lambda: query_text(app) == "moe")
+        assert query_text(app) == "moe"
+        assert isinstance(app.screen, MainScreen) and app.is_running
+
+
+@async_test
 async def test_goto_id_and_enter_in_one_burst() -> None:
     app = make_app(("counts.jsonl",))
     async with app.run_test(size=SIZE) as pilot:

@@ -292,7 +292,8 @@ def test_summary_and_extract_with_filter_and_window_agree_with_the_tui(
     expression = "latency>1 prompt>200"
     expected = summary_over(capsys, "--filter", expression, *window)
     assert run(["extract", "--filter", expression, *window, LOG]) == 0
-    extracted = [orjson.loads(line)["request_id"] for line in capsys.readouterr().out.split()]
+    out = capsys.readouterr().out
+    extracted = [orjson.loads(line)["request_id"] for line in out.splitlines()]
     assert 0 < expected["requests"]["count"] < expected["window"]["requests_in"]
     assert expected["filter"]["requests"] == expected["requests"]["count"] == len(extracted)
 

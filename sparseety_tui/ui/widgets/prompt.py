@@ -5,10 +5,11 @@ binding runs only after the key has bubbled back up to the app. So the keys type
 after ``/`` (a paste, a fast typist, a loaded host) were already on their way to the table
 when the prompt asked for focus, and ``q`` reached the app's quit binding. The fix is in
 two halves: the opening keys are priority bindings that take focus synchronously (see
-``MainScreen._open_prompt``), so every later key goes to the prompt; and the prompt decides
-itself, in its own queue and so in typing order, when it is closed (enter, esc): keys that
-were already queued for it after that are handed back to the app as if typed again, and
-are neither eaten as text nor lost.
+``MainScreen._open_prompt``), so every later key goes to the prompt; and the prompt handles
+each key itself, in its own queue and so in typing order: enter and esc close it, and its
+editing keys (backspace, ctrl+u ...) edit it at once (as bindings they would run late,
+after an enter typed behind them). Keys already queued for it when it closed are handed
+back to the app as if typed again, neither eaten as text nor lost.
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ class Prompt(Input):
             event.prevent_default()
             self.close()  # now, in key order: the keys queued after this go elsewhere
             self.post_message(self.Done(self.value if event.key == "enter" else None))
+            return
+        editing = self._bindings.key_to_bindings.get(event.key)
+        if editing:
+            # The Input's own editing keys (backspace, ctrl+u, ctrl+w ...) run here and
+            # now: as bindings they would run only once the key had bubbled up to the app,
+            # after an enter typed behind them had already closed the prompt.
+            event.stop()
+            event.prevent_default()
+            await self.run_action(editing[0].action)
             return
         await super()._on_key(event)
 
