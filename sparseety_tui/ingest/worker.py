@@ -215,6 +215,11 @@ class IngestWorker:
         """Ask for another filter/sort; the next snapshots carry it once computed."""
         self._query = query
         self._idle.clear()
+        watcher = self._watcher
+        if watcher is not None:
+            # At once, not after the idle sleep (up to IDLE_WAIT_S): a filter or sort
+            # typed on a quiet log starts computing when it is asked for.
+            watcher.wake()
 
     def drain(self, timeout: float = 10.0) -> bool:
         """Block until everything readable now is fed and published (tests, benchmarks).

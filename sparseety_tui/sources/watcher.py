@@ -185,6 +185,10 @@ class LogWatcher:
                 return False
             self._changed.wait(min(remaining, max(0.0, next_stat - now)))
 
+    def wake(self) -> None:
+        """End a ``wait()`` now (another thread has work for the waiter: a new query)."""
+        self._changed.set()
+
     def stop(self) -> None:
         """Stop the watch thread (waits for it) and close the files."""
         self._stop.set()

@@ -89,6 +89,18 @@ def test_wait_times_out_when_nothing_changes(tmp_path: Path, poll: bool) -> None
         assert watcher.wait(0.2) is False
 
 
+def test_wake_ends_a_wait_on_a_quiet_file(tmp_path: Path) -> None:
+    """Another thread's work (the UI's new query) ends the ingest thread's idle wait: the
+    wait returns True (a spurious wake its contract allows) instead of sleeping on."""
+    p = tmp_path / "a.log"
+    p.write_text("x\n")
+    with LogWatcher([p], interval_s=60, safety_interval_s=60) as watcher:
+        drain(watcher)
+        watcher.wait(0.2)  # may wake once: the signature of the first read is taken lazily
+        threading.Timer(0.05, watcher.wake).start()
+        assert watcher.wait(30.0) is True
+
+
 def test_several_files_and_one_that_appears_later(tmp_path: Path) -> None:
     a, b, c = tmp_path / "a.log", tmp_path / "b.log", tmp_path / "sub" / "c.log"
     a.write_bytes(b"a1\n")
