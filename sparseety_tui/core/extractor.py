@@ -33,6 +33,7 @@ from sparseety_tui.core.series import (
     copy_heat_by_model,
     merge_heat_by_model,
 )
+from sparseety_tui.core.server_bulk import ServerTarget, apply_server_scan
 from sparseety_tui.core.store import (
     RequestStore,
     StorePart,
@@ -45,7 +46,7 @@ from sparseety_tui.events import (
     MetaPayload,
 )
 from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import LineParser, failure_reason
+from sparseety_tui.formats.base import LineParser, ServerScanner, failure_reason
 from sparseety_tui.formats.trace_native import Scanner
 from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.sources.lines import (
@@ -270,6 +271,10 @@ class Extractor:
                 continue
             if state.parser is None or state.provisional:
                 self._sniff_chunk(state, item)
+            server = None if state.family is None else state.family.scan_server
+            if server is not None:
+                self._run_chunk_server(state, file, item, server)
+                continue
             scanner = None if state.family is None else state.family.scan_requests
             if scanner is not None:
                 self._run_chunk_scanned(state, file, item, scanner)
@@ -315,6 +320,39 @@ class Extractor:
                 self._run_block(state, file, lines)
             else:
                 self._run_lines(state, file, lines)
+            pos = stop
+
+    def _run_chunk_server(
+        self, state: FileState, file: int, chunk: Chunk, scanner: ServerScanner
+    ) -> None:
+        """A chunk of a server log through its family's native scanner: each run of lines
+        it reads is applied at once (core.server_bulk); each line it stops at goes through
+        the per-line path, so every line still gets exactly one kind."""
+        data = chunk.data
+        pos = 0
+        odd_lines_in_a_row = 0
+        while pos < len(data):
+            parser = state.parser
+            assert parser is not None  # chunks are sniffed first
+            try:
+                scan = scanner(parser, data, pos, DEFAULT_MAX_LINE_BYTES)
+                if scan.n:
+                    apply_server_scan(ServerTarget(self._merger, state, file, chunk.offset), scan)
+            except Exception:  # nothing was applied (core.server_bulk): the rest goes by line
+                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
+                return
+            if scan.n:
+                pos, odd_lines_in_a_row = scan.end, 0
+            stop = scan.next_end
+            if stop <= pos:
+                continue
+            if scan.n == 0:
+                # Lines the scanner never reads (a traceback, start-up lines): a block of
+                # them at a time, not one scanner call each.
+                odd_lines_in_a_row += 1
+                if odd_lines_in_a_row > 1:
+                    stop = _end_of_lines(data, pos, BULK_MIN_LINES)
+            self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:stop])))
             pos = stop
 
     def _count_bulk(self, state: FileState, file: int, n: int) -> None:

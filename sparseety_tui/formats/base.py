@@ -27,6 +27,34 @@ if TYPE_CHECKING:
 BlockDecoder = Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None]
 
 
+class ServerScan(Protocol):
+    """A run of server-log lines a family's native scanner read in one call (a family's
+    ``native.py``); ``core.server_bulk`` applies it as the per-line path would have."""
+
+    @property
+    def n(self) -> int:
+        """Lines read, from the start offset up to ``end``."""
+        ...
+
+    @property
+    def end(self) -> int:
+        """Offset in the data just after the lines read."""
+        ...
+
+    @property
+    def next_end(self) -> int:
+        """End (line ending included) of the line at ``end``, which the scanner did not
+        read; ``end`` when the data ends there."""
+        ...
+
+
+#: ``scanner(parser, data, start, max_line_bytes)``: reads the lines of ``data`` (whole
+#: lines) from ``start`` that it is sure of, exactly as ``parser.parse`` would, updating the
+#: parser's state as those lines would have; stops at the first line it is unsure about.
+#: Never raises on input.
+ServerScanner = Callable[["LineParser", bytes, int, int], ServerScan]
+
+
 class LineParser(Protocol):
     """Turns one physical line into its kind and, maybe, an event.
 
@@ -76,6 +104,16 @@ class FormatFamily(Protocol):
         Returns: Scanner | None, called as ``scanner(data, start, max_line_bytes)``
             (formats.trace_native). None: this family has no such fast path, or the
             scanner was not built; chunks are split into lines.
+        """
+        ...
+
+    @property
+    def scan_server(self) -> ServerScanner | None:
+        """The native scanner of a server log's common lines (stats, batch, request and
+        access lines), used on chunks of whole lines (batch commands, and the live path).
+
+        Returns: ServerScanner | None. None: this family has none, or it was not built
+            (``SPARSEETY_TUI_PURE_PYTHON=1``); every line takes ``LineParser.parse``.
         """
         ...
 

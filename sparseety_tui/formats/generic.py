@@ -172,6 +172,7 @@ class GenericFamily:
         "no server format recognised: only tracebacks, error lines and HTTP access lines are read"
     )
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_server = None
     decode_simple_block = None
     #: Never read in ranges: detection never gives it and ``--format`` cannot name it.
     range_start = None

@@ -126,6 +126,7 @@ class KvLineFamily:
     name = "kv"
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_server = None
     decode_simple_block = None
     range_start = None  # no state across lines: a split read may start anywhere
 

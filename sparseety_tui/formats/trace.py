@@ -203,6 +203,7 @@ class TraceFamily:
     #: No state across lines (a meta header is merged by the Extractor, not carried by
     #: the parser): a split read may start at any line.
     range_start = None
+    scan_server = None  # its records take scan_requests
 
     def new_parser(self, *, reference_time: float | None = None) -> TraceParser:
         return TraceParser()  # its timestamps carry the year

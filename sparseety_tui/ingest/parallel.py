@@ -227,7 +227,14 @@ def _ingest_one(extractor: Extractor, options: Options, path: str, workers: int)
     size = os.path.getsize(path)
     family = _detect_family(path, options.format) if workers > 1 else None
     big = workers > 1 and size >= PARALLEL_MIN_BYTES
-    if not big or family is None or (family == "trace" and _scanner_takes_most(path)):
+    if (
+        not big
+        or family is None
+        or (family == "trace" and _scanner_takes_most(path))
+        or registry.family_by_name(family).scan_server is not None
+    ):
+        # A native scan of a server log's lines costs less than splitting the file
+        # between processes and merging their results back (bench/RESULTS.md).
         ingest_file(extractor, path)
     elif registry.family_by_name(family).range_start is None:
         _ingest_split(extractor, options, path, family, workers)  # stateless lines

@@ -76,6 +76,7 @@ class SglangFamily:
     name = "sglang"
     description = "SGLang server log (~0.2 to current), incl. uvicorn, /metrics, meta_info"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_server = None
     decode_simple_block = None
 
     @staticmethod

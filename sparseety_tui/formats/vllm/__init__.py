@@ -84,6 +84,7 @@ class VllmFamily:
     name = "vllm"
     description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_server = None
     decode_simple_block = None
 
     @staticmethod
