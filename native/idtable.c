@@ -33,12 +33,23 @@ static int int64_items(Py_buffer *view) {
     return 1;
 }
 
+/* The table has mask + 1 slots and mask >= 0 (so hash & mask is a slot); else ValueError. */
+static int mask_fits(Py_ssize_t mask, Py_ssize_t table_bytes) {
+    if (mask < 0 || table_bytes / 4 != mask + 1) {
+        PyErr_SetString(PyExc_ValueError, "mask does not match the table size");
+        return 0;
+    }
+    return 1;
+}
+
 PyDoc_STRVAR(place_rows_doc,
 "place_rows(table, mask, hashes, first_row)\n\n"
 "Insert rows first_row, first_row + 1, ... (one per hash in ``hashes``) into ``table``.\n"
-"The caller keeps the table at most half full, so every probe ends.");
+"The caller keeps the table at most half full, so every probe ends soon; a table with no\n"
+"free slot left raises ValueError (the rows placed before stay).");
 
 static PyObject *place_rows(PyObject *self, PyObject *args) {
+    (void)self;
     PyObject *table_obj;
     Py_buffer hashes;
     Py_ssize_t mask, first_row;
@@ -49,22 +60,30 @@ static PyObject *place_rows(PyObject *self, PyObject *args) {
         PyBuffer_Release(&hashes);
         return NULL;
     }
-    if (table.len / 4 != mask + 1) {
+    if (!mask_fits(mask, table.len)) {
         PyBuffer_Release(&table);
         PyBuffer_Release(&hashes);
-        PyErr_SetString(PyExc_ValueError, "mask does not match the table size");
         return NULL;
     }
     int32_t *slots = table.buf;
     const int64_t *h = hashes.buf;
     Py_ssize_t n = hashes.len / 8;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    int full = 0;
+    for (Py_ssize_t i = 0; i < n && !full; i++) {
         Py_ssize_t slot = (Py_ssize_t)((uint64_t)h[i] & (uint64_t)mask);
-        while (slots[slot] != EMPTY) slot = (slot + 1) & mask;
-        slots[slot] = (int32_t)(first_row + i);
+        /* At most one lap: a table without a free slot (the caller keeps it half empty,
+         * so only a broken caller) is an error, not an endless loop. */
+        Py_ssize_t probes = 0;
+        while (slots[slot] != EMPTY && ++probes <= mask) slot = (slot + 1) & mask;
+        if (slots[slot] != EMPTY) full = 1;
+        else slots[slot] = (int32_t)(first_row + i);
     }
     PyBuffer_Release(&table);
     PyBuffer_Release(&hashes);
+    if (full) {
+        PyErr_SetString(PyExc_ValueError, "the table has no free slot");
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -75,6 +94,7 @@ PyDoc_STRVAR(all_new_doc,
 "the exact, slower way.");
 
 static PyObject *all_new(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer table, stored, hashes;
     Py_ssize_t mask;
     if (!PyArg_ParseTuple(args, "y*ny*y*:all_new", &table, &mask, &stored, &hashes))
@@ -82,10 +102,7 @@ static PyObject *all_new(PyObject *self, PyObject *args) {
     PyObject *result = NULL;
     int64_t *seen = NULL;
     if (!int64_items(&stored) || !int64_items(&hashes)) goto done;
-    if (table.len / 4 != mask + 1) {
-        PyErr_SetString(PyExc_ValueError, "mask does not match the table size");
-        goto done;
-    }
+    if (!mask_fits(mask, table.len)) goto done;
     const int32_t *slots = table.buf;
     const int64_t *known = stored.buf;
     const int64_t *h = hashes.buf;
@@ -93,8 +110,12 @@ static PyObject *all_new(PyObject *self, PyObject *args) {
     int fresh = 1;
     for (Py_ssize_t i = 0; i < n && fresh; i++) {
         Py_ssize_t slot = (Py_ssize_t)((uint64_t)h[i] & (uint64_t)mask);
-        for (int32_t row; (row = slots[slot]) != EMPTY; slot = (slot + 1) & mask) {
-            if (row < n_known && known[row] == h[i]) {
+        /* At most one lap (a full table ends the probe too); a row that is no row of
+         * ``stored`` (only a broken caller writes one) matches nothing. */
+        Py_ssize_t probes = 0;
+        for (int32_t row; (row = slots[slot]) != EMPTY && probes <= mask;
+             slot = (slot + 1) & mask, probes++) {
+            if (row >= 0 && row < n_known && known[row] == h[i]) {
                 fresh = 0;
                 break;
             }
@@ -140,8 +161,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sparseety_tui._idtable",
-    "The probing loops of core/idindex.py's id table.", -1, methods,
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "sparseety_tui._idtable",
+    .m_doc = "The probing loops of core/idindex.py's id table.",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC PyInit__idtable(void) { return PyModule_Create(&module); }
