@@ -698,6 +698,7 @@ PyDoc_STRVAR(scan_requests_doc,
 "2 = a limit was reached. Columns are bytes, laid out as core/bulk.py reads them.");
 
 static PyObject *scan_requests(PyObject *self, PyObject *args) {
+    (void)self;
     Py_buffer view;
     Py_ssize_t start, max_records, max_line_bytes;
     if (!PyArg_ParseTuple(args, "y*nnn:scan_requests", &view, &start, &max_records, &max_line_bytes))
@@ -782,9 +783,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "sparseety_tui._scan",
-    "Simple request-level JSONL records straight into columns (see core/bulk.py).", -1,
-    methods,
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "sparseety_tui._scan",
+    .m_doc = "Simple request-level JSONL records straight into columns (see core/bulk.py).",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 /* The key names of a spec table, as a tuple (tests hold them equal to trace.py's). */
