@@ -26,48 +26,46 @@ import sys
 import tempfile
 from pathlib import Path
 
-from child import GEN_LOGS, timed
+from child import GEN_LOGS, timed  # run as a script, or imported by run_all.py
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("files", nargs="+")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--generate", metavar="SIZE")
-    args = parser.parse_args()
-    lnav = shutil.which("lnav")
-    if lnav is None:
-        raise SystemExit("lnav not found: apt-get install -y lnav")
+def generate(paths: list[str], size: str) -> None:
+    """Write each path with gen_logs.py (SGLang if "sglang" is in its name, else vLLM with
+    --max-log-len 64, as the recorded runs), seed 1."""
+    for path in paths:
+        kind = "sglang" if "sglang" in Path(path).name else "vllm"
+        extra = ["--max-log-len", "64"] if kind == "vllm" else []
+        subprocess.run(
+            [
+                sys.executable,
+                str(GEN_LOGS),
+                "--kind",
+                kind,
+                "--size",
+                size,
+                "--out",
+                path,
+                "--seed",
+                "1",
+                *extra,
+            ],
+            check=True,
+        )
+
+
+def compare(paths: list[str], runs: int, lnav: str) -> list[dict[str, object]]:
+    """lnav's count (A) and ``summary --json`` (B) on each path, alternately, after one
+    warm-up of A; medians and the median of per-pair B/A."""
     py = sys.executable
-    if args.generate:
-        for path in args.files:
-            kind = "sglang" if "sglang" in Path(path).name else "vllm"
-            extra = ["--max-log-len", "64"] if kind == "vllm" else []
-            subprocess.run(
-                [
-                    py,
-                    str(GEN_LOGS),
-                    "--kind",
-                    kind,
-                    "--size",
-                    args.generate,
-                    "--out",
-                    path,
-                    "--seed",
-                    "1",
-                    *extra,
-                ],
-                check=True,
-            )
     home = tempfile.mkdtemp(prefix="lnav-home-")
     env = {**os.environ, "HOME": home}
-    results = []
-    for path in args.files:
+    results: list[dict[str, object]] = []
+    for path in paths:
         a_cmd = [lnav, "-n", "-c", ";SELECT count(*) FROM all_logs", path]
         b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", path]
         timed(a_cmd, env)  # warm the page cache
         pairs = []
-        for run in range(args.runs):
+        for run in range(runs):
             a = timed(a_cmd, env)
             b = timed(b_cmd)
             pairs.append((a, b))
@@ -92,7 +90,21 @@ def main() -> None:
             }
         )
     shutil.rmtree(home, ignore_errors=True)
-    print(json.dumps(results, indent=2))
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("files", nargs="+")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--generate", metavar="SIZE")
+    args = parser.parse_args()
+    lnav = shutil.which("lnav")
+    if lnav is None:
+        raise SystemExit("lnav not found: apt-get install -y lnav")
+    if args.generate:
+        generate(args.files, args.generate)
+    print(json.dumps(compare(args.files, args.runs, lnav), indent=2))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 
-from child import GEN_LOGS, timed
+from child import GEN_LOGS, timed  # run as a script, or imported by run_all.py
 
 ORJSON_LOOP = (
     "import sys, orjson\n"
@@ -54,6 +54,73 @@ print(json.dumps({"requests": n, "held_bytes": after - before,
 """
 
 
+def generate(path: str, size: str) -> None:
+    """Write a request-level JSONL of about ``size`` with gen_logs.py, seed 1."""
+    subprocess.run(
+        [
+            sys.executable,
+            str(GEN_LOGS),
+            "--kind",
+            "jsonl",
+            "--size",
+            size,
+            "--out",
+            path,
+            "--seed",
+            "1",
+        ],
+        check=True,
+    )
+
+
+def held(path: str, jobs: int, env: dict[str, str] | None = None) -> dict[str, float]:
+    """Memory the store holds after ingesting ``path`` (see the module's docstring)."""
+    out = subprocess.run(
+        [sys.executable, "-c", HELD, path, str(jobs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    result: dict[str, float] = json.loads(out)
+    return result
+
+
+def compare(path: str, runs: int, jobs: int = 0, pure_python: bool = False) -> dict[str, object]:
+    """The orjson loop (A) and ``summary --json`` (B) alternately, then the memory held."""
+    env = dict(os.environ)
+    if pure_python:
+        env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
+    py = sys.executable
+    size = os.path.getsize(path)
+    a_cmd = [py, "-c", ORJSON_LOOP, path]
+    b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", "--jobs", str(jobs), path]
+    timed(a_cmd)  # warm the page cache
+    rows = []
+    for run in range(runs):
+        a_wall, _, _ = timed(a_cmd)
+        b_wall, _, b_rss = timed(b_cmd, env)
+        rows.append((a_wall, b_wall, b_rss))
+        print(
+            f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
+            f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB",
+            flush=True,
+        )
+    memory = held(path, jobs, env)
+    return {
+        "file": path,
+        "bytes": size,
+        "cores": os.cpu_count(),
+        "jobs": jobs,
+        "native_scanner": not pure_python,
+        "orjson_loop_s_median": round(statistics.median(r[0] for r in rows), 3),
+        "summary_s_median": round(statistics.median(r[1] for r in rows), 3),
+        "ratio_median_of_pairs": round(statistics.median(r[1] / r[0] for r in rows), 3),
+        "summary_peak_rss_mib_median": round(statistics.median(r[2] for r in rows), 1),
+        **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in memory.items()},
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("file")
@@ -66,61 +133,9 @@ def main() -> None:
         help="run summary without the native scanner (SPARSEETY_TUI_PURE_PYTHON=1)",
     )
     args = parser.parse_args()
-    env = dict(os.environ)
-    if args.pure_python:
-        env["SPARSEETY_TUI_PURE_PYTHON"] = "1"
-    py = sys.executable
     if args.generate:
-        subprocess.run(
-            [
-                py,
-                str(GEN_LOGS),
-                "--kind",
-                "jsonl",
-                "--size",
-                args.generate,
-                "--out",
-                args.file,
-                "--seed",
-                "1",
-            ],
-            check=True,
-        )
-    size = os.path.getsize(args.file)
-    a_cmd = [py, "-c", ORJSON_LOOP, args.file]
-    b_cmd = [py, "-m", "sparseety_tui", "summary", "--json", "--jobs", str(args.jobs), args.file]
-    timed(a_cmd)  # warm the page cache
-    rows = []
-    for run in range(args.runs):
-        a_wall, _, _ = timed(a_cmd)
-        b_wall, _, b_rss = timed(b_cmd, env)
-        rows.append((a_wall, b_wall, b_rss))
-        print(
-            f"run {run + 1}: orjson loop {a_wall:.2f} s, summary {b_wall:.2f} s "
-            f"(ratio {b_wall / a_wall:.2f}), summary peak RSS {b_rss:.0f} MiB",
-            flush=True,
-        )
-    held = json.loads(
-        subprocess.run(
-            [py, "-c", HELD, args.file, str(args.jobs)],
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    )
-    result = {
-        "file": args.file,
-        "bytes": size,
-        "cores": os.cpu_count(),
-        "jobs": args.jobs,
-        "native_scanner": not args.pure_python,
-        "orjson_loop_s_median": round(statistics.median(r[0] for r in rows), 3),
-        "summary_s_median": round(statistics.median(r[1] for r in rows), 3),
-        "ratio_median_of_pairs": round(statistics.median(r[1] / r[0] for r in rows), 3),
-        "summary_peak_rss_mib_median": round(statistics.median(r[2] for r in rows), 1),
-        **{k: (round(v, 1) if isinstance(v, float) else v) for k, v in held.items()},
-    }
+        generate(args.file, args.generate)
+    result = compare(args.file, args.runs, args.jobs, args.pure_python)
     print(json.dumps(result, indent=2))
 
 
