@@ -1,9 +1,11 @@
-"""Shared by the benchmarks: time a child process, and where the log generator lives."""
+"""Shared by the benchmarks: time and measure child processes, read a tool's screen in
+tmux, and where the log generator lives."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,3 +23,95 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, flo
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"failed: {' '.join(cmd)}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def peak_rss(cmd: list[str], env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """Peak RSS in bytes of one child, as ``/usr/bin/time -f %M`` reports it (the kernel's
+    maxrss; the same number wait4 gives when GNU time is not installed), and its stdout."""
+    gnu_time = Path("/usr/bin/time")
+    if gnu_time.exists():
+        with tempfile.NamedTemporaryFile("r", suffix=".time") as out:
+            proc = subprocess.run(
+                [str(gnu_time), "-f", "%M", "-o", out.name, *cmd],
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+            return int(out.read().split()[-1]) * 1024, proc.stdout
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE)
+    assert proc.stdout is not None
+    stdout = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, cmd)
+    return usage.ru_maxrss * 1024, stdout
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a tool may read in helper processes)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(parent, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, []))
+    return tree
+
+
+def tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its descendants alive now."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for p in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def tree_rss_bytes(pid: int, field: str = "VmRSS") -> int:
+    """Sum of a /proc status field (VmRSS now, VmHWM the peak) over the process tree."""
+    total = 0
+    for p in process_tree(pid):
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith(field + ":"):
+                    total += int(line.split()[1]) * 1024
+        except OSError:
+            continue
+    return total
+
+
+class Pane:
+    """A command in a detached tmux pane of its own server (WIDTH x HEIGHT), to read what
+    it draws as a terminal user sees it."""
+
+    def __init__(self, command: list[str], env: dict[str, str], width: int = 160, height: int = 48):
+        self.socket = f"sparseety-bench-{os.getpid()}-{time.monotonic_ns()}"
+        pairs = [x for k, v in env.items() for x in ("-e", f"{k}={v}")]
+        self.tmux(
+            "new-session", "-d", "-s", "b", "-x", str(width), "-y", str(height), *pairs, *command
+        )
+        self.pid = int(self.tmux("display-message", "-p", "-t", "b", "#{pane_pid}").strip())
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=False
+        ).stdout
+
+    def text(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "b")
+
+    def close(self) -> None:
+        self.tmux("kill-server")
