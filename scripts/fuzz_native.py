@@ -145,16 +145,53 @@ def drive_idtable(module: ModuleType, data: bytes, rng: random.Random) -> None:
         module.place_rows(table, mask, exact_buffer(new), first_row)
 
 
+def line_scanner(call: Callable[..., tuple[int, ...]]) -> Driver:
+    """A driver for a server-line scanner that returns (lines, end, ...) and says where the
+    line it stopped at ends: it walks ``data`` as formats/*/native.py do, scanning a run,
+    skipping the line the scan left to the parser, scanning again. ``call(module, data,
+    start, max_lines, max_line_bytes)`` returns (lines, end, next_end)."""
+
+    def drive(module: ModuleType, data: bytes, rng: random.Random) -> None:
+        buf = exact_buffer(data) if rng.random() < 0.9 else data
+        max_lines = rng.choice((1, 2, 7, 1 << 16))
+        max_line = rng.choice((0, 16, 200, 1 << 20))
+        pos, size = 0, len(data)
+        while pos < size:
+            lines, end, next_end = call(module, buf, pos, max_lines, max_line)
+            assert lines >= 0 and pos <= end <= size, (pos, lines, end, size)
+            newline = data.find(b"\n", end)
+            skip = size if newline < 0 else newline + 1
+            pos = max(skip, next_end) if next_end <= size else skip
+
+    return drive
+
+
+def _sglscan(
+    module: ModuleType, data: object, start: int, lines: int, line_bytes: int
+) -> tuple[int, ...]:
+    raw = module.scan(data, start, line_bytes, lines)
+    return raw[0], raw[1], raw[2]
+
+
+def _vllmscan(
+    module: ModuleType, data: object, start: int, lines: int, line_bytes: int
+) -> tuple[int, ...]:
+    raw = module.scan_vllm(data, start, lines, line_bytes)
+    return raw[0], raw[1], raw[3]
+
+
 class Target(NamedTuple):
     source: str  # the C file, relative to the repository
     module: str  # the name its PyInit_ function is made for
     drive: Driver
 
 
-#: One line a module. (The SGLang and vLLM line scanners go here when they land.)
+#: One line a module. A target whose C file is not in the tree is skipped (said so).
 TARGETS: dict[str, Target] = {
     "_scan": Target("native/scan.c", "sparseety_tui._scan", drive_scan),
     "_idtable": Target("native/idtable.c", "sparseety_tui._idtable", drive_idtable),
+    "_sglscan": Target("native/sglang_scan.c", "sparseety_tui._sglscan", line_scanner(_sglscan)),
+    "_vllmscan": Target("native/vllm_scan.c", "sparseety_tui._vllmscan", line_scanner(_vllmscan)),
 }
 
 
@@ -423,6 +460,8 @@ def watch(cmd: list[str], progress: Path) -> tuple[int | None, str, str]:
 
 def run_target(name: str, args: argparse.Namespace, work: Path, corpus: Path) -> dict[str, object]:
     target = TARGETS[name]
+    if not (Path(args.source_root) / target.source).exists():
+        return {"target": name, "inputs": 0, "findings": [], "skipped": f"no {target.source}"}
     so = build(Path(args.source_root) / target.source, target.module, work)
     progress = work / f"{name}.progress"
     progress.write_bytes(b"\0" * PROGRESS_BYTES)
@@ -513,6 +552,9 @@ def main() -> int:
     results = [run_target(name, args, work, corpus) for name in args.target or sorted(TARGETS)]
     print(json.dumps(results, indent=2))
     for result in results:
+        if "skipped" in result:
+            print(f"skipped {result['target']}: {result['skipped']}", file=sys.stderr)
+            continue
         found = result["findings"]
         print(
             f"fuzzed {result['target']}: {result['inputs']} inputs, "
