@@ -175,7 +175,7 @@ def step_jsonl_throughput(run: Run) -> list[Line]:
             f"{result['summary_s_median']} s",
             f"bare `orjson.loads` loop {result['orjson_loop_s_median']} s",
             round(r, 2),
-            "≤ 1.3× the loop (issue #7; 0.68× when #12 opened)",
+            "≤ 1.3× the loop (issue #2; 0.68× when #12 opened)",
             r <= 1.3,
         )
     ]
@@ -594,7 +594,8 @@ def section(
         "How each is measured: `summary` vs lnav and vs the orjson loop alternate A B A B",
         "(bench/server_logs.py, bench/summary_throughput.py; ratio = median of per-pair",
         "ratios); peak RSS is `/usr/bin/time -f %M` of `summary --json` minus the same on a",
-        'one-record file, over the requests; "store held" is the store\'s RSS growth',
+        "one-record file, over the requests (run_all measures it itself: bench/peak_memory.py",
+        'was not in the tree when it was written); "store held" is the store\'s RSS growth',
         "(summary_throughput.py). `tail` runs in a 160×48 tmux pane: first useful screen =",
         "its status bar shows the tail window's totals (lnav: three of the file's last lines",
         "on screen); read all = until its CPU falls under 5 % for 2 s (both tools), RSS summed",
@@ -683,6 +684,7 @@ def main() -> int:
         machine(), lines, command, started, minutes, load_start, load_average(), args.quick, files
     )
     write_section(args.results, text)
+    args.scratch.mkdir(parents=True, exist_ok=True)
     raw = args.scratch / "run_all.json"  # every figure, for a closer look (not committed)
     with contextlib.suppress(OSError):
         raw.write_text(json.dumps(run.raw, indent=2, default=str) + "\n")
