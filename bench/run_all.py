@@ -11,6 +11,7 @@ the file alone. A step whose tool is missing (lnav, tmux) says "not measured" an
 
 The comparisons reuse the other scripts of bench/: server_logs.py (summary vs lnav's
 count), summary_throughput.py (summary vs an orjson loop, memory the store holds),
+tail_read.py (first screen, whole read and RSS of a big file in a terminal, both tools),
 tail_latency.py (write->screen latency and CPU, both tools); child.py has what they share.
 Inputs are looked up in --data by name, and the missing ones written with
 shared/tools/gen_logs.py --seed 1 into --scratch (never into --data).
@@ -24,7 +25,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import shlex
 import shutil
 import statistics
@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -42,7 +42,9 @@ sys.path.insert(0, str(BENCH))
 
 import server_logs  # noqa: E402  (bench/ is no package: its scripts import each other)
 import summary_throughput  # noqa: E402
-from child import Pane, peak_rss, tree_cpu_seconds, tree_rss_bytes  # noqa: E402
+import tail_read  # noqa: E402
+from child import peak_rss  # noqa: E402
+from tail_read import TailRead  # noqa: E402
 
 BEGIN = "<!-- run_all:begin -->"
 END = "<!-- run_all:end -->"
@@ -211,72 +213,41 @@ def step_peak_memory(run: Run) -> list[Line]:
     return lines
 
 
-@dataclass
-class TailRead:
-    first_screen_s: float | None
-    loaded_s: float | None
-    rss: int
-    peak: int
-
-
-def tail_read(
-    command: list[str], env: dict[str, str], ready: Callable[[str], bool], timeout_s: float
-) -> TailRead:
-    """Start a tool on a big file in a terminal; when its screen first shows the file (by
-    ``ready``), then when it has read it all (its CPU idle: under 5 % of a core for two
-    1-second windows in a row), and its RSS then."""
-    start = time.monotonic()
-    pane = Pane(command, env)
-    first = loaded = None
-    try:
-        deadline = start + timeout_s
-        while first is None and time.monotonic() < deadline:
-            if ready(pane.text()):
-                first = time.monotonic() - start
-            else:
-                time.sleep(0.02)
-        idle_windows, window_start = 0, time.monotonic()
-        cpu = tree_cpu_seconds(pane.pid)
-        while first is not None and time.monotonic() < deadline:
-            time.sleep(1.0)
-            now, cpu_now = time.monotonic(), tree_cpu_seconds(pane.pid)
-            busy = (cpu_now - cpu) / (now - window_start)
-            if busy < 0.05:
-                idle_windows += 1
-                if idle_windows == 2:
-                    loaded = window_start - 1.0 - start
-                    break
-            else:
-                idle_windows = 0
-            window_start, cpu = now, cpu_now
-        rss = tree_rss_bytes(pane.pid)
-        peak = tree_rss_bytes(pane.pid, "VmHWM")
-    finally:
-        pane.close()
-    return TailRead(first, loaded, rss, peak)
-
-
-def file_lines_shown(path: Path) -> Callable[[str], bool]:
-    """lnav's screen shows the file once it holds a few of the file's last lines (behind
-    the gutter mark lnav draws before a line of a known log format)."""
-    with path.open("rb") as f:
-        f.seek(max(0, path.stat().st_size - (64 << 10)))
-        tail = f.read().decode("utf-8", "replace").splitlines()[1:]
-    prefixes = {line[:40] for line in tail if len(line) >= 40}
-
-    def ready(text: str) -> bool:
-        shown = sum(
-            any(line[i : i + 40] in prefixes for i in range(3)) for line in text.splitlines()
+def tail_lines(label: str, ours: TailRead, theirs: TailRead | None, timeout: float) -> list[Line]:
+    """First useful screen and whole read of one file, against lnav's."""
+    lines = []
+    screen = f"first useful screen of `tail`, {label}"
+    if ours.first_screen_s is None:
+        lines.append(not_measured(screen, f"none within {timeout:.0f} s", "≤ 1 s"))
+    else:
+        lnav_first = theirs.first_screen_s if theirs else None
+        lines.append(
+            Line(
+                screen,
+                f"{ours.first_screen_s:.2f} s",
+                f"lnav {lnav_first:.2f} s" if lnav_first else "lnav: not measured",
+                ratio(ours.first_screen_s, lnav_first) if lnav_first else None,
+                "≤ 1 s",
+                ours.first_screen_s <= 1.0,
+            )
         )
-        return shown >= 3
-
-    return ready
-
-
-def sparseety_ready(text: str) -> bool:
-    """The status bar shows totals of the tail window ("requests N ..."): its first
-    snapshot is on screen (before it, "reading…")."""
-    return re.search(r"^ requests ", text, re.MULTILINE) is not None
+    read = f"`tail` reads all of the {label}"
+    lnav_read = theirs.loaded_s if theirs else None
+    if ours.loaded_s is None:
+        lines.append(not_measured(read, f"still busy after {timeout:.0f} s", "≤ 2× lnav"))
+    else:
+        r = ratio(ours.loaded_s, lnav_read) if lnav_read else None
+        lines.append(
+            Line(
+                read,
+                f"{ours.loaded_s:.1f} s",
+                f"lnav indexes it in {lnav_read:.1f} s" if lnav_read else "lnav: not measured",
+                r,
+                "≤ 2× lnav",
+                None if r is None else r <= 2.0,
+            )
+        )
+    return lines
 
 
 def step_tail(run: Run) -> list[Line]:
@@ -284,99 +255,28 @@ def step_tail(run: Run) -> list[Line]:
     if run.tmux is None:
         return [not_measured(f"`tail`, {run.labels[k]}", "tmux not found") for k in keys]
     timeout = 180 if run.quick else 900
+    env = {"PYTHONPATH": os.environ["PYTHONPATH"]}
     lines = []
-    home = tempfile.mkdtemp(prefix="bench-home-")
-    env = {"TERM": "xterm-256color", "HOME": home, "PYTHONPATH": os.environ["PYTHONPATH"]}
-    try:
-        for key in keys:
-            path = run.files[key]
-            ours = tail_read(
-                [sys.executable, "-m", "sparseety_tui", "tail", str(path)],
-                env,
-                sparseety_ready,
-                timeout,
+    for key in keys:
+        path, label = run.files[key], run.labels[key]
+        ours = tail_read.measure(path, "sparseety", timeout, env)
+        theirs = tail_read.measure(path, "lnav", timeout, env) if run.lnav else None
+        run.raw[f"tail_{key}"] = {
+            "sparseety": asdict(ours),
+            "lnav": asdict(theirs) if theirs else None,
+        }
+        lines += tail_lines(label, ours, theirs, timeout)
+        if key == "jsonl":
+            lines.append(
+                Line(
+                    f"`tail` RSS once it has read the {label}",
+                    f"{ours.rss / MB:.0f} MB (peak {ours.peak / MB:.0f} MB)",
+                    f"lnav {theirs.rss / MB:.0f} MB" if theirs else "lnav: not measured",
+                    ratio(ours.rss, theirs.rss) if theirs else None,
+                    "≤ 500 MB",
+                    ours.rss <= 500 * MB,
+                )
             )
-            theirs = (
-                tail_read([run.lnav, str(path)], env, file_lines_shown(path), timeout)
-                if run.lnav
-                else None
-            )
-            run.raw[f"tail_{key}"] = {
-                "sparseety": ours.__dict__,
-                "lnav": theirs.__dict__ if theirs else None,
-            }
-            label = run.labels[key]
-            lnav_first = (
-                f"lnav {theirs.first_screen_s:.2f} s"
-                if theirs and theirs.first_screen_s is not None
-                else "lnav: not measured"
-            )
-            if ours.first_screen_s is None:
-                lines.append(
-                    not_measured(
-                        f"first useful screen of `tail`, {label}",
-                        f"none within {timeout} s",
-                        "≤ 1 s",
-                    )
-                )
-            else:
-                lines.append(
-                    Line(
-                        f"first useful screen of `tail`, {label}",
-                        f"{ours.first_screen_s:.2f} s",
-                        lnav_first,
-                        ratio(ours.first_screen_s, theirs.first_screen_s)
-                        if theirs and theirs.first_screen_s
-                        else None,
-                        "≤ 1 s",
-                        ours.first_screen_s <= 1.0,
-                    )
-                )
-            if ours.loaded_s is None:
-                lines.append(
-                    not_measured(
-                        f"`tail` reads all of the {label}",
-                        f"still busy after {timeout} s",
-                        "≤ 2× lnav",
-                    )
-                )
-            elif theirs is None or theirs.loaded_s is None:
-                lines.append(
-                    Line(
-                        f"`tail` reads all of the {label}",
-                        f"{ours.loaded_s:.1f} s",
-                        "lnav: not measured",
-                        None,
-                        "≤ 2× lnav",
-                        None,
-                    )
-                )
-            else:
-                r = ratio(ours.loaded_s, theirs.loaded_s)
-                lines.append(
-                    Line(
-                        f"`tail` reads all of the {label}",
-                        f"{ours.loaded_s:.1f} s",
-                        f"lnav indexes it in {theirs.loaded_s:.1f} s",
-                        r,
-                        "≤ 2× lnav",
-                        r is not None and r <= 2.0,
-                    )
-                )
-            if key == "jsonl":
-                anchor = f"lnav {theirs.rss / MB:.0f} MB" if theirs else "lnav: not measured"
-                lines.append(
-                    Line(
-                        f"`tail` RSS once it has read the {label}",
-                        f"{ours.rss / MB:.0f} MB (peak {ours.peak / MB:.0f} MB)",
-                        anchor,
-                        ratio(ours.rss, theirs.rss) if theirs else None,
-                        "≤ 500 MB",
-                        ours.rss <= 500 * MB,
-                    )
-                )
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
     return lines
 
 
@@ -641,7 +541,7 @@ def main() -> int:
         "--only",
         action="append",
         choices=[f.__name__[5:] for _, f in STEPS],
-        help="run only this step (may repeat); the section still lists all",
+        help="run only this step (may repeat); the section then holds only its lines",
     )
     args = parser.parse_args()
 
