@@ -84,3 +84,25 @@ def test_a_result_line_says_met_not_met_or_why_not_measured(run_all: ModuleType)
     assert run_all.Line("x", "3", "2", 1.5, "≤ 1×", False).verdict() == "**not met**"
     assert run_all.not_measured("x", "lnav not found").verdict() == "not measured: lnav not found"
     assert run_all.Line("x", "3", "lnav: not measured", None, "≤ 2× lnav", None).verdict() == "—"
+
+
+def test_a_missing_tool_is_reported_not_measured(run_all: ModuleType, tmp_path: Path) -> None:
+    # Without lnav or tmux the steps that need them say so, and run nothing.
+    files = {k: tmp_path / f"{k}.log" for k in ("vllm", "sglang", "jsonl", "jsonl_small")}
+    run = run_all.Run(
+        quick=True,
+        runs=1,
+        files=files,
+        labels={k: k for k in files},
+        lnav=None,
+        tmux=None,
+    )
+    for step in (run_all.step_server_logs, run_all.step_tail, run_all.step_latency):
+        lines = step(run)
+        assert lines
+        for line in lines:
+            assert line.met is None
+            assert line.verdict() in (
+                "not measured: lnav not found",
+                "not measured: tmux not found",
+            )
