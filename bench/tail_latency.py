@@ -4,10 +4,8 @@
 
 A writer process appends ~250-byte JSON trace lines at ``--rate`` lines/s to a fresh file
 that the tool follows in a 160x48 tmux pane. At a marker, the writer switches the request
-ids it writes to ``mK-...`` and records when it wrote the first such line (T0); the
-harness polls ``capture-pane`` every 10 ms and records when ``mK-`` first shows. Ids are
-kept short (``m3-123456``): the request table elides the middle of a long id, which hid
-the earlier ``mark-K-000123456`` and made every marker a miss.
+ids it writes to ``mark-K-...`` and records when it wrote the first such line (T0); the
+harness polls ``capture-pane`` every 10 ms and records when ``mark-K`` first shows.
 delay = first seen - T0 (so ~5 ms of polling slack on top). At 20,000 lines/s a single
 line scrolls off a tail view within a few ms, so the marker is a change of what is written
 from T0 on, not one line: the number is "how long until the screen reflects what was
@@ -50,14 +48,14 @@ def writer(path: str, rate: float, marker: mp.Value, t0s: mp.Array, stop: mp.Eve
     with open(path, "ab", buffering=0) as f:
         while not stop.is_set():
             k = marker.value
-            prefix = f"m{k}-" if k > 0 else "bg-"
+            prefix = f"mark-{k}-" if k > 0 else "bg-"
             lines = []
             for _ in range(per_batch):
                 n += 1
                 lines.append(
                     json.dumps(
                         {
-                            "request_id": f"{prefix}{n}",
+                            "request_id": f"{prefix}{n:09d}",
                             "model": "bench-moe",
                             "prompt_tokens": 100 + n % 900,
                             "completion_tokens": 20 + n % 300,
@@ -150,7 +148,7 @@ def main() -> int:
     missed = 0
     for k in range(1, args.markers + 1):
         marker.value = k
-        needle = f"m{k}-"
+        needle = f"mark-{k}-"
         end = time.monotonic() + 5
         seen_at = None
         while time.monotonic() < end:
