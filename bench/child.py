@@ -115,3 +115,6 @@ class Pane:
 
     def close(self) -> None:
         self.tmux("kill-server")
+        # tmux 3.3 leaves the killed server's socket file behind: one per measurement.
+        folder = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
+        (folder / self.socket).unlink(missing_ok=True)
