@@ -596,7 +596,7 @@ def main() -> int:
         print(f"== {title}", flush=True)
         try:
             got = step(run)
-        except Exception as exc:  # a failed step is a result line, not a crash
+        except (Exception, SystemExit) as exc:  # a failed step (child.timed exits) is a line
             got = [not_measured(title, f"{type(exc).__name__}: {exc}")]
         for line in got:
             print(
