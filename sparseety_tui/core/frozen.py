@@ -31,6 +31,7 @@ from sparseety_tui.core.store import (
     LineLocation,
     RequestStore,
     RowExtras,
+    column_values,
 )
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.core.views import merged_meta
@@ -184,13 +185,10 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         stop = min(start + SEGMENT_ROWS, rows)
         columns = {}
         for name, column in arrays.items():
-            values = np.frombuffer(
-                column,
-                dtype=np.dtype(column.typecode),
-                count=stop - start,
-                offset=start * column.itemsize,
-            ).copy()
-            values.flags.writeable = False
+            values = column_values(column, start, stop - start)
+            if values.flags.writeable:  # a view of an array: copied (a lazy column's fill
+                values = values.copy()  # is read-only and holds no memory: shared)
+                values.flags.writeable = False
             columns[name] = values
         extras = {
             row: e.copy()

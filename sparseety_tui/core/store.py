@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
 from sparseety_tui.events import RequestState
@@ -206,6 +206,132 @@ class ExtrasTable(Mapping[int, RowExtras]):
         return self._len
 
 
+#: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
+#: bound core.lifecycle sets on a request whose end was not logged) and the file index
+#: (one file in most runs): each is a ``LazyColumn`` until a row has another value.
+LAZY_COLUMNS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts", FILE_COLUMN)
+
+
+class LazyColumn:
+    """A store column that holds no bytes while every row has its ``fill`` value.
+
+    Request logs often never say most of these (a request JSONL has no sampling
+    parameters: 24 of a row's ~150 bytes were unknowns). The first other value written
+    makes it an ``array`` (``materialize``) and from then on every operation is the
+    array's; the store then swaps the array itself in (``on_array``), and a caller still
+    holding this object keeps writing to the same array. The ``array`` interface the
+    store and its readers use is kept: ``len``, ``[row]`` (get, set), ``append``,
+    ``frombytes``, ``tobytes``, iteration, ``typecode``, ``itemsize``.
+    """
+
+    __slots__ = ("_array", "_n", "_on_array", "fill", "itemsize", "typecode")
+
+    def __init__(
+        self, typecode: str, fill: float, on_array: Callable[[array[Any]], None] | None = None
+    ) -> None:
+        self.typecode = typecode
+        self.itemsize = array(typecode).itemsize
+        self.fill = fill
+        self._n = 0
+        self._array: array[Any] | None = None
+        self._on_array = on_array
+
+    def _is_fill(self, value: float) -> bool:
+        fill = self.fill
+        return value != value if fill != fill else value == fill
+
+    def materialize(self) -> array[Any]:
+        column = self._array
+        if column is None:
+            column = self._array = array(self.typecode, [self.fill]) * self._n
+            if self._on_array is not None:
+                self._on_array(column)
+        return column
+
+    def __len__(self) -> int:
+        return self._n if self._array is None else len(self._array)
+
+    def __getitem__(self, row: int) -> Any:
+        if self._array is not None:
+            return self._array[row]
+        if not -self._n <= row < self._n:
+            raise IndexError("array index out of range")
+        return self.fill
+
+    def __setitem__(self, row: int, value: Any) -> None:
+        if self._array is None:
+            if not -self._n <= row < self._n:
+                raise IndexError("array assignment index out of range")
+            if self._is_fill(value):
+                return
+        self.materialize()[row] = value
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._array is not None:
+            return iter(self._array)
+        return iter([self.fill] * self._n)
+
+    def append(self, value: Any) -> None:
+        if self._array is None and self._is_fill(value):
+            self._n += 1
+        else:
+            self.materialize().append(value)
+
+    def frombytes(self, blob: bytes) -> None:
+        """Append rows given as the bytes of an array of this typecode."""
+        import numpy as np
+
+        if self._array is None:
+            values = np.frombuffer(blob, dtype=np.dtype(self.typecode))
+            same = np.isnan(values) if self.fill != self.fill else values == self.fill
+            if same.all():
+                self._n += len(values)
+                return
+        self.materialize().frombytes(blob)
+
+    def buffer_info(self) -> tuple[int, int]:
+        """``array.buffer_info``: (address, items held); no items while all is ``fill``."""
+        return (0, 0) if self._array is None else self._array.buffer_info()
+
+    def tobytes(self) -> bytes:
+        if self._array is not None:
+            return self._array.tobytes()
+        return (array(self.typecode, [self.fill]) * self._n).tobytes()
+
+    def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
+        """Rows ``[start, start + count)`` as a read-only numpy array that owns no memory
+        while the column has none."""
+        import numpy as np
+
+        if self._array is not None:
+            return np.frombuffer(
+                self._array,
+                dtype=np.dtype(self.typecode),
+                count=count,
+                offset=start * self.itemsize,
+            )
+        if count < 0 or start + count > self._n:
+            raise ValueError("rows out of range")
+        return np.broadcast_to(np.array(self.fill, dtype=np.dtype(self.typecode)), (count,))
+
+
+#: A column of a store: an ``array``, or a ``LazyColumn`` while it is all unknown.
+Column = Union["array[Any]", LazyColumn]
+
+
+def column_values(column: Column, start: int, count: int) -> np.ndarray[Any, Any]:
+    """Rows ``[start, start + count)`` of a column as numpy: a view of an array's buffer
+    (copy it before the writer appends again), or a read-only broadcast of a lazy
+    column's fill."""
+    import numpy as np
+
+    if isinstance(column, LazyColumn):
+        return column.values(start, count)
+    return np.frombuffer(
+        column, dtype=np.dtype(column.typecode), count=count, offset=start * column.itemsize
+    )
+
+
 @dataclass(frozen=True)
 class LineLocation:
     file: int
@@ -232,27 +358,27 @@ class RequestStore:
         self.ids = IdIndex()
         self.models: list[str] = [""]
         self._model_code: dict[str, int] = {"": 0}
-        self.columns: dict[str, array[Any]] = {}
-        for name in INT_COLUMNS:
-            self.columns[name] = array("i")
-        for name in FLOAT32_COLUMNS:
-            self.columns[name] = array("f")
-        for name in FLOAT64_COLUMNS:
-            self.columns[name] = array("d")
-        for name in BYTE_COLUMNS:
-            self.columns[name] = array("B")
-        for name in SHORT_COLUMNS:
-            self.columns[name] = array("H")
-        self.columns[FILE_COLUMN] = array("I")
+        self.columns: dict[str, Column] = {}
+        typecodes = {
+            **dict.fromkeys(INT_COLUMNS, "i"),
+            **dict.fromkeys(FLOAT32_COLUMNS, "f"),
+            **dict.fromkeys(FLOAT64_COLUMNS, "d"),
+            **dict.fromkeys(BYTE_COLUMNS, "B"),
+            **dict.fromkeys(SHORT_COLUMNS, "H"),
+            FILE_COLUMN: "I",
+        }
+        for name, typecode in typecodes.items():
+            if name in LAZY_COLUMNS:
+                fill = NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
+                self.columns[name] = LazyColumn(typecode, fill, self._array_setter(name))
+            else:
+                self.columns[name] = array(typecode)
         self.offset: array[int] = array("q")
         self.length: array[int] = array("I")
         self.extras = ExtrasTable()
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
-        self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
-        self._row_appenders = [column.append for column in self._row_columns]
-        self._append_line_no = self.columns["line_no"].append
-        self._append_file = self.columns["file"].append
+        self._bind_columns()
         # Attribute shortcuts for the hot path.
         c = self.columns
         self.prompt_tokens = c["prompt_tokens"]
@@ -261,6 +387,20 @@ class RequestStore:
         self.latency_s = c["latency_s"]
         self.ttft_s = c["ttft_s"]
         self.state = c["state"]
+
+    def _bind_columns(self) -> None:
+        """The hot path's shortcuts to the columns (again once a lazy one is an array)."""
+        self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
+        self._row_appenders = [column.append for column in self._row_columns]
+        self._append_line_no = self.columns["line_no"].append
+        self._append_file = self.columns[FILE_COLUMN].append
+
+    def _array_setter(self, name: str) -> Callable[[array[Any]], None]:
+        def on_array(column: array[Any]) -> None:
+            self.columns[name] = column
+            self._bind_columns()
+
+        return on_array
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -404,10 +544,7 @@ class RequestStore:
         stop = n if stop is None else min(stop, n)
         count = max(stop - start, 0)
         for name, col in self.columns.items():
-            itemsize = col.itemsize
-            values = np.frombuffer(
-                col, dtype=np.dtype(col.typecode), count=count, offset=start * itemsize
-            ).copy()
+            values = column_values(col, start, count).copy()
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan
