@@ -31,6 +31,7 @@ from sparseety_tui.core.store import (
     LineLocation,
     RequestStore,
     RowExtras,
+    SegmentedColumn,
     column_values,
 )
 from sparseety_tui.core.tokens import TokenCounter
@@ -180,14 +181,19 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         clean = min(store.dirty_from, len(previous)) >> SEGMENT_SHIFT
         kept = previous._segments[:clean]
     segments = list(kept)
+    store.seal()  # full segments out of the columns' tails: shared below, not copied
     arrays: dict[str, Any] = {**store.columns, "offset": store.offset, "length": store.length}
     for start in range(len(kept) * SEGMENT_ROWS, rows, SEGMENT_ROWS):
         stop = min(start + SEGMENT_ROWS, rows)
         columns = {}
         for name, column in arrays.items():
+            if stop - start == SEGMENT_ROWS and isinstance(column, SegmentedColumn):
+                # The store's own segment, read-only from now on (it copies on write).
+                columns[name] = column.shared_segment(start >> SEGMENT_SHIFT)
+                continue
             values = column_values(column, start, stop - start)
-            if values.flags.writeable:  # a view of an array: copied (a lazy column's fill
-                values = values.copy()  # is read-only and holds no memory: shared)
+            if values.flags.writeable:  # the tail's last rows: copied (a lazy column's
+                values = values.copy()  # fill is read-only and holds no memory: shared)
                 values.flags.writeable = False
             columns[name] = values
         extras = {

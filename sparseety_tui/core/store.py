@@ -22,7 +22,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
 from sparseety_tui.events import RequestState
@@ -206,6 +206,141 @@ class ExtrasTable(Mapping[int, RowExtras]):
         return self._len
 
 
+class SegmentedColumn:
+    """A store column as full segments of ``SEGMENT_ROWS`` rows plus a growing tail, so
+    that a frozen copy shares the full segments instead of copying them.
+
+    Rows are appended to ``_tail`` (an ``array``); ``seal`` (at every freeze) moves its
+    full segments out as numpy arrays. A freeze hands those very arrays to the frozen
+    store, marked read-only (``shared_segment``); the store's next write to one of them
+    copies that segment first (4,096 rows), so a frozen copy never changes and the live
+    tail of a 1 GB log no longer holds every column twice. Between freezes (and for good
+    in batch commands, which never freeze) the tail is one array, as before. The
+    ``array`` interface the store and its readers use is kept (``len``, ``[row]`` get
+    and set, ``append``, ``frombytes``, ``tobytes``, iteration, ``typecode``,
+    ``itemsize``).
+    """
+
+    __slots__ = ("_full", "_tail", "itemsize", "typecode")
+
+    def __init__(self, typecode: str, tail: array[Any] | None = None) -> None:
+        self.typecode = typecode
+        self._tail: array[Any] = array(typecode) if tail is None else tail
+        self.itemsize = self._tail.itemsize
+        self._full: list[np.ndarray[Any, Any]] = []
+
+    @property
+    def append(self) -> Callable[[Any], None]:
+        """The tail's own ``append`` (C): bound again by the store after each ``seal``."""
+        return self._tail.append
+
+    def _base(self) -> int:
+        return len(self._full) << SEGMENT_SHIFT
+
+    def __len__(self) -> int:
+        return self._base() + len(self._tail)
+
+    def _index(self, row: int) -> int:
+        n = len(self)
+        if row < 0:
+            row += n
+        if not 0 <= row < n:
+            raise IndexError("array index out of range")
+        return row
+
+    def __getitem__(self, row: int) -> Any:
+        base = self._base()
+        if row >= base:  # the usual case: the tail (a negative row is not)
+            return self._tail[row - base]
+        row = self._index(row)
+        if row >= base:
+            return self._tail[row - base]
+        return self._full[row >> SEGMENT_SHIFT][row & (SEGMENT_ROWS - 1)].item()
+
+    def __setitem__(self, row: int, value: Any) -> None:
+        base = self._base()
+        if row >= base:  # the usual case: the tail (a negative row is not)
+            self._tail[row - base] = value
+            return
+        row = self._index(row)
+        if row >= base:
+            self._tail[row - base] = value
+            return
+        segment = row >> SEGMENT_SHIFT
+        part = self._full[segment]
+        if not part.flags.writeable:  # a frozen copy holds it: copy on write
+            part = self._full[segment] = part.copy()
+        # The array's own checks first (a float into an int column, an int too big):
+        # numpy would convert silently where ``array`` raises.
+        part[row & (SEGMENT_ROWS - 1)] = array(self.typecode, [value])[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        for part in self._full:
+            yield from part.tolist()
+        yield from self._tail
+
+    def frombytes(self, blob: bytes) -> None:
+        self._tail.frombytes(blob)
+
+    def tobytes(self) -> bytes:
+        return b"".join([*(part.tobytes() for part in self._full), self._tail.tobytes()])
+
+    def buffer_info(self) -> tuple[int, int]:
+        """``array.buffer_info``-like: (0, items held)."""
+        return (0, len(self))
+
+    def seal(self) -> bool:
+        """Move the tail's full segments out (numpy arrays); True if any was."""
+        import numpy as np
+
+        tail = self._tail
+        whole = len(tail) >> SEGMENT_SHIFT
+        if not whole:
+            return False
+        values = np.frombuffer(tail, dtype=np.dtype(self.typecode))
+        for i in range(whole):
+            self._full.append(values[i << SEGMENT_SHIFT : (i + 1) << SEGMENT_SHIFT].copy())
+        rest = array(self.typecode, values[whole << SEGMENT_SHIFT :].tobytes())
+        del values  # release the buffer export
+        self._tail = rest
+        return True
+
+    def shared_segment(self, segment: int) -> np.ndarray[Any, Any]:
+        """Full segment ``segment`` (sealed) as the frozen store keeps it: the very array,
+        from now on read-only (the store copies it before writing to it again)."""
+        part = self._full[segment]
+        part.flags.writeable = False
+        return part
+
+    def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
+        """Rows ``[start, start + count)``: a view when they lie in one segment or in the
+        tail (copy it before the writer goes on), else a fresh array."""
+        import numpy as np
+
+        if count < 0 or start < 0 or start + count > len(self):
+            raise ValueError("rows out of range")
+        dtype = np.dtype(self.typecode)
+        base = self._base()
+        stop = start + count
+        pieces = []
+        at = start
+        while at < stop and at < base:
+            segment = at >> SEGMENT_SHIFT
+            first = segment << SEGMENT_SHIFT
+            end = min(stop, first + SEGMENT_ROWS)
+            pieces.append(self._full[segment][at - first : end - first])
+            at = end
+        if at < stop:
+            pieces.append(
+                np.frombuffer(
+                    self._tail, dtype=dtype, count=stop - at, offset=(at - base) * self.itemsize
+                )
+            )
+        if not pieces:
+            return np.empty(0, dtype=dtype)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+
 #: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
 #: bound core.lifecycle sets on a request whose end was not logged) and the file index
 #: (one file in most runs): each is a ``LazyColumn`` until a row has another value.
@@ -227,23 +362,27 @@ class LazyColumn:
     __slots__ = ("_array", "_n", "_on_array", "fill", "itemsize", "typecode")
 
     def __init__(
-        self, typecode: str, fill: float, on_array: Callable[[array[Any]], None] | None = None
+        self,
+        typecode: str,
+        fill: float,
+        on_array: Callable[[SegmentedColumn], None] | None = None,
     ) -> None:
         self.typecode = typecode
         self.itemsize = array(typecode).itemsize
         self.fill = fill
         self._n = 0
-        self._array: array[Any] | None = None
+        self._array: SegmentedColumn | None = None
         self._on_array = on_array
 
     def _is_fill(self, value: float) -> bool:
         fill = self.fill
         return value != value if fill != fill else value == fill
 
-    def materialize(self) -> array[Any]:
+    def materialize(self) -> SegmentedColumn:
         column = self._array
         if column is None:
-            column = self._array = array(self.typecode, [self.fill]) * self._n
+            filled = array(self.typecode, [self.fill]) * self._n
+            column = self._array = SegmentedColumn(self.typecode, filled)
             if self._on_array is not None:
                 self._on_array(column)
         return column
@@ -304,32 +443,20 @@ class LazyColumn:
         import numpy as np
 
         if self._array is not None:
-            return np.frombuffer(
-                self._array,
-                dtype=np.dtype(self.typecode),
-                count=count,
-                offset=start * self.itemsize,
-            )
+            return self._array.values(start, count)
         if count < 0 or start + count > self._n:
             raise ValueError("rows out of range")
         return np.broadcast_to(np.array(self.fill, dtype=np.dtype(self.typecode)), (count,))
 
 
-#: A column of a store: an ``array``, or a ``LazyColumn`` while it is all unknown.
-Column = Union["array[Any]", LazyColumn]
+#: A column of a store: a ``SegmentedColumn``, or a ``LazyColumn`` while it is all unknown.
+Column = SegmentedColumn | LazyColumn
 
 
 def column_values(column: Column, start: int, count: int) -> np.ndarray[Any, Any]:
-    """Rows ``[start, start + count)`` of a column as numpy: a view of an array's buffer
-    (copy it before the writer appends again), or a read-only broadcast of a lazy
-    column's fill."""
-    import numpy as np
-
-    if isinstance(column, LazyColumn):
-        return column.values(start, count)
-    return np.frombuffer(
-        column, dtype=np.dtype(column.typecode), count=count, offset=start * column.itemsize
-    )
+    """Rows ``[start, start + count)`` of a column as numpy: a view where it can be (copy
+    it before the writer goes on), or a read-only broadcast of a lazy column's fill."""
+    return column.values(start, count)
 
 
 @dataclass(frozen=True)
@@ -372,9 +499,9 @@ class RequestStore:
                 fill = NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
                 self.columns[name] = LazyColumn(typecode, fill, self._array_setter(name))
             else:
-                self.columns[name] = array(typecode)
-        self.offset: array[int] = array("q")
-        self.length: array[int] = array("I")
+                self.columns[name] = SegmentedColumn(typecode)
+        self.offset = SegmentedColumn("q")
+        self.length = SegmentedColumn("I")
         self.extras = ExtrasTable()
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
@@ -394,9 +521,22 @@ class RequestStore:
         self._row_appenders = [column.append for column in self._row_columns]
         self._append_line_no = self.columns["line_no"].append
         self._append_file = self.columns[FILE_COLUMN].append
+        self._append_offset = self.offset.append
+        self._append_length = self.length.append
 
-    def _array_setter(self, name: str) -> Callable[[array[Any]], None]:
-        def on_array(column: array[Any]) -> None:
+    def seal(self) -> None:
+        """Move every column's full segments out of its tail (``SegmentedColumn.seal``),
+        before a freeze shares them."""
+        sealed = [
+            column.seal()
+            for column in (*self.columns.values(), self.offset, self.length)
+            if isinstance(column, SegmentedColumn)
+        ]
+        if any(sealed):
+            self._bind_columns()  # the tails are new arrays
+
+    def _array_setter(self, name: str) -> Callable[[SegmentedColumn], None]:
+        def on_array(column: SegmentedColumn) -> None:
             self.columns[name] = column
             self._bind_columns()
 
@@ -449,8 +589,8 @@ class RequestStore:
             append(value)
         self._append_line_no(line_no)
         self._append_file(file)
-        self.offset.append(offset)
-        self.length.append(length)
+        self._append_offset(offset)
+        self._append_length(length)
         return row
 
     def extend_rows(
