@@ -271,15 +271,18 @@ class IdIndex(Sequence[str]):
         del hashes
         self._slots = (mask, table)  # published whole, after it is complete
 
-    def encoded_range(self, start: int, stop: int) -> EncodedIds:
-        """A copy of rows [start, stop): their bytes, ends in them, and hashes (writer
-        thread; the copy is immutable and safe to read anywhere)."""
+    def encoded_range(self, start: int, stop: int, with_hashes: bool = True) -> EncodedIds:
+        """A copy of rows [start, stop): their bytes, ends in them, and hashes unless
+        ``with_hashes`` is False (a frozen copy finds ids without them: 8 bytes a row
+        less). Writer thread; the copy is immutable and safe to read anywhere."""
         import numpy as np
 
         begin = self._ends[start - 1] if start else 0
         end = self._ends[stop - 1] if stop > start else begin
         ends = np.frombuffer(self._ends, dtype=np.int64)[start:stop] - begin
-        hashes = np.frombuffer(self._hashes, dtype=np.int64)[start:stop].copy()
+        hashes = (
+            np.frombuffer(self._hashes, dtype=np.int64)[start:stop].copy() if with_hashes else None
+        )
         return EncodedIds(bytes(self._blob[begin:end]), ends, hashes)
 
     def nbytes(self) -> int:

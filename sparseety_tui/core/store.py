@@ -1,12 +1,16 @@
 """RequestStore: one compact row per request, O(1) lookup by id, lines located not kept.
 
-Columns are ``array.array``s (a few bytes per request each, no per-row Python object);
+Columns hold a few bytes per request each (no per-row Python object);
 unknown is ``-1`` in integer columns and NaN in float columns, and becomes ``null`` at the
 edges. Heavy per-request data (text, token ids, per-token routing) is never stored: each
 row keeps where its lines live (file index, byte offset, length) and the detail view
 re-reads and re-parses them on demand. Rows that have per-token data or more than one
 line get a small ``RowExtras`` side record; request-level-only rows (the common case in
 big request logs) do not.
+
+Columns are kept in segments of ``SEGMENT_ROWS`` rows (``SegmentedColumn``) so that a
+frozen copy shares the full ones instead of copying them, and a column every row leaves
+unknown holds no bytes at all (``LazyColumn``).
 
 Only the Extractor writes (one writer), on one thread. Readers on other threads never
 touch a RequestStore: they get a ``core.frozen.FrozenStore`` (``Extractor.freeze()``), an
