@@ -225,24 +225,24 @@ class SegmentedColumn:
     ``itemsize``).
     """
 
-    __slots__ = ("_full", "_tail", "itemsize", "typecode")
+    __slots__ = ("_full", "_start", "_tail", "itemsize", "typecode")
 
     def __init__(self, typecode: str, tail: array[Any] | None = None) -> None:
         self.typecode = typecode
         self._tail: array[Any] = array(typecode) if tail is None else tail
         self.itemsize = self._tail.itemsize
         self._full: list[np.ndarray[Any, Any]] = []
+        #: The tail's first row (rows in full segments before it): per-row access is on
+        #: the per-line path, so no method call computes it.
+        self._start = 0
 
     @property
     def append(self) -> Callable[[Any], None]:
         """The tail's own ``append`` (C): bound again by the store after each ``seal``."""
         return self._tail.append
 
-    def _base(self) -> int:
-        return len(self._full) << SEGMENT_SHIFT
-
     def __len__(self) -> int:
-        return self._base() + len(self._tail)
+        return self._start + len(self._tail)
 
     def _index(self, row: int) -> int:
         n = len(self)
@@ -253,22 +253,20 @@ class SegmentedColumn:
         return row
 
     def __getitem__(self, row: int) -> Any:
-        base = self._base()
-        if row >= base:  # the usual case: the tail (a negative row is not)
-            return self._tail[row - base]
+        if row >= self._start:  # the usual case: the tail (a negative row is not)
+            return self._tail[row - self._start]
         row = self._index(row)
-        if row >= base:
-            return self._tail[row - base]
+        if row >= self._start:
+            return self._tail[row - self._start]
         return self._full[row >> SEGMENT_SHIFT][row & (SEGMENT_ROWS - 1)].item()
 
     def __setitem__(self, row: int, value: Any) -> None:
-        base = self._base()
-        if row >= base:  # the usual case: the tail (a negative row is not)
-            self._tail[row - base] = value
+        if row >= self._start:  # the usual case: the tail (a negative row is not)
+            self._tail[row - self._start] = value
             return
         row = self._index(row)
-        if row >= base:
-            self._tail[row - base] = value
+        if row >= self._start:
+            self._tail[row - self._start] = value
             return
         segment = row >> SEGMENT_SHIFT
         part = self._full[segment]
@@ -307,6 +305,7 @@ class SegmentedColumn:
         rest = array(self.typecode, values[whole << SEGMENT_SHIFT :].tobytes())
         del values  # release the buffer export
         self._tail = rest
+        self._start = len(self._full) << SEGMENT_SHIFT
         return True
 
     def shared_segment(self, segment: int) -> np.ndarray[Any, Any]:
@@ -324,7 +323,7 @@ class SegmentedColumn:
         if count < 0 or start < 0 or start + count > len(self):
             raise ValueError("rows out of range")
         dtype = np.dtype(self.typecode)
-        base = self._base()
+        base = self._start
         stop = start + count
         pieces = []
         at = start
