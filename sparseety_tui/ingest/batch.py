@@ -176,3 +176,13 @@ def columns_mapped() -> Iterator[None]:
     finally:
         if _mallopt:
             _mallopt(_M_MMAP_THRESHOLD, HEAP_THRESHOLD_BYTES)
+
+
+def ingest_paths(options: Options, paths: list[str]) -> Extractor:
+    """The regular files ``paths`` stand for through one Extractor (entries of a named
+    directory that cannot be read are left out: ``summary`` reports them, see
+    ``batch_inputs``)."""
+    extractor = make_extractor(options)
+    for path in batch_inputs(paths).files:
+        ingest_file(extractor, path)
+    return extractor
