@@ -6,7 +6,9 @@ the totals/view thread and the server read a ``FrozenExtractor`` that the writer
 part of it at any time, without locks and without catching races.
 
 Freezing is incremental, so it can run after every fed batch: a ``FrozenStore`` is a list
-of segments of ``SEGMENT_ROWS`` rows (numpy copies of the columns, the ids, the extras).
+of segments of ``SEGMENT_ROWS`` rows (the columns, the ids, the extras). A full segment's
+columns are the store's own arrays, read-only from then on (the store copies one before
+writing to it: ``core.store.SegmentedColumn``); the rest is copied.
 Rows are only appended at the end of a store and ``RequestStore.dirty_from`` says the
 lowest row changed in place since the last freeze, so every full segment below it is shared
 with the previous frozen store and only the rest is copied: usually the last segment or two.
@@ -31,6 +33,8 @@ from sparseety_tui.core.store import (
     LineLocation,
     RequestStore,
     RowExtras,
+    SegmentedColumn,
+    column_values,
 )
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.core.views import merged_meta
@@ -88,15 +92,26 @@ class FrozenIds(Sequence[str]):
             yield from segment.ids
 
     def find(self, request_id: str) -> int | None:
-        """The row of ``request_id``, or None. A vectorised scan of the ids' hashes (about
-        10 ms a million rows): lookups are rare (``g``, ``--request``), rows are many."""
+        """The row of ``request_id``, or None. A search of each segment's id bytes (C's
+        ``bytes.find``; a hit counts where it starts and ends an id): lookups are rare
+        (``g``, ``--request``), rows are many, so no hashes are kept for them."""
         import numpy as np
 
-        h = hash(request_id)
+        key = request_id.encode("utf-8", errors="surrogatepass")
         for segment in self._segments:
-            for i in np.flatnonzero(segment.ids.hashes == h).tolist():
-                if segment.ids[i] == request_id:
+            blob, ends = segment.ids.blob, segment.ids.ends
+            if not key:  # the empty id: an id whose end is its start
+                empty = np.flatnonzero(np.diff(ends, prepend=0) == 0)
+                if empty.size:
+                    return int(segment.start + empty[0])
+                continue
+            at = blob.find(key)
+            while at != -1:
+                end = at + len(key)
+                i = int(np.searchsorted(ends, end))
+                if i < len(ends) and int(ends[i]) == end and (int(ends[i - 1]) if i else 0) == at:
                     return int(segment.start + i)
+                at = blob.find(key, at + 1)
         return None
 
 
@@ -179,18 +194,20 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         clean = min(store.dirty_from, len(previous)) >> SEGMENT_SHIFT
         kept = previous._segments[:clean]
     segments = list(kept)
+    store.seal()  # full segments out of the columns' tails: shared below, not copied
     arrays: dict[str, Any] = {**store.columns, "offset": store.offset, "length": store.length}
     for start in range(len(kept) * SEGMENT_ROWS, rows, SEGMENT_ROWS):
         stop = min(start + SEGMENT_ROWS, rows)
         columns = {}
         for name, column in arrays.items():
-            values = np.frombuffer(
-                column,
-                dtype=np.dtype(column.typecode),
-                count=stop - start,
-                offset=start * column.itemsize,
-            ).copy()
-            values.flags.writeable = False
+            if stop - start == SEGMENT_ROWS and isinstance(column, SegmentedColumn):
+                # The store's own segment, read-only from now on (it copies on write).
+                columns[name] = column.shared_segment(start >> SEGMENT_SHIFT)
+                continue
+            values = column_values(column, start, stop - start)
+            if values.flags.writeable:  # the tail's last rows: copied (a lazy column's
+                values = values.copy()  # fill is read-only and holds no memory: shared)
+                values.flags.writeable = False
             columns[name] = values
         extras = {
             row: e.copy()
@@ -198,7 +215,13 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
             if row < stop
         }
         segments.append(
-            _Segment(start, stop - start, columns, store.ids.encoded_range(start, stop), extras)
+            _Segment(
+                start,
+                stop - start,
+                columns,
+                store.ids.encoded_range(start, stop, with_hashes=False),
+                extras,
+            )
         )
     store.dirty_from = rows
     models = (

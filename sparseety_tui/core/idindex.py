@@ -202,12 +202,7 @@ class IdIndex(Sequence[str]):
             self._grow()
         else:
             mask, table = self._slots
-            _place_many(
-                table,
-                mask,
-                np.asarray(hashes, dtype=np.int64),
-                np.arange(base_row, len(self._ends), dtype=np.int32),
-            )
+            _place_many(table, mask, np.asarray(hashes, dtype=np.int64), base_row)
 
     def any_present(self, request_ids: Sequence[str], hashes: Any = None) -> bool:
         """Whether any of these ids is already here (vectorised first-probe test)."""
@@ -269,19 +264,25 @@ class IdIndex(Sequence[str]):
             capacity *= 2
         mask = capacity - 1
         table = array("i", [_EMPTY]) * capacity
-        hashes = np.frombuffer(self._hashes, dtype=np.int64).copy()
-        _place_many(table, mask, hashes, np.arange(len(hashes), dtype=np.int32))
+        # A view, not a copy (8 bytes a row at the moment the old and the new table are
+        # both alive: the peak of a growing index); released before anyone appends.
+        hashes = np.frombuffer(self._hashes, dtype=np.int64)
+        _place_many(table, mask, hashes, 0)
+        del hashes
         self._slots = (mask, table)  # published whole, after it is complete
 
-    def encoded_range(self, start: int, stop: int) -> EncodedIds:
-        """A copy of rows [start, stop): their bytes, ends in them, and hashes (writer
-        thread; the copy is immutable and safe to read anywhere)."""
+    def encoded_range(self, start: int, stop: int, with_hashes: bool = True) -> EncodedIds:
+        """A copy of rows [start, stop): their bytes, ends in them, and hashes unless
+        ``with_hashes`` is False (a frozen copy finds ids without them: 8 bytes a row
+        less). Writer thread; the copy is immutable and safe to read anywhere."""
         import numpy as np
 
         begin = self._ends[start - 1] if start else 0
         end = self._ends[stop - 1] if stop > start else begin
         ends = np.frombuffer(self._ends, dtype=np.int64)[start:stop] - begin
-        hashes = np.frombuffer(self._hashes, dtype=np.int64)[start:stop].copy()
+        hashes = (
+            np.frombuffer(self._hashes, dtype=np.int64)[start:stop].copy() if with_hashes else None
+        )
         return EncodedIds(bytes(self._blob[begin:end]), ends, hashes)
 
     def nbytes(self) -> int:
@@ -329,8 +330,9 @@ class EncodedIds(Sequence[str]):
         return bool(np.unique(self.hashes).size != len(self.hashes))
 
 
-def _place_many(table: array[int], mask: int, hashes: Any, rows: Any) -> None:
-    """Linear-probing insertion of many rows at once, vectorised.
+def _place_many(table: array[int], mask: int, hashes: Any, first_row: int) -> None:
+    """Linear-probing insertion of the consecutive rows ``first_row ..`` (one a hash) at
+    once, vectorised.
 
     Each round puts every pending row whose current slot is free (the first of several
     rows that want the same slot wins); the others move one slot on. A row only ever
@@ -339,10 +341,13 @@ def _place_many(table: array[int], mask: int, hashes: Any, rows: Any) -> None:
     """
     import numpy as np
 
-    if _idtable is not None and len(rows):
-        # Rows are always consecutive here (a batch appended, or all of them).
-        _idtable.place_rows(table, mask, np.ascontiguousarray(hashes, dtype=np.int64), int(rows[0]))
+    if _idtable is not None:
+        if len(hashes):
+            _idtable.place_rows(
+                table, mask, np.ascontiguousarray(hashes, dtype=np.int64), first_row
+            )
         return
+    rows = np.arange(first_row, first_row + len(hashes), dtype=np.int32)
     view = np.frombuffer(table, dtype=np.int32)
     slots = hashes & mask
     pending = rows

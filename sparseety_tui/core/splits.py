@@ -27,12 +27,14 @@ class Groups:
         self.sums: dict[str, dict[int, float]] = {"prompt_tokens": {}, "completion_tokens": {}}
         self.known: dict[str, dict[int, int]] = {"prompt_tokens": {}, "completion_tokens": {}}
         self.failed: dict[int, int] = {}
-        #: Per chunk, the codes of the rows with a known latency, in the order of the
-        #: latencies ``compute_totals`` keeps for its quantiles (only codes are kept here:
-        #: 2 or 4 bytes a row, the latencies are not copied again).
-        self.latency_codes: list[Any] = []
+        #: Each code's known latencies, a piece per chunk. A chunk of one code (the usual
+        #: case: one model, one file) keeps the very array ``compute_totals`` keeps for its
+        #: quantiles, so the split costs no memory a row; only mixed chunks are copied.
+        self.latencies: dict[int, list[Any]] = {}
 
-    def add(self, cols: dict[str, Any], failed_code: int) -> None:
+    def add(self, cols: dict[str, Any], failed_code: int, latencies: Any) -> None:
+        """Add a chunk; ``latencies``: its known latencies, in row order (not written to:
+        they may be shared)."""
         import numpy as np
 
         codes = cols[self.column]
@@ -56,24 +58,24 @@ class Groups:
                 if n[code]:
                     sums[code] = sums.get(code, 0.0) + float(total[code])
                     self.known[name][code] = self.known[name].get(code, 0) + int(n[code])
-        self.latency_codes.append(codes[~np.isnan(cols["latency_s"])])
+        latency_codes = codes[~np.isnan(cols["latency_s"])]
+        if not latency_codes.size:
+            return
+        first = int(latency_codes[0])
+        if (latency_codes == first).all():
+            self.latencies.setdefault(first, []).append(latencies)
+            return
+        for code in np.unique(latency_codes).tolist():
+            self.latencies.setdefault(code, []).append(latencies[latency_codes == code])
 
-    def result(self, name_of: Callable[[int], str], latency: Any) -> list[dict[str, Any]]:
+    def result(self, name_of: Callable[[int], str]) -> list[dict[str, Any]]:
         """One record per group, by name (codes of one name, such as every file of one
-        path, added up), in name order; ``latency``: the known latencies of every chunk,
-        concatenated in chunk order (``compute_totals``'s)."""
+        path, added up), in name order. Lets go of the latencies it kept."""
         import numpy as np
 
         by_name: dict[str, list[int]] = {}
         for code in self.requests:
             by_name.setdefault(name_of(code), []).append(code)
-        codes = np.concatenate(self.latency_codes) if self.latency_codes else np.zeros(0)
-        # One stable sort by code (a radix sort for these small integers): each code's
-        # latencies are one slice, its median a partition of it (hundreds of followed
-        # files cost one sort, not one scan each; a lexsort by value too took 0.1 s at
-        # 400k rows).
-        order = np.argsort(codes, kind="stable")
-        codes, values = codes[order], latency[order]
         out = []
         for name in sorted(by_name):
             members = by_name[name]
@@ -85,16 +87,16 @@ class Groups:
             for field, sums in self.sums.items():
                 known = [c for c in members if self.known[field].get(c)]
                 record[field] = _whole(sum(sums[c] for c in known)) if known else None
-            slices = [
-                values[np.searchsorted(codes, c, "left") : np.searchsorted(codes, c, "right")]
-                for c in members
-            ]
-            mine = slices[0] if len(slices) == 1 else np.concatenate(slices)
+            pieces = [piece for c in members for piece in self.latencies.get(c, ())]
+            # A copy (the pieces may be shared), so it is partitioned in place.
+            mine = np.concatenate(pieces) if pieces else np.zeros(0)
             rank = max(math.ceil(0.5 * mine.size), 1) - 1  # nearest rank, as core.totals
-            record["latency_p50_s"] = (
-                round(float(np.partition(mine, rank)[rank]), 5) if mine.size else None
-            )
+            if mine.size:
+                mine.partition(rank)
+            record["latency_p50_s"] = round(float(mine[rank]), 5) if mine.size else None
+            del mine
             out.append(record)
+        self.latencies.clear()
         return out
 
 

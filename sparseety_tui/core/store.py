@@ -1,12 +1,16 @@
 """RequestStore: one compact row per request, O(1) lookup by id, lines located not kept.
 
-Columns are ``array.array``s (a few bytes per request each, no per-row Python object);
+Columns hold a few bytes per request each (no per-row Python object);
 unknown is ``-1`` in integer columns and NaN in float columns, and becomes ``null`` at the
 edges. Heavy per-request data (text, token ids, per-token routing) is never stored: each
 row keeps where its lines live (file index, byte offset, length) and the detail view
 re-reads and re-parses them on demand. Rows that have per-token data or more than one
 line get a small ``RowExtras`` side record; request-level-only rows (the common case in
 big request logs) do not.
+
+Columns are kept in segments of ``SEGMENT_ROWS`` rows (``SegmentedColumn``) so that a
+frozen copy shares the full ones instead of copying them, and a column every row leaves
+unknown holds no bytes at all (``LazyColumn``).
 
 Only the Extractor writes (one writer), on one thread. Readers on other threads never
 touch a RequestStore: they get a ``core.frozen.FrozenStore`` (``Extractor.freeze()``), an
@@ -20,7 +24,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -206,6 +210,258 @@ class ExtrasTable(Mapping[int, RowExtras]):
         return self._len
 
 
+class SegmentedColumn:
+    """A store column as full segments of ``SEGMENT_ROWS`` rows plus a growing tail, so
+    that a frozen copy shares the full segments instead of copying them.
+
+    Rows are appended to ``_tail`` (an ``array``); ``seal`` (at every freeze) moves its
+    full segments out as numpy arrays. A freeze hands those very arrays to the frozen
+    store, marked read-only (``shared_segment``); the store's next write to one of them
+    copies that segment first (4,096 rows), so a frozen copy never changes and the live
+    tail of a 1 GB log no longer holds every column twice. Between freezes (and for good
+    in batch commands, which never freeze) the tail is one array, as before. The
+    ``array`` interface the store and its readers use is kept (``len``, ``[row]`` get
+    and set, ``append``, ``frombytes``, ``tobytes``, iteration, ``typecode``,
+    ``itemsize``).
+    """
+
+    __slots__ = ("_full", "_start", "_tail", "itemsize", "typecode")
+
+    def __init__(self, typecode: str, tail: array[Any] | None = None) -> None:
+        self.typecode = typecode
+        self._tail: array[Any] = array(typecode) if tail is None else tail
+        self.itemsize = self._tail.itemsize
+        self._full: list[np.ndarray[Any, Any]] = []
+        #: The tail's first row (rows in full segments before it): per-row access is on
+        #: the per-line path, so no method call computes it.
+        self._start = 0
+
+    @property
+    def append(self) -> Callable[[Any], None]:
+        """The tail's own ``append`` (C): bound again by the store after each ``seal``."""
+        return self._tail.append
+
+    def __len__(self) -> int:
+        return self._start + len(self._tail)
+
+    def _index(self, row: int) -> int:
+        n = len(self)
+        if row < 0:
+            row += n
+        if not 0 <= row < n:
+            raise IndexError("array index out of range")
+        return row
+
+    def __getitem__(self, row: int) -> Any:
+        if row >= self._start:  # the usual case: the tail (a negative row is not)
+            return self._tail[row - self._start]
+        row = self._index(row)
+        if row >= self._start:
+            return self._tail[row - self._start]
+        return self._full[row >> SEGMENT_SHIFT][row & (SEGMENT_ROWS - 1)].item()
+
+    def __setitem__(self, row: int, value: Any) -> None:
+        if row >= self._start:  # the usual case: the tail (a negative row is not)
+            self._tail[row - self._start] = value
+            return
+        row = self._index(row)
+        if row >= self._start:
+            self._tail[row - self._start] = value
+            return
+        segment = row >> SEGMENT_SHIFT
+        part = self._full[segment]
+        if not part.flags.writeable:  # a frozen copy holds it: copy on write
+            part = self._full[segment] = part.copy()
+        # The array's own checks first (a float into an int column, an int too big):
+        # numpy would convert silently where ``array`` raises.
+        part[row & (SEGMENT_ROWS - 1)] = array(self.typecode, [value])[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        for part in self._full:
+            yield from part.tolist()
+        yield from self._tail
+
+    def frombytes(self, blob: bytes) -> None:
+        self._tail.frombytes(blob)
+
+    def tobytes(self) -> bytes:
+        return b"".join([*(part.tobytes() for part in self._full), self._tail.tobytes()])
+
+    def buffer_info(self) -> tuple[int, int]:
+        """``array.buffer_info``-like: (0, items held)."""
+        return (0, len(self))
+
+    def seal(self) -> bool:
+        """Move the tail's full segments out (numpy arrays); True if any was."""
+        import numpy as np
+
+        tail = self._tail
+        whole = len(tail) >> SEGMENT_SHIFT
+        if not whole:
+            return False
+        values = np.frombuffer(tail, dtype=np.dtype(self.typecode))
+        for i in range(whole):
+            self._full.append(values[i << SEGMENT_SHIFT : (i + 1) << SEGMENT_SHIFT].copy())
+        rest = array(self.typecode, values[whole << SEGMENT_SHIFT :].tobytes())
+        del values  # release the buffer export
+        self._tail = rest
+        self._start = len(self._full) << SEGMENT_SHIFT
+        return True
+
+    def shared_segment(self, segment: int) -> np.ndarray[Any, Any]:
+        """Full segment ``segment`` (sealed) as the frozen store keeps it: the very array,
+        from now on read-only (the store copies it before writing to it again)."""
+        part = self._full[segment]
+        part.flags.writeable = False
+        return part
+
+    def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
+        """Rows ``[start, start + count)``: a view when they lie in one segment or in the
+        tail (copy it before the writer goes on), else a fresh array."""
+        import numpy as np
+
+        if count < 0 or start < 0 or start + count > len(self):
+            raise ValueError("rows out of range")
+        dtype = np.dtype(self.typecode)
+        base = self._start
+        stop = start + count
+        pieces = []
+        at = start
+        while at < stop and at < base:
+            segment = at >> SEGMENT_SHIFT
+            first = segment << SEGMENT_SHIFT
+            end = min(stop, first + SEGMENT_ROWS)
+            pieces.append(self._full[segment][at - first : end - first])
+            at = end
+        if at < stop:
+            pieces.append(
+                np.frombuffer(
+                    self._tail, dtype=dtype, count=stop - at, offset=(at - base) * self.itemsize
+                )
+            )
+        if not pieces:
+            return np.empty(0, dtype=dtype)
+        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+
+
+#: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
+#: bound core.lifecycle sets on a request whose end was not logged) and the file index
+#: (one file in most runs): each is a ``LazyColumn`` until a row has another value.
+LAZY_COLUMNS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts", FILE_COLUMN)
+
+
+class LazyColumn:
+    """A store column that holds no bytes while every row has its ``fill`` value.
+
+    Request logs often never say most of these (a request JSONL has no sampling
+    parameters: 24 of a row's ~150 bytes were unknowns). The first other value written
+    makes it an ``array`` (``materialize``) and from then on every operation is the
+    array's; the store then swaps the array itself in (``on_array``), and a caller still
+    holding this object keeps writing to the same array. The ``array`` interface the
+    store and its readers use is kept: ``len``, ``[row]`` (get, set), ``append``,
+    ``frombytes``, ``tobytes``, iteration, ``typecode``, ``itemsize``.
+    """
+
+    __slots__ = ("_array", "_n", "_on_array", "fill", "itemsize", "typecode")
+
+    def __init__(
+        self,
+        typecode: str,
+        fill: float,
+        on_array: Callable[[SegmentedColumn], None] | None = None,
+    ) -> None:
+        self.typecode = typecode
+        self.itemsize = array(typecode).itemsize
+        self.fill = fill
+        self._n = 0
+        self._array: SegmentedColumn | None = None
+        self._on_array = on_array
+
+    def _is_fill(self, value: float) -> bool:
+        fill = self.fill
+        return value != value if fill != fill else value == fill
+
+    def materialize(self) -> SegmentedColumn:
+        column = self._array
+        if column is None:
+            filled = array(self.typecode, [self.fill]) * self._n
+            column = self._array = SegmentedColumn(self.typecode, filled)
+            if self._on_array is not None:
+                self._on_array(column)
+        return column
+
+    def __len__(self) -> int:
+        return self._n if self._array is None else len(self._array)
+
+    def __getitem__(self, row: int) -> Any:
+        if self._array is not None:
+            return self._array[row]
+        if not -self._n <= row < self._n:
+            raise IndexError("array index out of range")
+        return self.fill
+
+    def __setitem__(self, row: int, value: Any) -> None:
+        if self._array is None:
+            if not -self._n <= row < self._n:
+                raise IndexError("array assignment index out of range")
+            if self._is_fill(value):
+                return
+        self.materialize()[row] = value
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._array is not None:
+            return iter(self._array)
+        return iter([self.fill] * self._n)
+
+    def append(self, value: Any) -> None:
+        if self._array is None and self._is_fill(value):
+            self._n += 1
+        else:
+            self.materialize().append(value)
+
+    def frombytes(self, blob: bytes) -> None:
+        """Append rows given as the bytes of an array of this typecode."""
+        import numpy as np
+
+        if self._array is None:
+            values = np.frombuffer(blob, dtype=np.dtype(self.typecode))
+            same = np.isnan(values) if self.fill != self.fill else values == self.fill
+            if same.all():
+                self._n += len(values)
+                return
+        self.materialize().frombytes(blob)
+
+    def buffer_info(self) -> tuple[int, int]:
+        """``array.buffer_info``: (address, items held); no items while all is ``fill``."""
+        return (0, 0) if self._array is None else self._array.buffer_info()
+
+    def tobytes(self) -> bytes:
+        if self._array is not None:
+            return self._array.tobytes()
+        return (array(self.typecode, [self.fill]) * self._n).tobytes()
+
+    def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
+        """Rows ``[start, start + count)`` as a read-only numpy array that owns no memory
+        while the column has none."""
+        import numpy as np
+
+        if self._array is not None:
+            return self._array.values(start, count)
+        if count < 0 or start + count > self._n:
+            raise ValueError("rows out of range")
+        return np.broadcast_to(np.array(self.fill, dtype=np.dtype(self.typecode)), (count,))
+
+
+#: A column of a store: a ``SegmentedColumn``, or a ``LazyColumn`` while it is all unknown.
+Column = SegmentedColumn | LazyColumn
+
+
+def column_values(column: Column, start: int, count: int) -> np.ndarray[Any, Any]:
+    """Rows ``[start, start + count)`` of a column as numpy: a view where it can be (copy
+    it before the writer goes on), or a read-only broadcast of a lazy column's fill."""
+    return column.values(start, count)
+
+
 @dataclass(frozen=True)
 class LineLocation:
     file: int
@@ -232,27 +488,27 @@ class RequestStore:
         self.ids = IdIndex()
         self.models: list[str] = [""]
         self._model_code: dict[str, int] = {"": 0}
-        self.columns: dict[str, array[Any]] = {}
-        for name in INT_COLUMNS:
-            self.columns[name] = array("i")
-        for name in FLOAT32_COLUMNS:
-            self.columns[name] = array("f")
-        for name in FLOAT64_COLUMNS:
-            self.columns[name] = array("d")
-        for name in BYTE_COLUMNS:
-            self.columns[name] = array("B")
-        for name in SHORT_COLUMNS:
-            self.columns[name] = array("H")
-        self.columns[FILE_COLUMN] = array("I")
-        self.offset: array[int] = array("q")
-        self.length: array[int] = array("I")
+        self.columns: dict[str, Column] = {}
+        typecodes = {
+            **dict.fromkeys(INT_COLUMNS, "i"),
+            **dict.fromkeys(FLOAT32_COLUMNS, "f"),
+            **dict.fromkeys(FLOAT64_COLUMNS, "d"),
+            **dict.fromkeys(BYTE_COLUMNS, "B"),
+            **dict.fromkeys(SHORT_COLUMNS, "H"),
+            FILE_COLUMN: "I",
+        }
+        for name, typecode in typecodes.items():
+            if name in LAZY_COLUMNS:
+                fill = NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
+                self.columns[name] = LazyColumn(typecode, fill, self._array_setter(name))
+            else:
+                self.columns[name] = SegmentedColumn(typecode)
+        self.offset = SegmentedColumn("q")
+        self.length = SegmentedColumn("I")
         self.extras = ExtrasTable()
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
-        self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
-        self._row_appenders = [column.append for column in self._row_columns]
-        self._append_line_no = self.columns["line_no"].append
-        self._append_file = self.columns["file"].append
+        self._bind_columns()
         # Attribute shortcuts for the hot path.
         c = self.columns
         self.prompt_tokens = c["prompt_tokens"]
@@ -261,6 +517,33 @@ class RequestStore:
         self.latency_s = c["latency_s"]
         self.ttft_s = c["ttft_s"]
         self.state = c["state"]
+
+    def _bind_columns(self) -> None:
+        """The hot path's shortcuts to the columns (again once a lazy one is an array)."""
+        self._row_columns = [self.columns[name] for name in ROW_LAYOUT]
+        self._row_appenders = [column.append for column in self._row_columns]
+        self._append_line_no = self.columns["line_no"].append
+        self._append_file = self.columns[FILE_COLUMN].append
+        self._append_offset = self.offset.append
+        self._append_length = self.length.append
+
+    def seal(self) -> None:
+        """Move every column's full segments out of its tail (``SegmentedColumn.seal``),
+        before a freeze shares them."""
+        sealed = [
+            column.seal()
+            for column in (*self.columns.values(), self.offset, self.length)
+            if isinstance(column, SegmentedColumn)
+        ]
+        if any(sealed):
+            self._bind_columns()  # the tails are new arrays
+
+    def _array_setter(self, name: str) -> Callable[[SegmentedColumn], None]:
+        def on_array(column: SegmentedColumn) -> None:
+            self.columns[name] = column
+            self._bind_columns()
+
+        return on_array
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -309,8 +592,8 @@ class RequestStore:
             append(value)
         self._append_line_no(line_no)
         self._append_file(file)
-        self.offset.append(offset)
-        self.length.append(length)
+        self._append_offset(offset)
+        self._append_length(length)
         return row
 
     def extend_rows(
@@ -404,10 +687,7 @@ class RequestStore:
         stop = n if stop is None else min(stop, n)
         count = max(stop - start, 0)
         for name, col in self.columns.items():
-            itemsize = col.itemsize
-            values = np.frombuffer(
-                col, dtype=np.dtype(col.typecode), count=count, offset=start * itemsize
-            ).copy()
+            values = column_values(col, start, count).copy()
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan

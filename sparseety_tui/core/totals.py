@@ -50,7 +50,13 @@ QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 def quantiles(values: Any) -> dict[str, float | int | None]:
     import numpy as np
 
-    known = values[~np.isnan(values)].astype(np.float64)
+    return sorted_quantiles(values[~np.isnan(values)])
+
+
+def sorted_quantiles(known: Any) -> dict[str, float | int | None]:
+    """``quantiles`` of values that are all known, sorted in place (the caller's array:
+    no copy of a whole column). Kept in their own dtype: a float32 latency converts to
+    float64 exactly, so sorting the float32s picks the same values."""
     out: dict[str, float | int | None] = {"count": int(known.size)}
     if known.size == 0:
         out.update({name: None for name, _ in QUANTILES})
@@ -121,7 +127,8 @@ CHUNK_ROWS = 1 << 16
 class _Sums:
     """Additive accumulators over chunks of rows."""
 
-    def __init__(self) -> None:
+    def __init__(self, capacity: int) -> None:
+        """``capacity``: the rows to be added (bounds the known latencies kept)."""
         self.values: dict[str, float] = {}
         self.counts: dict[str, int] = {}
         self.states: list[int] = [0] * len(STATES)
@@ -129,8 +136,8 @@ class _Sums:
         self.per_minute_received: dict[int, list[int]] = {}  # by arrival time
         self.with_finish = 0  # requests with a finish time (a date)
         self.with_arrival = 0  # requests with an arrival time (a date)
-        self.latency: list[Any] = []
-        self.ttft: list[Any] = []
+        self.latency = _Packed(capacity)
+        self.ttft = _Packed(capacity)
         self.models: set[int] = set()
         self.skips: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
         self.wholes: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
@@ -213,6 +220,42 @@ class _PickedRows:
         return self._store.lines_of(int(self._rows[row]))
 
 
+class _Packed:
+    """The known values of one column over every chunk, packed into one array as chunks
+    come, for quantiles over all of them: no list of pieces to join at the end (a second
+    copy of the column at the peak). The array is made for ``capacity`` values at once:
+    the pages no value is written to are never resident."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._array: Any = None
+        self._n = 0
+
+    def add(self, values: Any) -> Any:
+        """Append ``values``; returns where they now are (a view: read it, do not write)."""
+        import numpy as np
+
+        end = self._n + len(values)
+        array = self._array
+        if array is None or end > len(array) or values.dtype != array.dtype:
+            # The first chunk; or, defensively, more values than rows, or a wider dtype.
+            dtype = values.dtype if array is None else np.result_type(array.dtype, values.dtype)
+            grown = np.empty(max(end, self._capacity), dtype=dtype)
+            if array is not None:
+                grown[: self._n] = array[: self._n]
+            self._array = array = grown
+        view = array[self._n : end]
+        view[:] = values
+        self._n = end
+        return view
+
+    def values(self) -> Any:
+        """Every value added, in order (the caller may sort it in place)."""
+        import numpy as np
+
+        return np.zeros(0) if self._array is None else self._array[: self._n]
+
+
 def _whole(value: float | None) -> int | None:
     return None if value is None else whole_number(value)
 
@@ -254,12 +297,12 @@ def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, la
     for code, count in enumerate(np.bincount(cols["state"], minlength=len(STATES))):
         sums.states[code] += int(count)
     sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
-    sums.latency.append(cols["latency_s"][~np.isnan(cols["latency_s"])])
-    sums.ttft.append(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
+    latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
+    sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     sums.with_finish += _per_minute(sums.per_minute, cols)
     sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
     for groups in sums.groups.values():
-        groups.add(cols, STATE_CODE["failed"])
+        groups.add(cols, STATE_CODE["failed"], latencies)
     part, whole = column_skip_sums(store, shape, cols, first, inputs)
     for name in SKIP_FIELDS:
         sums.skips[name] = _add_optional(sums.skips[name], part[name])
@@ -278,14 +321,14 @@ def compute_totals(
     import numpy as np
 
     store = extractor.store
-    sums = _Sums()
-    if rows is None:
+    picked = None if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
+    sums = _Sums(len(store) if picked is None else len(picked))
+    if picked is None:
         n = len(store)
         for first in range(0, max(n, 1), CHUNK_ROWS):
             _accumulate(sums, store, shape, first, min(first + CHUNK_ROWS, n))
     else:
-        picked = np.unique(np.asarray(rows, dtype=np.int64))  # sorted: chunks read in order
-        n = len(picked)
+        n = len(picked)  # sorted: chunks read in order
         for first in range(0, max(len(store), 1), CHUNK_ROWS):
             lo, hi = np.searchsorted(picked, (first, first + CHUNK_ROWS))
             if hi > lo or first == 0:  # chunk 0 always: an empty subset still has totals
@@ -327,8 +370,14 @@ def compute_totals(
     )
     basis = throughput_basis(sums.with_finish, sums.with_arrival)
     per_minute = sums.per_minute_received if basis == "received" else sums.per_minute
-    latency = np.concatenate(sums.latency) if sums.latency else np.zeros(0)
-    ttft = np.concatenate(sums.ttft) if sums.ttft else np.zeros(0)
+    # The splits share the latencies kept for the quantiles: done first, as the
+    # quantiles sort those in place.
+    splits = {
+        "model": sums.groups["model"].result(lambda c: store.models[c] or UNKNOWN_MODEL),
+        "file": sums.groups["file"].result(lambda f: extractor.files[f].path),
+    }
+    latency_quantiles = sorted_quantiles(sums.latency.values())
+    ttft_quantiles = sorted_quantiles(sums.ttft.values())
     return {
         "requests": {
             "count": n,
@@ -363,8 +412,8 @@ def compute_totals(
             ),
         },
         "skipped": skipped,
-        "latency_s": quantiles(latency),
-        "ttft_s": quantiles(ttft),
+        "latency_s": latency_quantiles,
+        "ttft_s": ttft_quantiles,
         "throughput_per_minute": [
             {
                 "minute": minute * 60,
@@ -385,12 +434,7 @@ def compute_totals(
         "engine": _engine_summary(extractor.engine if engine is None else engine),
         "errors": error_totals(extractor),
         "models": sorted(store.models[c] for c in sums.models),
-        "splits": {
-            "model": sums.groups["model"].result(
-                lambda c: store.models[c] or UNKNOWN_MODEL, latency
-            ),
-            "file": sums.groups["file"].result(lambda f: extractor.files[f].path, latency),
-        },
+        "splits": splits,
     }
 
 
