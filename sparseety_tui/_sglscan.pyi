@@ -1,0 +1,35 @@
+# Stub of the native scanner built from native/sglang_scan.c (see formats/sglang/native.py).
+KIND_PREFILL: int
+KIND_DECODE: int
+SUM_FIELDS: tuple[tuple[str, int, int], ...]
+
+def accumulate(
+    kinds: bytes,
+    ranks: bytes,
+    ints: bytes,
+    floats: bytes,
+    slots: object,
+    rank: int,
+    sums: object,
+    buckets: list[object],
+) -> tuple[int, int]: ...
+def scan(
+    data: bytes, start: int, max_line_bytes: int, max_lines: int
+) -> tuple[
+    int,
+    int,
+    int,
+    int,
+    int,
+    int,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    bytes,
+    list[bytes],
+    list[int],
+    list[bytes],
+    tuple[int, int, int],
+]: ...
