@@ -75,9 +75,10 @@ class SglangRows:
         self.ts: Floats = bases[minutes] + np.frombuffer(scan.secs, np.uint8)
         self.has_ts = ~np.isnan(self.ts)  # bases are finite or None (formats.sglang.native)
         # ``EngineSeries.add``'s int(ts // 60) * 60 (numpy's float floor division is
-        # Python's); -1 without a time.
+        # Python's); -1: in no minute.
         minute = np.floor_divide(np.where(self.has_ts, self.ts, 0.0), 60.0).astype(np.int64) * 60
-        self.minute = np.where(self.has_ts, minute, -1)
+        # ``LabelSeries.add`` keeps minutes >= 0 only (a year-0 stamp is before 1970).
+        self.minute = np.where(self.has_ts & (minute >= 0), minute, -1)
 
     def payloads(self, start: int, stop: int) -> list[StatsPayload]:
         """Rows ``start`` to ``stop`` as ``SglangParser._fast`` + ``Merger`` make them."""
