@@ -18,6 +18,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,79 +526,124 @@ static int need_buffer(PyObject *obj, Py_buffer *view, Py_ssize_t need, int writ
     return 1;
 }
 
+/* Python's ``x // 60.0`` for a double (Objects/floatobject.c float_floor_div), so a
+ * row's minute is the one EngineSeries.add computes: int(ts // 60) * 60. */
+static double python_floor_div(double vx, double wx) {
+    double mod = fmod(vx, wx);
+    double div = (vx - mod) / wx;
+    if (mod) {
+        if ((wx < 0) != (mod < 0)) div -= 1.0;
+    }
+    double floordiv;
+    if (div) {
+        floordiv = floor(div);
+        if (div - floordiv > 0.5) floordiv += 1.0;
+    } else {
+        floordiv = copysign(0.0, vx / wx);
+    }
+    return floordiv;
+}
+
+/* Times beyond this many seconds from 1970 are refused (no mktime gives them): the
+ * minute of every row accepted fits an int64. */
+#define MAX_ABS_TS 1e15
+
 PyDoc_STRVAR(accumulate_doc,
-"accumulate(kinds, ranks, ints, floats, slots, rank, sums, buckets) -> (prefill, decode)\n\n"
-"Add the rows of label ``rank`` (-1: every row; a scan's columns; ``slots``: int64 per row, the index in\n"
-"``buckets`` of the row's minute, -1 for none) one by one in line order, as\n"
+"accumulate(kinds, ranks, ints, floats, minutes, secs, bases, rank, sums, own)\n"
+"    -> (prefill rows, decode rows, last row)\n\n"
+"Add the rows of label ``rank`` (-1: every row) of a scan, one by one in line order, as\n"
 "EngineSeries.add would: each field's value to ``sums`` (7 doubles, the order of\n"
-"SUM_FIELDS) and, for the fields kept per minute, to its [sum, n] slots in the row's\n"
-"minute array (``buckets``: a list of writable arrays of 18 doubles). Returns the\n"
-"label's prefill and decode row counts. Checks every index before writing anything.");
+"SUM_FIELDS) and, for a row with a time (``bases[minutes[row]] + secs[row]``; a NaN\n"
+"base: none) in a minute >= 0, to the [sum, n] slots of its minute's array, which\n"
+"``own(minute)`` gives (called, like LabelSeries.add does, whenever the minute changes\n"
+"from the label's previous row). Every index and time is checked before anything is\n"
+"written; the last row is -1 when the label has none.");
 
 static PyObject *accumulate(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *kinds_obj, *ranks_obj, *ints_obj, *floats_obj, *slots_obj, *sums_obj, *buckets;
+    PyObject *kinds_obj, *ranks_obj, *ints_obj, *floats_obj, *minutes_obj, *secs_obj;
+    PyObject *bases_obj, *sums_obj, *own;
     int rank;
-    if (!PyArg_ParseTuple(args, "OOOOOiOO!:accumulate", &kinds_obj, &ranks_obj, &ints_obj,
-                          &floats_obj, &slots_obj, &rank, &sums_obj, &PyList_Type, &buckets))
+    if (!PyArg_ParseTuple(args, "OOOOOOOiOO:accumulate", &kinds_obj, &ranks_obj, &ints_obj,
+                          &floats_obj, &minutes_obj, &secs_obj, &bases_obj, &rank, &sums_obj,
+                          &own))
         return NULL;
-    Py_buffer kinds, ranks, ints, floats, slots, sums;
+    Py_buffer kinds, ranks, ints, floats, minutes, secs, bases, sums, bucket;
     if (!need_buffer(kinds_obj, &kinds, 0, 0)) return NULL;
     Py_ssize_t n = kinds.len;
-    Py_ssize_t k = PyList_GET_SIZE(buckets);
     int got = 0;
     got += need_buffer(ranks_obj, &ranks, n, 0);
     if (got == 1) got += need_buffer(ints_obj, &ints, n * 8 * N_INTS, 0);
     if (got == 2) got += need_buffer(floats_obj, &floats, n * 8 * N_FLOATS, 0);
-    if (got == 3) got += need_buffer(slots_obj, &slots, n * 8, 0);
-    if (got == 4) got += need_buffer(sums_obj, &sums, 8 * N_SUMS, 1);
-    Py_buffer *views = NULL;
-    Py_ssize_t held = 0;
-    PyObject *result = NULL;
-    if (got < 5) goto done;
-    views = PyMem_Calloc((size_t)(k ? k : 1), sizeof(Py_buffer));
-    if (views == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (; held < k; held++) {
-        if (!need_buffer(PyList_GET_ITEM(buckets, held), &views[held], 8 * MINUTE_DOUBLES, 1))
-            goto done;
-    }
-    const uint8_t *kind = kinds.buf, *row_rank = ranks.buf;
-    const int64_t *iv = ints.buf, *slot = slots.buf;
-    const double *dv = floats.buf;
+    if (got == 3) got += need_buffer(minutes_obj, &minutes, n * 4, 0);
+    if (got == 4) got += need_buffer(secs_obj, &secs, n, 0);
+    if (got == 5) got += need_buffer(bases_obj, &bases, 0, 0);
+    if (got == 6) got += need_buffer(sums_obj, &sums, 8 * N_SUMS, 1);
+    PyObject *result = NULL, *bucket_obj = NULL;
+    int holding = 0;
+    if (got < 7) goto done;
+    const uint8_t *kind = kinds.buf, *row_rank = ranks.buf, *sec = secs.buf;
+    const int32_t *minute_of = minutes.buf;
+    const int64_t *iv = ints.buf;
+    const double *dv = floats.buf, *base = bases.buf;
+    Py_ssize_t n_bases = bases.len / 8;
     double *acc = sums.buf;
-    for (Py_ssize_t i = 0; i < n; i++) {  /* every index checked before any write */
-        if (kind[i] > KIND_DECODE || slot[i] < -1 || slot[i] >= k) {
-            PyErr_SetString(PyExc_ValueError, "bad kind or minute slot");
+    for (Py_ssize_t i = 0; i < n; i++) {  /* every index and time checked before any write */
+        if (kind[i] > KIND_DECODE || minute_of[i] < 0 || minute_of[i] >= n_bases) {
+            PyErr_SetString(PyExc_ValueError, "bad kind or minute index");
+            goto done;
+        }
+        double ts = base[minute_of[i]] + sec[i];
+        if (!isnan(ts) && !(fabs(ts) < MAX_ABS_TS)) {
+            PyErr_SetString(PyExc_ValueError, "time out of range");
             goto done;
         }
     }
-    Py_ssize_t counts[2] = {0, 0};
+    Py_ssize_t counts[2] = {0, 0}, last = -1;
+    int64_t current = -1;  /* the minute of ``bucket`` (-1: none held) */
     for (Py_ssize_t i = 0; i < n; i++) {
         if (rank >= 0 && row_rank[i] != rank) continue;
         int bit = 1 << kind[i];
         counts[kind[i]]++;
-        double *minute = slot[i] >= 0 ? (double *)views[slot[i]].buf : NULL;
+        last = i;
+        double ts = base[minute_of[i]] + sec[i];
+        int64_t minute = isnan(ts) ? -1 : (int64_t)python_floor_div(ts, 60.0) * 60;
+        double *slots = NULL;
+        if (minute >= 0) {
+            if (minute != current) {
+                if (holding) {
+                    PyBuffer_Release(&bucket);
+                    Py_CLEAR(bucket_obj);
+                    holding = 0;
+                }
+                bucket_obj = PyObject_CallFunction(own, "L", (long long)minute);
+                if (bucket_obj == NULL || !need_buffer(bucket_obj, &bucket, 8 * MINUTE_DOUBLES, 1))
+                    goto done;
+                holding = 1;
+                current = minute;
+            }
+            slots = bucket.buf;
+        }
         for (int f = 0; f < N_SUMS; f++) {
             const sum_field *field = &SUM_FIELDS[f];
             if (!(field->kinds & bit)) continue;
             double value = field->is_int ? (double)iv[field->column * n + i]
                                          : dv[field->column * n + i];
             acc[f] += value;
-            if (minute != NULL && field->minute_slot >= 0) {
-                minute[field->minute_slot] += value;
-                minute[field->minute_slot + 1] += 1.0;
+            if (slots != NULL && field->minute_slot >= 0) {
+                slots[field->minute_slot] += value;
+                slots[field->minute_slot + 1] += 1.0;
             }
         }
     }
-    result = Py_BuildValue("nn", counts[0], counts[1]);
+    result = Py_BuildValue("nnn", counts[0], counts[1], last);
 done:
-    for (Py_ssize_t j = 0; j < held; j++) PyBuffer_Release(&views[j]);
-    PyMem_Free(views);
-    if (got > 4) PyBuffer_Release(&sums);
-    if (got > 3) PyBuffer_Release(&slots);
+    if (holding) PyBuffer_Release(&bucket);
+    Py_XDECREF(bucket_obj);
+    if (got > 6) PyBuffer_Release(&sums);
+    if (got > 5) PyBuffer_Release(&bases);
+    if (got > 4) PyBuffer_Release(&secs);
+    if (got > 3) PyBuffer_Release(&minutes);
     if (got > 2) PyBuffer_Release(&floats);
     if (got > 1) PyBuffer_Release(&ints);
     if (got > 0) PyBuffer_Release(&ranks);

@@ -1,4 +1,6 @@
 # Stub of the native scanner built from native/sglang_scan.c (see formats/sglang/native.py).
+from collections.abc import Callable
+
 KIND_PREFILL: int
 KIND_DECODE: int
 SUM_FIELDS: tuple[tuple[str, int, int], ...]
@@ -8,11 +10,13 @@ def accumulate(
     ranks: bytes,
     ints: bytes,
     floats: bytes,
-    slots: object,
+    minutes: bytes,
+    secs: bytes,
+    bases: object,
     rank: int,
     sums: object,
-    buckets: list[object],
-) -> tuple[int, int]: ...
+    own: Callable[[int], object],
+) -> tuple[int, int, int]: ...
 def scan(
     data: bytes, start: int, max_line_bytes: int, max_lines: int
 ) -> tuple[

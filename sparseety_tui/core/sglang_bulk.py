@@ -5,18 +5,16 @@ engine series (``Merger.on_event`` + ``EngineSeries.add``), without a dict per l
 Sums are bit-exact: each float sum is the sequential sum in line order starting from the
 accumulator, done by the native ``accumulate`` (a numpy ``sum`` is pairwise and would not
 do); an int is added as the double Python's ``float + int`` converts it to (round to
-nearest). The rows' times and minutes are numpy's, with Python's float arithmetic.
+nearest), a row's minute is Python's ``int(ts // 60) * 60``.
 """
 
 from __future__ import annotations
 
 from array import array
+from math import nan as NAN
 from typing import TYPE_CHECKING
 
-import numpy as np
-import numpy.typing as npt
-
-from sparseety_tui.core.series import SOURCE_SEP, EngineSeries, LabelSeries, Minute
+from sparseety_tui.core.series import SOURCE_SEP, EngineSeries, LabelSeries
 from sparseety_tui.events import LineKind, StatsPayload
 from sparseety_tui.formats.sglang.kinds import DECODE, PREFILL
 from sparseety_tui.formats.sglang.native import (
@@ -29,8 +27,6 @@ from sparseety_tui.formats.sglang.native import (
 
 if TYPE_CHECKING:
     from sparseety_tui.core.server_bulk import ServerTarget
-
-Floats = npt.NDArray[np.float64]
 
 #: Columns of the scan (native/sglang_scan.c): ints, then floats.
 _I_SEQ, _I_NEW, _I_CACHED, _I_RUNNING, _I_QUEUED = range(5)
@@ -55,62 +51,47 @@ _FIELDS = {KIND_PREFILL: _PREFILL_FIELDS, KIND_DECODE: _DECODE_FIELDS}
 
 
 class SglangRows:
-    """The stats rows of one scan, in line order (``core.series.PointRun``): columns, and
-    each row's payload made on demand."""
+    """The stats rows of one scan, in line order (``core.series.PointRun``): the scan's
+    columns, and each row's payload made on demand."""
 
     def __init__(self, scan: SglangScan, source: str) -> None:
-        rows = len(scan.kinds)
-        self.rows = rows
+        self.scan = scan
+        self.rows = len(scan.kinds)
         self.source = source
-        self.engines = scan.engines
-        self.kinds_raw, self.ranks_raw = scan.kinds, scan.ranks
-        self.ints_raw, self.floats_raw = scan.ints, scan.floats
-        self.kinds = np.frombuffer(scan.kinds, np.uint8)
-        self.ranks = np.frombuffer(scan.ranks, np.uint8)
-        self.ints = np.frombuffer(scan.ints, np.int64).reshape(5, rows)
-        self.floats = np.frombuffer(scan.floats, np.float64).reshape(2, rows)
-        bases = np.array([np.nan if b is None else b for b in scan.bases], np.float64)
-        minutes = np.frombuffer(scan.minutes, np.int32)
-        # ts = base + seconds, as ``_second`` adds them (a double plus a small int).
-        self.ts: Floats = bases[minutes] + np.frombuffer(scan.secs, np.uint8)
-        self.has_ts = ~np.isnan(self.ts)  # bases are finite or None (formats.sglang.native)
-        # ``EngineSeries.add``'s int(ts // 60) * 60 (numpy's float floor division is
-        # Python's); -1: in no minute.
-        minute = np.floor_divide(np.where(self.has_ts, self.ts, 0.0), 60.0).astype(np.int64) * 60
-        # ``LabelSeries.add`` keeps minutes >= 0 only (a year-0 stamp is before 1970).
-        self.minute = np.where(self.has_ts & (minute >= 0), minute, -1)
+        #: per minute entry, its unix seconds; NaN: no date (the ``ts`` is left out)
+        self.bases = array("d", [NAN if base is None else base for base in scan.bases])
 
     def payloads(self, start: int, stop: int) -> list[StatsPayload]:
         """Rows ``start`` to ``stop`` as ``SglangParser._fast`` + ``Merger`` make them."""
-        kinds = self.kinds[start:stop].tolist()
-        ts = self.ts[start:stop].tolist()
-        has_ts = self.has_ts[start:stop].tolist()
-        engines = self.engines
-        ranks = self.ranks[start:stop].tolist()
-        seq, new, cached, running, queued = (col.tolist() for col in self.ints[:, start:stop])
-        usage, gen = (col.tolist() for col in self.floats[:, start:stop])
-        source = self.source
+        scan, rows = self.scan, self.rows
+        ints = memoryview(scan.ints).cast("q")
+        floats = memoryview(scan.floats).cast("d")
+        minutes = memoryview(scan.minutes).cast("i")[start:stop].tolist()
+        secs = scan.secs[start:stop]
+        ranks = scan.ranks[start:stop]
+        bases, engines, source = scan.bases, scan.engines, self.source
         out: list[StatsPayload] = []
-        for i, kind in enumerate(kinds):
-            payload: StatsPayload
-            payload = {"phase": "prefill" if kind == KIND_PREFILL else "decode"}
-            if has_ts[i]:
-                payload["ts"] = ts[i]
+        for i, kind in enumerate(scan.kinds[start:stop]):
+            row = start + i
+            payload: StatsPayload = {"phase": "prefill" if kind == KIND_PREFILL else "decode"}
+            base = bases[minutes[i]]
+            if base is not None:
+                payload["ts"] = base + secs[i]  # as ``_second`` adds them
             engine = engines[ranks[i]]
             if engine:
                 payload["engine"] = engine
             if kind == KIND_PREFILL:
-                payload["batch_requests"] = seq[i]
-                payload["new_tokens"] = new[i]
-                payload["cached_tokens"] = cached[i]
-                payload["kv_usage"] = usage[i]
-                payload["running"] = running[i]
-                payload["queued"] = queued[i]
+                payload["batch_requests"] = ints[_I_SEQ * rows + row]
+                payload["new_tokens"] = ints[_I_NEW * rows + row]
+                payload["cached_tokens"] = ints[_I_CACHED * rows + row]
+                payload["kv_usage"] = floats[_D_USAGE * rows + row]
+                payload["running"] = ints[_I_RUNNING * rows + row]
+                payload["queued"] = ints[_I_QUEUED * rows + row]
             else:
-                payload["running"] = running[i]
-                payload["kv_usage"] = usage[i]
-                payload["generation_throughput"] = gen[i]
-                payload["queued"] = queued[i]
+                payload["running"] = ints[_I_RUNNING * rows + row]
+                payload["kv_usage"] = floats[_D_USAGE * rows + row]
+                payload["generation_throughput"] = floats[_D_GEN * rows + row]
+                payload["queued"] = ints[_I_QUEUED * rows + row]
             payload["source"] = source
             out.append(payload)
         return out
@@ -127,84 +108,73 @@ def apply_sglang_scan(target: ServerTarget, scan: SglangScan) -> None:
     state = target.state
     rows = SglangRows(scan, merger.sources[target.file])
     # Counts, each kind's key made in the order its first line came (the per-line path's).
-    n_decode = int(np.count_nonzero(rows.kinds))
+    n_decode = scan.kinds.count(KIND_DECODE)
     counts = (rows.rows - n_decode, n_decode, scan.access)
-    names = (PREFILL, DECODE, LineKind.ACCESS)
     by_kind = state.by_kind
     for first, kind in sorted(zip(scan.firsts, range(3))):
         if first >= 0:
-            by_kind[names[kind]] = by_kind.get(names[kind], 0) + counts[kind]
+            name = _KIND_NAMES[kind]
+            by_kind[name] = by_kind.get(name, 0) + counts[kind]
     state.lines_total += scan.n
     if rows.rows:
         _add_stats(engine, rows)
 
 
+_KIND_NAMES = (PREFILL, DECODE, LineKind.ACCESS)
+
+
 def _add_stats(engine: EngineSeries, rows: SglangRows) -> None:
     """The run's stats rows into ``engine``, as ``EngineSeries.add`` one by one."""
-    single = len(rows.engines) == 1
-    for rank, name in enumerate(rows.engines):
+    engines = rows.scan.engines
+    single = len(engines) == 1
+    last_payload: StatsPayload | None = None
+    for rank, name in enumerate(engines):
         label = rows.source + SOURCE_SEP + name
         series = engine.labels.get(label)
         if series is None:
             series = engine.labels[label] = LabelSeries()
-        last = _add_label(series, rows, None if single else rank)
+        last = _add_label(series, rows, -1 if single else rank)
         series.last = rows.payloads(last, last + 1)[0]
+        if last == rows.rows - 1:
+            last_payload = series.last  # one dict for both, as the per-line path has
     engine.count += rows.rows
-    engine.last = rows.payloads(rows.rows - 1, rows.rows)[0]
+    assert last_payload is not None  # the last row is some label's last
+    engine.last = last_payload
     engine.add_run_points(rows, rows.rows)
 
 
-def _add_label(series: LabelSeries, rows: SglangRows, rank: int | None) -> int:
-    """The rows of label ``rank`` (None: every row is that label's) into ``series``, in
-    line order (native ``accumulate``); returns the label's last row."""
-    if rank is None:
-        minute = rows.minute
-        first_row, last_row = 0, rows.rows - 1
-    else:
-        mine = np.flatnonzero(rows.ranks == rank)
-        minute = rows.minute[mine]
-        first_row, last_row = int(mine[0]), int(mine[-1])
-    # The label's minutes, each array made (``own``) in the order the rows first meet it.
-    uniq, first, inverse = np.unique(minute, return_index=True, return_inverse=True)
-    if uniq[0] < 0:  # rows without a time: in no minute
-        uniq, first, inverse = uniq[1:], first[1:], inverse - 1
-    seen = np.argsort(first, kind="stable").tolist()
-    owned = [series.own(int(uniq[j])) for j in seen]
-    buckets: list[Minute] = list(owned)
-    for bucket, j in zip(owned, seen):
-        buckets[j] = bucket
-    if rank is None:
-        slots = inverse.astype(np.int64)
-    else:
-        slots = np.full(rows.rows, -1, np.int64)
-        slots[mine] = inverse
-    # The label's sums keys in the order the per-line path first meets them.
-    kinds = (KIND_PREFILL, KIND_DECODE)
-    if rows.kinds[first_row] == KIND_DECODE:
-        kinds = (KIND_DECODE, KIND_PREFILL)
+def _add_label(series: LabelSeries, rows: SglangRows, rank: int) -> int:
+    """The rows of label ``rank`` (-1: every row) into ``series`` in line order (native
+    ``accumulate``); returns the label's last row."""
     cells = [series.sums.get(key) for key, _kinds, _slot in SUM_FIELDS]
     sums = array("d", [0.0 if cell is None else cell[0] for cell in cells])
-    counts = accumulate(
-        rows.kinds_raw,
-        rows.ranks_raw,
-        rows.ints_raw,
-        rows.floats_raw,
-        slots,
-        -1 if rank is None else rank,
+    scan = rows.scan
+    n_prefill, n_decode, last = accumulate(
+        scan.kinds,
+        scan.ranks,
+        scan.ints,
+        scan.floats,
+        scan.minutes,
+        scan.secs,
+        rows.bases,
+        rank,
         sums,
-        buckets,
+        series.own,
     )
-    for kind in kinds:
+    counts = (n_prefill, n_decode)
+    # The label's sums keys in the order the per-line path first meets them.
+    first = scan.kinds[0] if rank < 0 else scan.kinds[scan.ranks.index(rank)]
+    for kind in (first, 1 - first):
         if counts[kind]:
             for key, _is_int, _at in _FIELDS[kind]:
                 series._cell(key)
     for (key, mask, _slot), total in zip(SUM_FIELDS, sums):
-        n = sum(counts[kind] for kind in kinds if mask >> kind & 1)
+        n = (n_prefill if mask & 1 else 0) + (n_decode if mask & 2 else 0)
         if n:
             cell = series._cell(key)
             cell[0] = total
             cell[1] += n
-    series.count += counts[0] + counts[1]
-    series.main += counts[0] + counts[1]  # batch lines are never speculative ("spec") lines
+    series.count += n_prefill + n_decode
+    series.main += n_prefill + n_decode  # batch lines are never speculative ("spec") lines
     series._minute = -1  # ``add`` looks its minute's array up again
-    return last_row
+    return last

@@ -11,6 +11,7 @@ sparseety_tui.native says not to use it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,11 +135,13 @@ def accumulate(
     ranks: bytes,
     ints: bytes,
     floats: bytes,
-    slots: object,
+    minutes: bytes,
+    secs: bytes,
+    bases: object,
     rank: int,
     sums: object,
-    buckets: list[Any],
-) -> tuple[int, int]:
+    own: Callable[[int], Any],
+) -> tuple[int, int, int]:
     """native/sglang_scan.c ``accumulate``: a label's rows added in line order."""
     assert _sglscan is not None  # only scans made by the extension are applied
-    return _sglscan.accumulate(kinds, ranks, ints, floats, slots, rank, sums, buckets)
+    return _sglscan.accumulate(kinds, ranks, ints, floats, minutes, secs, bases, rank, sums, own)
