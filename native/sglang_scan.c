@@ -30,6 +30,9 @@ enum { KIND_PREFILL = 0, KIND_DECODE = 1 };
 enum { I_SEQ, I_NEW, I_CACHED, I_RUNNING, I_QUEUED, N_INTS };
 enum { D_USAGE, D_GEN, N_FLOATS };
 
+/* Lines the scan looks ahead past the line it stopped at, for more lines it would not
+ * read (a traceback): they are handed to the parser together. */
+#define MAX_ODD_LINES 4096
 /* Distinct rank texts per call: more and the run stops (the next call goes on). */
 #define MAX_RANKS 255
 /* FAST_RE's bounds: at most 8 rank tokens; a count has at most 18 digits. */
@@ -294,7 +297,7 @@ enum { LINE_STOP = 0, LINE_STATS = 1, LINE_ACCESS = 2, LINE_ERROR = -1 };
 /* Read the line [p, end) (its "\n" excluded). Fills row ``out->n`` for a stats line and
  * ``*minute_text``/``*sec`` for both kinds. LINE_ERROR: out of memory (exception set). */
 static int scan_line(scan_out *out, const char *data, const char *p, const char *end,
-                     const char **minute_text, int *sec) {
+                     const char **minute_text, int *sec, int probe) {
     if (!stamp_shape(p, end)) return LINE_STOP;
     const char *ranks = p + STAMP_LEN;
     const char *msg = rank_tokens(ranks, end);
@@ -302,7 +305,7 @@ static int scan_line(scan_out *out, const char *data, const char *p, const char 
     *minute_text = p + 1;
     *sec = (p[18] - '0') * 10 + (p[19] - '0');
     if (msg < end && *msg == 'I') return plain_access(msg, end) ? LINE_ACCESS : LINE_STOP;
-    if (out->n == out->cap && !grow_rows(out)) {
+    if (!probe && out->n == out->cap && !grow_rows(out)) {
         PyErr_NoMemory();
         return LINE_ERROR;
     }
@@ -333,6 +336,7 @@ static int scan_line(scan_out *out, const char *data, const char *p, const char 
         return LINE_STOP;
     }
     if (q != end) return LINE_STOP;  /* FAST_RE's \Z */
+    if (probe) return LINE_STATS;  /* only asked whether the line is one (no row kept) */
     int rank = rank_index(out, data, ranks, msg - 2);
     if (rank < 0) return LINE_STOP;
     out->kinds[row] = kind;
@@ -388,9 +392,9 @@ PyDoc_STRVAR(scan_doc,
 "Returns (lines, end, next_end, access, last_minute, last_sec, kinds, minutes, secs,\n"
 "ranks, ints, floats, minute_texts, minute_lines, rank_texts, firsts): ``lines`` lines in\n"
 "[start, end), of which ``access`` access lines and the rest stats rows; ``next_end`` is\n"
-"where the line at ``end`` (not read) ends. Per row: kind (0 prefill, 1 decode), index of\n"
-"its minute text, its seconds, index of its raw rank text; ints: 5 int64 columns\n"
-"(new-seq, new-token, cached-token, running-req, queue-req), floats: 2 double columns\n"
+"where the lines from ``end`` that it would not read end (at least one, at most 4096).\n"
+"Per row: kind (0 prefill, 1 decode), index of its minute text, its seconds, index of\n"
+"its raw rank text; ints: 5 int64 columns (new-seq, new-token, cached-token, running-req, queue-req), floats: 2 double columns\n"
 "(token usage, gen throughput), each laid end to end. ``minute_texts`` has an entry per\n"
 "change of minute from line to line (``minute_lines``: the index of its first line);\n"
 "``last_minute``/``last_sec`` are the last line's (-1 when no line was read); ``firsts``\n"
@@ -421,13 +425,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         const char *body_end = nl ? nl : data + size;
         const char *next = nl ? nl + 1 : data + size;
         if (body_end - line > max_line_bytes) break;
-        /* A carriage return or an escape: the per-line path cleans the line first. */
-        if (memchr(line, '\r', (size_t)(body_end - line)) ||
-            memchr(line, '\x1b', (size_t)(body_end - line)))
-            break;
+        /* No accepted line holds a carriage return or an escape (the per-line path would
+         * clean those first): every byte of one is matched against digits, capitals,
+         * literals or printable ASCII. */
         const char *minute_text = NULL;
         int sec = 0;
-        int got = scan_line(&out, data, line, body_end, &minute_text, &sec);
+        int got = scan_line(&out, data, line, body_end, &minute_text, &sec, 0);
         if (got == LINE_ERROR) {
             free_out(&out);
             PyBuffer_Release(&view);
@@ -458,9 +461,18 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         lines++;
         pos = next - data;
     }
+    /* The lines from ``pos`` that the scan would not read (at least the one it stopped
+     * at; up to MAX_ODD_LINES): the caller's parser reads them in one go. */
     Py_ssize_t next_end = pos;
-    if (pos < size) {
-        const char *nl = memchr(data + pos, '\n', (size_t)(size - pos));
+    for (int odd = 0; next_end < size && odd < MAX_ODD_LINES; odd++) {
+        const char *line = data + next_end;
+        const char *nl = memchr(line, '\n', (size_t)(size - next_end));
+        const char *body_end = nl ? nl : data + size;
+        const char *minute_text = NULL;
+        int sec = 0;
+        if (odd > 0 && body_end - line <= max_line_bytes &&
+            scan_line(&out, data, line, body_end, &minute_text, &sec, 1) != LINE_STOP)
+            break;
         next_end = nl ? (nl - data) + 1 : size;
     }
     Py_ssize_t n = out.n;
