@@ -60,16 +60,8 @@ typedef struct {
     Py_ssize_t r_len[MAX_RANKS];
 } scan_out;
 
-static void free_out(scan_out *out) {
-    free(out->kinds);
-    free(out->minutes);
-    free(out->secs);
-    free(out->ranks);
-    for (int c = 0; c < N_INTS; c++) free(out->ints[c]);
-    for (int c = 0; c < N_FLOATS; c++) free(out->floats[c]);
-    free(out->m_offset);
-    free(out->m_line);
-}
+/* The one scan's buffers, grown as needed and kept (see scan). */
+static scan_out scratch;
 
 /* realloc that frees nothing on failure and checks the size product for overflow. */
 static int grow_array(void **ptr, Py_ssize_t count, size_t item) {
@@ -413,8 +405,10 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "start, max_line_bytes or max_lines out of range");
         return NULL;
     }
-    scan_out out;
-    memset(&out, 0, sizeof(out));
+    /* Buffers kept from call to call (the GIL is held): a run costs no allocation. */
+    scan_out *out = &scratch;
+    out->n = out->m_n = 0;
+    out->r_n = 0;
     Py_ssize_t pos = start, lines = 0, access = 0;
     int32_t last_minute = -1;
     int last_sec = -1;
@@ -430,31 +424,29 @@ static PyObject *scan(PyObject *self, PyObject *args) {
          * literals or printable ASCII. */
         const char *minute_text = NULL;
         int sec = 0;
-        int got = scan_line(&out, data, line, body_end, &minute_text, &sec, 0);
+        int got = scan_line(out, data, line, body_end, &minute_text, &sec, 0);
         if (got == LINE_ERROR) {
-            free_out(&out);
             PyBuffer_Release(&view);
             return NULL;
         }
         if (got == LINE_STOP) break;
-        if (out.m_n == 0 || memcmp(data + out.m_offset[out.m_n - 1], minute_text, 16) != 0) {
-            if (out.m_n == out.m_cap && !grow_minutes(&out)) {
-                free_out(&out);
+        if (out->m_n == 0 || memcmp(data + out->m_offset[out->m_n - 1], minute_text, 16) != 0) {
+            if (out->m_n == out->m_cap && !grow_minutes(out)) {
                 PyBuffer_Release(&view);
                 return PyErr_NoMemory();
             }
-            out.m_offset[out.m_n] = minute_text - data;
-            out.m_line[out.m_n] = lines;
-            out.m_n++;
+            out->m_offset[out->m_n] = minute_text - data;
+            out->m_line[out->m_n] = lines;
+            out->m_n++;
         }
-        last_minute = (int32_t)(out.m_n - 1);
+        last_minute = (int32_t)(out->m_n - 1);
         last_sec = sec;
-        int kind = got == LINE_STATS ? out.kinds[out.n] : 2;
+        int kind = got == LINE_STATS ? out->kinds[out->n] : 2;
         if (first[kind] < 0) first[kind] = lines;
         if (got == LINE_STATS) {
-            out.minutes[out.n] = last_minute;
-            out.secs[out.n] = (uint8_t)sec;
-            out.n++;
+            out->minutes[out->n] = last_minute;
+            out->secs[out->n] = (uint8_t)sec;
+            out->n++;
         } else {
             access++;
         }
@@ -471,20 +463,20 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         const char *minute_text = NULL;
         int sec = 0;
         if (odd > 0 && body_end - line <= max_line_bytes &&
-            scan_line(&out, data, line, body_end, &minute_text, &sec, 1) != LINE_STOP)
+            scan_line(out, data, line, body_end, &minute_text, &sec, 1) != LINE_STOP)
             break;
         next_end = nl ? (nl - data) + 1 : size;
     }
-    Py_ssize_t n = out.n;
-    PyObject *kinds = PyBytes_FromStringAndSize((const char *)out.kinds, n);
-    PyObject *minutes = PyBytes_FromStringAndSize((const char *)out.minutes, n * 4);
-    PyObject *secs = PyBytes_FromStringAndSize((const char *)out.secs, n);
-    PyObject *ranks = PyBytes_FromStringAndSize((const char *)out.ranks, n);
-    PyObject *ints = columns_bytes((void *const *)out.ints, N_INTS, n, 8);
-    PyObject *floats = columns_bytes((void *const *)out.floats, N_FLOATS, n, 8);
-    PyObject *minute_texts = texts_list(data, out.m_offset, NULL, 16, out.m_n);
-    PyObject *minute_lines = index_list(out.m_line, out.m_n);
-    PyObject *rank_texts = texts_list(data, out.r_offset, out.r_len, 0, out.r_n);
+    Py_ssize_t n = out->n;
+    PyObject *kinds = PyBytes_FromStringAndSize((const char *)out->kinds, n);
+    PyObject *minutes = PyBytes_FromStringAndSize((const char *)out->minutes, n * 4);
+    PyObject *secs = PyBytes_FromStringAndSize((const char *)out->secs, n);
+    PyObject *ranks = PyBytes_FromStringAndSize((const char *)out->ranks, n);
+    PyObject *ints = columns_bytes((void *const *)out->ints, N_INTS, n, 8);
+    PyObject *floats = columns_bytes((void *const *)out->floats, N_FLOATS, n, 8);
+    PyObject *minute_texts = texts_list(data, out->m_offset, NULL, 16, out->m_n);
+    PyObject *minute_lines = index_list(out->m_line, out->m_n);
+    PyObject *rank_texts = texts_list(data, out->r_offset, out->r_len, 0, out->r_n);
     PyObject *result = NULL;
     if (kinds && minutes && secs && ranks && ints && floats && minute_texts && minute_lines &&
         rank_texts) {
@@ -501,7 +493,6 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     Py_XDECREF(minute_texts);
     Py_XDECREF(minute_lines);
     Py_XDECREF(rank_texts);
-    free_out(&out);
     PyBuffer_Release(&view);
     return result;
 }

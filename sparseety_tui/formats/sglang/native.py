@@ -75,19 +75,35 @@ def scan_sglang(parser: LineParser, data: bytes, start: int, max_line_bytes: int
         return _nothing(data, start)
     max_lines = MAX_LINES
     while True:
-        raw = _sglscan.scan(data, start, max_line_bytes, max_lines)
-        lines, end, next_end, access, last_minute, last_sec = raw[:6]
-        kinds, minutes, secs, ranks, ints, floats = raw[6:12]
-        minute_texts, minute_lines, rank_texts, firsts = raw[12:16]
-        if not lines:
-            return _nothing(data, start)
+        (
+            lines,
+            end,
+            next_end,
+            access,
+            last_minute,
+            last_sec,
+            kinds,
+            minutes,
+            secs,
+            ranks,
+            ints,
+            floats,
+            minute_texts,
+            minute_lines,
+            rank_texts,
+            firsts,
+        ) = _sglscan.scan(data, start, max_line_bytes, max_lines)
+        if not lines:  # the lines up to next_end are all the parser's
+            return SglangScan(0, start, next_end, 0, b"", b"", b"", b"", b"", b"", [], [], firsts)
         # The minutes as the parser's own cache gives them, looked up in line order as
         # ``_second`` would. A stamp whose minute did not convert to a finite time (mktime
         # failed) is the per-line path's to report: the run ends before its first line.
         bases: list[float | None] = []
         cut = -1
+        cache = parser._minutes
         for text, line in zip(minute_texts, minute_lines):
-            base = parser._minute(text)[0]
+            entry = cache.get(text)
+            base = (parser._minute(text) if entry is None else entry)[0]
             if base is not None and not math.isfinite(base):
                 cut = line
                 break
