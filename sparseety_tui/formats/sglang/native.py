@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sparseety_tui.formats.base import LineParser
 from sparseety_tui.formats.sglang.parser import SglangParser
@@ -32,8 +31,7 @@ KIND_PREFILL = 0
 KIND_DECODE = 1
 
 
-@dataclass(frozen=True)
-class SglangScan:
+class SglangScan(NamedTuple):
     """A run read by ``scan_sglang`` (``formats.base.ServerScan``); columns as
     native/sglang_scan.c lays them out, one row per stats line."""
 
