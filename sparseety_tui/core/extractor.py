@@ -351,7 +351,7 @@ class Extractor:
                 # them at a time, not one scanner call each.
                 odd_lines_in_a_row += 1
                 if odd_lines_in_a_row > 1:
-                    stop = _end_of_lines(data, pos, BULK_MIN_LINES)
+                    stop = max(stop, _end_of_lines(data, pos, BULK_MIN_LINES))
             self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:stop])))
             pos = stop
 

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import reduce
-from typing import Any, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.formats.numbers import count
@@ -139,17 +139,82 @@ class LabelSeries:
         )
 
 
+class PointRun(Protocol):
+    """Stats lines added as columns (``EngineSeries.add_run_points``, core.sglang_bulk):
+    their payloads are made only when the points are read."""
+
+    def payloads(self, start: int, stop: int) -> list[StatsPayload]:
+        """The payloads of rows ``start`` to ``stop`` (line order), as the per-line path
+        makes them (same keys in the same order, ``source`` included)."""
+        ...
+
+
 @dataclass
 class EngineSeries:
     """Stats lines as time series per engine label: recent points (every label, in line
     order) for sparklines, and per label the sums and per-minute sums for all. How labels
-    make engines and engines a fleet is ``core.fleet``."""
+    make engines and engines a fleet is ``core.fleet``.
+
+    ``points`` is made lazily: runs of lines added as columns (``add_run_points``) wait in
+    ``_tail``, in line order with any line ``add``ed after them, until ``points`` is read
+    (a dict per line for millions of lines would cost more than reading them)."""
 
     count: int = 0
-    points: deque[StatsPayload] = field(default_factory=lambda: deque(maxlen=STATS_POINTS))
+    _points: deque[StatsPayload] = field(
+        default_factory=lambda: deque(maxlen=STATS_POINTS), compare=False
+    )
     #: engine label ("" for none) -> its series
     labels: dict[str, LabelSeries] = field(default_factory=dict)
     last: StatsPayload = field(default_factory=lambda: StatsPayload())
+    #: Points not made yet, oldest first: (run, start, stop) or a line's payload.
+    _tail: deque[tuple[PointRun, int, int] | StatsPayload] = field(
+        default_factory=deque, compare=False
+    )
+    _tail_n: int = field(default=0, compare=False)
+
+    @property
+    def points(self) -> deque[StatsPayload]:
+        """The last STATS_POINTS stats lines' payloads, in line order."""
+        if self._tail:
+            self._settle()
+        return self._points
+
+    def _settle(self) -> None:
+        """Make the points that wait in ``_tail`` (only the last STATS_POINTS of them)."""
+        points = self._points
+        skip = self._tail_n - STATS_POINTS
+        if skip >= 0:
+            points.clear()  # every kept point is in the tail
+        for item in self._tail:
+            if isinstance(item, tuple):
+                run, start, stop = item
+                if skip > 0:
+                    drop = min(skip, stop - start)
+                    start, skip = start + drop, skip - drop
+                if start < stop:
+                    points.extend(run.payloads(start, stop))
+            elif skip > 0:
+                skip -= 1
+            else:
+                points.append(item)
+        self._tail.clear()
+        self._tail_n = 0
+
+    def add_run_points(self, run: PointRun, rows: int) -> None:
+        """Points for ``rows`` lines added as columns (their sums, counts and ``last`` are
+        the caller's, core.sglang_bulk): made when ``points`` is read."""
+        tail = self._tail
+        start = max(0, rows - STATS_POINTS)
+        tail.append((run, start, rows))
+        self._tail_n += rows - start
+        # Older waiting points that STATS_POINTS newer ones push out are dropped.
+        while len(tail) > 1:
+            first = tail[0]
+            size = first[2] - first[1] if isinstance(first, tuple) else 1
+            if self._tail_n - size < STATS_POINTS:
+                break
+            tail.popleft()
+            self._tail_n -= size
 
     def add(self, stats: StatsPayload) -> None:
         # Millions of stats lines in a big server log: one pass, no per-field type tests
@@ -162,7 +227,11 @@ class EngineSeries:
         if series is None:
             series = self.labels[label] = LabelSeries()
         self.count += 1
-        self.points.append(stats)
+        if self._tail:
+            self._tail.append(stats)  # after the runs still waiting to be made
+            self._tail_n += 1
+        else:
+            self._points.append(stats)
         self.last = stats
         series.add(stats, minute)
 
@@ -178,7 +247,7 @@ class EngineSeries:
         added, so the points are shared; sums are copied, minutes copied on write)."""
         return EngineSeries(
             count=self.count,
-            points=self.points.copy(),
+            _points=self.points.copy(),
             labels={label: series.copy() for label, series in self.labels.items()},
             last=self.last,
         )

@@ -44,7 +44,8 @@ class ServerScan(Protocol):
     @property
     def next_end(self) -> int:
         """End (line ending included) of the line at ``end``, which the scanner did not
-        read; ``end`` when the data ends there."""
+        read, or of more lines from there it would not read either (a traceback: the
+        parser reads them in one go); ``end`` when the data ends there."""
         ...
 
 

@@ -53,6 +53,7 @@ from sparseety_tui.formats.clean import basic_clean
 from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.sglang.failures import MARKER
 from sparseety_tui.formats.sglang.kinds import KINDS
+from sparseety_tui.formats.sglang.native import SCANNER
 from sparseety_tui.formats.sglang.parser import SglangParser
 from sparseety_tui.formats.sglang.patterns import (
     _CSV_HEADER,
@@ -76,7 +77,9 @@ class SglangFamily:
     name = "sglang"
     description = "SGLang server log (~0.2 to current), incl. uvicorn, /metrics, meta_info"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
-    scan_server = None
+    #: The native scanner of its common lines (formats/sglang/native.py); None when not built.
+    #: (a staticmethod: a plain function here would be bound to the family)
+    scan_server = None if SCANNER is None else staticmethod(SCANNER)
     decode_simple_block = None
 
     @staticmethod
