@@ -11,5 +11,6 @@ setup(
     ext_modules=[
         Extension("sparseety_tui._scan", sources=["native/scan.c"], optional=True),
         Extension("sparseety_tui._idtable", sources=["native/idtable.c"], optional=True),
+        Extension("sparseety_tui._vllmscan", sources=["native/vllm_scan.c"], optional=True),
     ]
 )

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.files import FileState
+from sparseety_tui.core.vllm_bulk import apply_vllm_scan
 from sparseety_tui.formats.base import ServerScan
+from sparseety_tui.formats.vllm.native import VllmScan
 
 if TYPE_CHECKING:
     from sparseety_tui.core.merge import Merger
@@ -33,7 +35,7 @@ class ServerTarget:
 #: scan type -> its applier. An applier counts every line of the run (``state.lines_total``
 #: and ``state.by_kind``) and either applies the whole run or raises before changing
 #: anything (the Extractor then reads the lines one by one).
-APPLIERS: dict[type[Any], Callable[[ServerTarget, Any], None]] = {}
+APPLIERS: dict[type[Any], Callable[[ServerTarget, Any], None]] = {VllmScan: apply_vllm_scan}
 
 
 def apply_server_scan(target: ServerTarget, scan: ServerScan) -> None:
