@@ -149,8 +149,8 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
         scan.lengths[received_lines],
         line_nos[is_received],
     )
-    if len(added_new):
-        store.touch(base + int(added_new.min()))
+    # (New rows need no ``store.touch``: they are at or above ``dirty_from``, which is at
+    # most the store's length before them.)
     added_lines = request_lines[~is_received]
     _added_lines(target, scan, rows, added_ids, added_lines, ts[~is_received], line_kinds)
     if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):
