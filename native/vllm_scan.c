@@ -38,14 +38,25 @@ typedef struct {
     Py_ssize_t prompt_begin, prompt_end; /* inside the quotes; -1 when no prompt */
     int32_t prompt_tokens, max_tokens, n;
     double temperature, top_p;
+    const uchar *list_begin, *list_end; /* the prompt_token_ids list, brackets included */
 } line_info;
 
 /* -- small helpers on [p, end) ranges ------------------------------------------------- */
 
+/* The first ``needle`` in [p, end): memchr for its byte at ``anchor`` (chosen to be rare
+ * in a vLLM line, so that few candidates need a memcmp), then a compare. */
 static const uchar *find_bytes(const uchar *p, const uchar *end, const char *needle,
-                               size_t len) {
+                               size_t len, size_t anchor) {
     if (p >= end || (size_t)(end - p) < len) return NULL;
-    return (const uchar *)memmem(p, (size_t)(end - p), needle, len);
+    const uchar *q = p + anchor;
+    const uchar *last = end - (len - anchor); /* the last place its anchor can be */
+    while (q <= last) {
+        const uchar *a = memchr(q, (uchar)needle[anchor], (size_t)(last - q) + 1);
+        if (a == NULL) return NULL;
+        if (memcmp(a - anchor, needle, len) == 0) return a - anchor;
+        q = a + 1;
+    }
+    return NULL;
 }
 
 static int starts(const uchar *p, const uchar *end, const char *prefix, size_t len) {
@@ -53,7 +64,7 @@ static int starts(const uchar *p, const uchar *end, const char *prefix, size_t l
 }
 
 #define STARTS(p, end, lit) starts((p), (end), (lit), sizeof(lit) - 1)
-#define FIND(p, end, lit) find_bytes((p), (end), (lit), sizeof(lit) - 1)
+#define FIND(p, end, lit, anchor) find_bytes((p), (end), (lit), sizeof(lit) - 1, (anchor))
 
 static int is_digit(uchar c) { return c >= '0' && c <= '9'; }
 
@@ -174,6 +185,24 @@ static int real_value(const uchar *at, const uchar *end, double *out) {
 
 /* -- the lines --------------------------------------------------------------------- */
 
+/* Classes of the bytes of an id list: digits, ", " and anything else. */
+enum { C_SPACE = 0, C_DIGIT = 1, C_COMMA = 2, C_OTHER = 4 };
+static uchar ID_LIST_CLASS[256];
+
+static void init_classes(void) {
+    for (int c = 0; c < 256; c++) ID_LIST_CLASS[c] = C_OTHER;
+    for (int c = '0'; c <= '9'; c++) ID_LIST_CLASS[c] = C_DIGIT;
+    ID_LIST_CLASS[','] = C_COMMA;
+    ID_LIST_CLASS[' '] = C_SPACE;
+}
+
+/* Text that sends a request line down the parser's general path (``_fast_request``):
+ * searched in [p, end). */
+static int refused_text(const uchar *p, const uchar *end) {
+    return FIND(p, end, "Avg prompt throughput", 0) != NULL || FIND(p, end, "Traceback", 0) != NULL ||
+           FIND(p, end, "File \"", 0) != NULL;
+}
+
 /* The body of a Received line (requests.py ``_received``), from ``b`` to ``end``. */
 static int received_body(const uchar *data, const uchar *b, const uchar *end, line_info *info) {
     const uchar *pos = b;
@@ -190,47 +219,45 @@ static int received_body(const uchar *data, const uchar *b, const uchar *end, li
     /* SamplingParams (sampling.py): only the fast shape; the rest is pylit's (Python). */
     info->max_tokens = info->n = -1;
     info->temperature = info->top_p = Py_NAN;
-    const uchar *open = FIND(pos, end, "SamplingParams(");
+    const uchar *open = FIND(pos, end, "SamplingParams(", 0);
     if (open != NULL) {
         const uchar *start = open + 15;
-        const uchar *at = FIND(start, end, ", max_tokens=");
+        const uchar *at = FIND(start, end, ", max_tokens=", 4);
         if (at == NULL || memchr(start, '\'', (size_t)(at - start)) != NULL ||
             memchr(start, '"', (size_t)(at - start)) != NULL)
             return 0;
         if (STARTS(start, end, "n=")) info->n = count_value(start + 2, end);
-        const uchar *t = FIND(start, at, ", temperature=");
+        const uchar *t = FIND(start, at, ", temperature=", 10);
         if (t != NULL) {
             t += 14;
             if (!real_value(t, end, &info->temperature)) return 0;
-            const uchar *p = FIND(t, at, ", top_p=");
+            const uchar *p = FIND(t, at, ", top_p=", 3);
             if (p != NULL && !real_value(p + 8, end, &info->top_p)) return 0;
         }
         info->max_tokens = count_value(at + 13, end);
     }
     /* prompt_token_ids (requests.py _find_key, _id_list): a plain list, counted. */
-    const uchar *key = FIND(pos, end, "prompt_token_ids: ");
-    if (key == NULL) key = FIND(pos, end, "prompt token ids: ");
+    const uchar *key = FIND(pos, end, "prompt_token_ids: ", 16);
+    if (key == NULL) key = FIND(pos, end, "prompt token ids: ", 16);
     if (key == NULL) return 0; /* its count would need the tokenizer: Python's */
     const uchar *list = key + 18;
     if (list >= end || *list != '[') return 0;
     const uchar *close = memchr(list, ']', (size_t)(end - list));
     if (close == NULL) return 0;
+    /* One table look-up a byte, no branch: the list is most of a Received line. */
     long long commas = 0;
-    int only_spaces = 1;
+    unsigned seen = 0;
     for (const uchar *q = list + 1; q < close; q++) {
-        uchar c = *q;
-        if (c == ',') {
-            commas++;
-            only_spaces = 0;
-        } else if (is_digit(c)) {
-            only_spaces = 0;
-        } else if (c != ' ') {
-            return 0;
-        }
+        uchar c = ID_LIST_CLASS[*q];
+        commas += c == C_COMMA;
+        seen |= c;
     }
-    long long count = only_spaces ? 0 : commas + 1;
+    if (seen & C_OTHER) return 0;
+    long long count = (seen & (C_COMMA | C_DIGIT)) ? commas + 1 : 0;
     if (count > COUNT_MAX) return 0;
     info->prompt_tokens = (int32_t)count;
+    info->list_begin = list;
+    info->list_end = close + 1;
     return 1;
 }
 
@@ -238,7 +265,7 @@ static int received_body(const uchar *data, const uchar *b, const uchar *end, li
  * non-5xx, in the one shape read here. */
 static int access_rest(const uchar *r, const uchar *end) {
     if (!STARTS(r, end, "INFO:     ") || end[-1] == ']') return 0;
-    if (FIND(r, end, "Traceback") != NULL || FIND(r, end, "File \"") != NULL) return 0;
+    if (FIND(r, end, "Traceback", 0) != NULL || FIND(r, end, "File \"", 0) != NULL) return 0;
     const uchar *p = r + 10;
     while (p < end && *p == ' ') p++;
     const uchar *client = p;
@@ -287,9 +314,6 @@ static int read_line(const uchar *data, const uchar *s, const uchar *end, line_i
     while (p < end && is_digit(*p)) p++;
     if (p == lineno || !STARTS(p, end, "] ")) return K_STOP;
     const uchar *msg = p + 2;
-    if (FIND(msg, end, "Avg prompt throughput") != NULL || FIND(msg, end, "Traceback") != NULL ||
-        FIND(msg, end, "File \"") != NULL)
-        return K_STOP;
     if (STARTS(msg, end, "Received request ")) {
         const uchar *id = msg + 17;
         const uchar *q = id;
@@ -301,13 +325,18 @@ static int read_line(const uchar *data, const uchar *s, const uchar *end, line_i
         if (q - id < 2 || q[-1] != ':' || q >= end || *q != ' ') return K_STOP;
         info->id_begin = id - data;
         info->id_end = q - 1 - data;
-        return received_body(data, q + 1, end, info) ? K_RECEIVED : K_STOP;
+        if (!received_body(data, q + 1, end, info)) return K_STOP;
+        /* None of the refused texts can overlap the id list (digits, commas and spaces
+         * between brackets, none of which they hold), so only the rest is searched. */
+        if (refused_text(msg, info->list_begin) || refused_text(info->list_end, end))
+            return K_STOP;
+        return K_RECEIVED;
     }
     if (STARTS(msg, end, "Added request ")) {
         const uchar *id = msg + 14;
         const uchar *q = id;
         while (q < end && is_word_or_dash(*q)) q++;
-        if (q == id || q + 1 != end || *q != '.') return K_STOP;
+        if (q == id || q + 1 != end || *q != '.' || refused_text(msg, end)) return K_STOP;
         info->id_begin = id - data;
         info->id_end = q - data;
         return K_ADDED;
@@ -500,6 +529,7 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__vllmscan(void) {
+    init_classes();
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddIntConstant(m, "STOP_END", STOP_END) < 0 ||
