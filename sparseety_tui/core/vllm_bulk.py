@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from sparseety_tui.core.files import Diagnostic
+from sparseety_tui.core.idindex import EncodedIds
 from sparseety_tui.core.lifecycle import OPEN_CODES
 from sparseety_tui.core.merge import Merger
 from sparseety_tui.core.store import (
@@ -66,13 +67,13 @@ def apply_vllm_scan(target: ServerTarget, scan: VllmScan) -> None:
 
 def _count_lines(state: FileState, line_kinds: np.ndarray) -> None:
     """``lines_total`` and ``by_kind``, kinds first seen first (as line by line)."""
-    codes, first, counts = np.unique(line_kinds, return_index=True, return_counts=True)
+    kinds = line_kinds.tobytes()
     by_kind = state.by_kind
-    for i in np.argsort(first, kind="stable").tolist():
-        code = int(codes[i])
+    seen = sorted((kinds.find(code), code) for code in set(kinds))
+    for _first, code in seen:
         name = LineKind.UNPARSED if code == _UNPARSED else _KIND_NAMES[code]
-        by_kind[name] = by_kind.get(name, 0) + int(counts[i])
-    state.lines_total += len(line_kinds)
+        by_kind[name] = by_kind.get(name, 0) + kinds.count(code)
+    state.lines_total += len(kinds)
 
 
 # -- the bulk way ---------------------------------------------------------------------
@@ -89,8 +90,9 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     received_at = np.flatnonzero(is_received)  # request index of each Received line
     added_at = np.flatnonzero(~is_received)
     k = len(received_ids)
-    if len(set(received_ids)) != k or store.ids.any_present(received_ids):
-        return False  # a re-received id: merged line by line
+    encoded = _encoded(received_ids)
+    if not store.ids.all_new(encoded):
+        return False  # a re-received id (or two ids of one hash): merged line by line
     base = len(store)
     new_rows = dict(zip(received_ids, range(base, base + k)))
     rows = np.fromiter(
@@ -123,14 +125,20 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     source = np.full(k, COUNT_REPORTED, dtype=np.uint8)
     if type(cut) is int and cut > 0:
         source[prompt >= cut] = COUNT_IDS_LOWER_BOUND
+    # Columns no vLLM line sets: one array of unknowns each type, shared (only read).
+    unknown, nan, zero = (
+        np.full(k, UNKNOWN, dtype=np.int32),
+        np.full(k, NAN, dtype=np.float64),
+        np.zeros(k, dtype=np.uint8),
+    )
     columns: dict[str, Any] = {}
     for name in INT_COLUMNS:
         if name != "line_no":
-            columns[name] = np.full(k, UNKNOWN, dtype=np.int32)
+            columns[name] = unknown
     for name in (*FLOAT32_COLUMNS, *FLOAT64_COLUMNS):
-        columns[name] = np.full(k, NAN, dtype=np.float64)
+        columns[name] = nan
     for name in ROW_LAYOUT:
-        columns.setdefault(name, np.zeros(k, dtype=np.uint8))
+        columns.setdefault(name, zero)
     columns["prompt_tokens"] = prompt
     columns["max_tokens"] = scan.max_tokens
     columns["sampling_n"] = scan.sampling_n
@@ -142,7 +150,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     columns["model"] = np.zeros(k, dtype=np.uint16)
     offsets = scan.offsets + target.base_offset
     store.extend_rows(
-        received_ids,
+        encoded,
         columns,
         file,
         offsets[received_lines],
@@ -156,6 +164,19 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):
         merger.apply_meta_defaults(meta, base, base + k)
     return True
+
+
+def _encoded(ids: list[str]) -> EncodedIds:
+    """New ids as the id table takes them in bulk (their hashes were made when the
+    parser's window of recent ids took them: str objects keep theirs)."""
+    joined = "".join(ids)
+    blob = joined.encode("ascii") if joined.isascii() else None
+    if blob is None:  # (the scanner takes ASCII ids only; kept general all the same)
+        parts = [i.encode("utf-8", errors="surrogatepass") for i in ids]
+        blob, lengths = b"".join(parts), np.fromiter(map(len, parts), np.int64, len(ids))
+    else:
+        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+    return EncodedIds(blob, np.cumsum(lengths), np.fromiter(map(hash, ids), np.int64, len(ids)))
 
 
 def _added_lines(
@@ -180,7 +201,14 @@ def _added_lines(
     absolute = scan.offsets + target.base_offset
     offsets = absolute[lines].tolist()
     lengths = scan.lengths[lines].tolist()
-    for j, row in enumerate(rows.tolist()):
+    row_list = rows.tolist()
+    if not len(rows) or (rows.min() >= base and len(set(row_list)) == len(row_list)):
+        # The common run: one Added line for each of some new rows (their first extras).
+        for row, offset, length in zip(row_list, offsets, lengths):
+            extras[row] = RowExtras(more_lines=[(file, offset, length)])
+        _open_rows(merger, range(base, len(store)), file)
+        return
+    for j, row in enumerate(row_list):
         if row >= base:
             more = get(row)
             if more is None:
