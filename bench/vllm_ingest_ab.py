@@ -2,16 +2,34 @@
 
 Usage: PYTHONPATH=. python bench/vllm_ingest_ab.py /tmp/perf/vllm.log
 """
-import sys, time, gc
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.formats import vllm
-path = sys.argv[1]
-for native in (False, True):
-    saved = vllm.VllmFamily.scan_server
-    if not native:
-        vllm.VllmFamily.scan_server = property(lambda self: None)
-    e = Extractor(); t = time.process_time(); ingest_file(e, path); dt = time.process_time() - t
-    vllm.VllmFamily.scan_server = saved
-    print(f"{'native' if native else 'per-line'} ingest cpu {dt:.2f} s, rows {len(e.store)}, lines {e.files[0].lines_total}", flush=True)
-    del e; gc.collect()
+from sparseety_tui.ingest.batch import ingest_file
+
+
+def main() -> None:
+    path = sys.argv[1]
+    for native in (False, True):
+        saved = vllm.VllmFamily.scan_server
+        if not native:
+            vllm.VllmFamily.scan_server = property(lambda self: None)  # type: ignore[method-assign,assignment]
+        extractor = Extractor()
+        start = time.process_time()
+        ingest_file(extractor, path)
+        cpu = time.process_time() - start
+        vllm.VllmFamily.scan_server = saved  # type: ignore[method-assign]
+        name = "native" if native else "per-line"
+        print(f"{name} ingest cpu {cpu:.2f} s, rows {len(extractor.store)}", flush=True)
+        del extractor
+        gc.collect()
+
+
+if __name__ == "__main__":
+    main()
