@@ -378,3 +378,18 @@ def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:
     for cut in range(len(line) + 1):
         n = _vllmscan.scan_vllm(line[:cut], 0, 10, 1 << 20)[0]
         assert n in (0, 1)
+
+
+def test_a_vllm_log_with_the_scanner_is_read_in_one_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_outcomes: list[bool | str]
+) -> None:
+    # (split_outcomes makes every file big enough to split: ingest.parallel does not.)
+    from sparseety_tui.cli.main import run
+
+    path = tmp_path / "vllm.log"
+    path.write_bytes(_generated_log(4, 64, odd=True))
+    assert run(["summary", "--json", "--jobs", "1", str(path)]) == 0
+    single = capsys.readouterr().out
+    assert run(["summary", "--json", "--jobs", "3", str(path)]) == 0
+    assert capsys.readouterr().out == single
+    assert split_outcomes == []
