@@ -12,5 +12,6 @@ setup(
         Extension("sparseety_tui._scan", sources=["native/scan.c"], optional=True),
         Extension("sparseety_tui._idtable", sources=["native/idtable.c"], optional=True),
         Extension("sparseety_tui._sglscan", sources=["native/sglang_scan.c"], optional=True),
+        Extension("sparseety_tui._vllmscan", sources=["native/vllm_scan.c"], optional=True),
     ]
 )

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.files import FileState
 from sparseety_tui.core.sglang_bulk import apply_sglang_scan
+from sparseety_tui.core.vllm_bulk import apply_vllm_scan
 from sparseety_tui.formats.base import ServerScan
 from sparseety_tui.formats.sglang.native import SglangScan
+from sparseety_tui.formats.vllm.native import VllmScan
 
 if TYPE_CHECKING:
     from sparseety_tui.core.merge import Merger
@@ -37,6 +39,7 @@ class ServerTarget:
 #: anything (the Extractor then reads the lines one by one).
 APPLIERS: dict[type[Any], Callable[[ServerTarget, Any], None]] = {
     SglangScan: apply_sglang_scan,
+    VllmScan: apply_vllm_scan,
 }
 
 

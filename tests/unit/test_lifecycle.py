@@ -22,6 +22,7 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
 from sparseety_tui.core.report import request_records
 from sparseety_tui.core.totals import compute_totals, throughput_basis
+from sparseety_tui.formats.vllm import VllmFamily
 from sparseety_tui.formats.vllm.sampling import sampling_params
 from sparseety_tui.ingest.batch import Options, ingest_file
 from sparseety_tui.sources.lines import RawLine
@@ -379,6 +380,14 @@ def padding(stamp: str, n: int) -> list[str]:
     ]
 
 
+@pytest.fixture
+def no_vllm_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vLLM log is split between processes only without its native scanner (with it,
+    ingest.parallel reads it in one): the split reader's tests turn the scanner off."""
+    monkeypatch.setattr(VllmFamily, "scan_server", property(lambda self: None))
+
+
+@pytest.mark.usefixtures("no_vllm_scanner")
 def test_split_read_closes_a_request_of_range_one_at_an_idle_line_of_range_two(
     tmp_path: Path, split_outcomes: list[bool | str]
 ) -> None:
@@ -401,6 +410,7 @@ def test_split_read_closes_a_request_of_range_one_at_an_idle_line_of_range_two(
     assert lifecycle_columns(split) == expected
 
 
+@pytest.mark.usefixtures("no_vllm_scanner")
 def test_split_read_with_two_engines_refuses_a_closing_it_cannot_prove(
     tmp_path: Path, split_outcomes: list[bool | str]
 ) -> None:

@@ -61,9 +61,11 @@ from typing import Any
 
 from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import prometheus
+from sparseety_tui.formats.base import ServerScanner
 from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.vllm.kinds import KINDS
+from sparseety_tui.formats.vllm.native import SCANNER
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
 from sparseety_tui.formats.vllm.requests import RECENT_IDS
@@ -84,8 +86,13 @@ class VllmFamily:
     name = "vllm"
     description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
-    scan_server = None
     decode_simple_block = None
+
+    @property
+    def scan_server(self) -> ServerScanner | None:
+        """The native scanner of its request and access lines, when built
+        (formats.vllm.native)."""
+        return SCANNER
 
     @staticmethod
     def range_start(line: bytes) -> bool:

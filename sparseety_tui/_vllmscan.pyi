@@ -1,0 +1,10 @@
+# Stub of the native vLLM line scanner built from native/vllm_scan.c (see formats/vllm/native.py).
+STOP_END: int
+STOP_ODD: int
+STOP_FULL: int
+
+def scan_vllm(
+    data: bytes, start: int, max_lines: int, max_line_bytes: int
+) -> tuple[
+    int, int, int, int, bytes, bytes, bytes, list[str], bytes, list[bytes], bytes, bytes, bytes
+]: ...

@@ -1,0 +1,330 @@
+"""Applying a run of vLLM lines the native scanner read (``formats.vllm.native.VllmScan``)
+with the result ``Extractor._run_lines`` would have given: the same store rows (columns,
+ids, line locations, extras, ``dirty_from``), lifecycle bookkeeping, meta defaults and
+counts of lines by kind.
+
+The common run is applied in bulk: its Received ids are all new, so they become new rows
+in one ``extend_rows``; an Added line of such a row (after its Received line) only makes
+it ``running`` at the Added line's time and records the line. An Added line of an older
+row is merged by ``Merger.on_event`` at its place in the run, as the per-line path would.
+Any other run (a re-received id, an Added line of an id never received, an observer that
+must see each payload) goes line by line through ``Merger.on_event`` with the payload the
+parser would have given.
+"""
+
+from __future__ import annotations
+
+import gc
+from array import array
+from itertools import compress, repeat
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from sparseety_tui.core.files import Diagnostic
+from sparseety_tui.core.idindex import EncodedIds
+from sparseety_tui.core.lifecycle import OPEN_CODES
+from sparseety_tui.core.merge import Merger
+from sparseety_tui.core.store import (
+    COUNT_IDS_LOWER_BOUND,
+    COUNT_REPORTED,
+    FLOAT32_COLUMNS,
+    FLOAT64_COLUMNS,
+    INT_COLUMNS,
+    NAN,
+    ROW_LAYOUT,
+    STATE_CODE,
+    UNKNOWN,
+    RowExtras,
+)
+from sparseety_tui.events import LineKind, RequestPayload, SamplingInfo
+from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats.vllm.kinds import REQUEST
+from sparseety_tui.formats.vllm.native import ACCESS, ADDED, RECEIVED, VllmScan
+
+if TYPE_CHECKING:
+    from sparseety_tui.core.files import FileState
+    from sparseety_tui.core.server_bulk import ServerTarget
+
+#: The per-line path's kind of each line kind of the scan.
+_KIND_NAMES = {RECEIVED: REQUEST, ADDED: REQUEST, ACCESS: LineKind.ACCESS}
+_UNPARSED = 255
+#: Meta keys that default a row's columns (``Merger.apply_meta_defaults``).
+_META_DEFAULT_KEYS = frozenset(("topk_experts", "total_experts", "total_attention_heads"))
+_RUNNING = STATE_CODE["running"]
+_RECEIVED = STATE_CODE["received"]
+#: Characters of an unparsed line kept for display (``core.extractor.PREVIEW_CHARS``).
+_PREVIEW_CHARS = 300
+
+
+def apply_vllm_scan(target: ServerTarget, scan: VllmScan) -> None:
+    """``core.server_bulk`` applier of ``VllmScan`` runs."""
+    merger, state = target.merger, target.state
+    line_kinds = scan.kinds.copy()
+    if merger._observer is not None or not _apply_bulk(target, scan, line_kinds):
+        _apply_by_line(target, scan, line_kinds)
+    _count_lines(state, line_kinds)
+
+
+def _count_lines(state: FileState, line_kinds: np.ndarray) -> None:
+    """``lines_total`` and ``by_kind``, kinds first seen first (as line by line)."""
+    kinds = line_kinds.tobytes()
+    by_kind = state.by_kind
+    seen = sorted((kinds.find(code), code) for code in set(kinds))
+    for _first, code in seen:
+        name = LineKind.UNPARSED if code == _UNPARSED else _KIND_NAMES[code]
+        by_kind[name] = by_kind.get(name, 0) + kinds.count(code)
+    state.lines_total += len(kinds)
+
+
+# -- the bulk way ---------------------------------------------------------------------
+
+
+def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) -> bool:
+    """The common run in bulk; False (nothing changed) when it is not one."""
+    merger, state, file = target.merger, target.state, target.file
+    store = merger.store
+    request_lines = np.flatnonzero(scan.kinds != ACCESS)
+    is_received = scan.kinds[request_lines] == RECEIVED
+    received_ids = list(compress(scan.ids, is_received.tolist()))
+    added_ids = list(compress(scan.ids, (~is_received).tolist()))
+    received_at = np.flatnonzero(is_received)  # request index of each Received line
+    added_at = np.flatnonzero(~is_received)
+    k = len(received_ids)
+    encoded = _encoded(received_ids)
+    if not store.ids.all_new(encoded):
+        return False  # a re-received id (or two ids of one hash): merged line by line
+    base = len(store)
+    new_rows = dict(zip(received_ids, range(base, base + k)))
+    rows = np.fromiter(
+        map(new_rows.get, added_ids, repeat(-1)), dtype=np.int64, count=len(added_ids)
+    )
+    for i in np.flatnonzero(rows < 0).tolist():
+        older = store.ids.find(added_ids[i])
+        if older is None:
+            return False  # an Added line makes a new row: line by line
+        rows[i] = older
+    new = rows >= base
+    if np.any(received_at[rows[new] - base] > added_at[new]):
+        return False  # Added before its Received line: line by line
+
+    meta = state.meta
+    line_nos = state.lines_total + 1 + request_lines
+    received_lines = request_lines[is_received]
+    ts = scan.ts
+    received_ts = ts[is_received].copy()
+    states = np.full(k, _RECEIVED, dtype=np.uint8)
+    added_new = rows[new] - base
+    added_ts = ts[~is_received][new]
+    states[added_new] = _RUNNING
+    # merge_row writes an Added line's time unless it reads as unknown (-1); the last wins.
+    known = added_ts != UNKNOWN
+    last_rows, last_at = np.unique(added_new[known][::-1], return_index=True)
+    received_ts[last_rows] = added_ts[known][::-1][last_at]
+    prompt = scan.prompt_tokens
+    cut = meta.get("max_log_len") if meta else None
+    source = np.full(k, COUNT_REPORTED, dtype=np.uint8)
+    if type(cut) is int and cut > 0:
+        source[prompt >= cut] = COUNT_IDS_LOWER_BOUND
+    # Columns no vLLM line sets: one array of unknowns each type, shared (only read).
+    unknown, nan, zero = (
+        np.full(k, UNKNOWN, dtype=np.int32),
+        np.full(k, NAN, dtype=np.float64),
+        np.zeros(k, dtype=np.uint8),
+    )
+    columns: dict[str, Any] = {}
+    for name in INT_COLUMNS:
+        if name != "line_no":
+            columns[name] = unknown
+    for name in (*FLOAT32_COLUMNS, *FLOAT64_COLUMNS):
+        columns[name] = nan
+    for name in ROW_LAYOUT:
+        columns.setdefault(name, zero)
+    columns["prompt_tokens"] = prompt
+    columns["max_tokens"] = scan.max_tokens
+    columns["sampling_n"] = scan.sampling_n
+    columns["temperature"] = scan.temperature
+    columns["top_p"] = scan.top_p
+    columns["received_ts"] = received_ts
+    columns["state"] = states
+    columns["prompt_source"] = source
+    columns["model"] = np.zeros(k, dtype=np.uint16)
+    offsets = scan.offsets + target.base_offset
+    store.extend_rows(
+        encoded,
+        columns,
+        file,
+        offsets[received_lines],
+        scan.lengths[received_lines],
+        line_nos[is_received],
+    )
+    # (New rows need no ``store.touch``: they are at or above ``dirty_from``, which is at
+    # most the store's length before them.)
+    added_lines = request_lines[~is_received]
+    _added_lines(target, scan, rows, added_ids, added_lines, ts[~is_received], line_kinds)
+    if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):
+        merger.apply_meta_defaults(meta, base, base + k)
+    return True
+
+
+def _encoded(ids: list[str]) -> EncodedIds:
+    """New ids as the id table takes them in bulk (their hashes were made when the
+    parser's window of recent ids took them: str objects keep theirs)."""
+    joined = "".join(ids)
+    blob = joined.encode("ascii") if joined.isascii() else None
+    if blob is None:  # (the scanner takes ASCII ids only; kept general all the same)
+        parts = [i.encode("utf-8", errors="surrogatepass") for i in ids]
+        blob, lengths = b"".join(parts), np.fromiter(map(len, parts), np.int64, len(ids))
+    else:
+        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
+    return EncodedIds(blob, np.cumsum(lengths), np.fromiter(map(hash, ids), np.int64, len(ids)))
+
+
+def _added_lines(
+    target: ServerTarget,
+    scan: VllmScan,
+    rows: np.ndarray,
+    ids: list[str],
+    lines: np.ndarray,
+    times: np.ndarray,
+    line_kinds: np.ndarray,
+) -> None:
+    """Each Added line at its place: recorded on its row (new rows), or merged as the
+    per-line path does (older rows); new rows are opened (``core.lifecycle``) in line
+    order with the older rows an Added line opens again."""
+    merger, state, file = target.merger, target.state, target.file
+    store = merger.store
+    base = len(store) - int(np.count_nonzero(scan.kinds == RECEIVED))
+    received_lines = np.flatnonzero(scan.kinds == RECEIVED)
+    extras = store.extras
+    get = extras.get
+    opened = 0  # new rows opened so far
+    absolute = scan.offsets + target.base_offset
+    offsets = absolute[lines].tolist()
+    lengths = scan.lengths[lines].tolist()
+    row_list = rows.tolist()
+    if not len(rows) or (rows.min() >= base and len(set(row_list)) == len(row_list)):
+        # The common run: one Added line for each of some new rows (their first extras).
+        # Without the cyclic GC meanwhile: these objects hold no cycles, and its passes
+        # over the millions of rows' extras made a tenth of the time of a big log.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            for row, offset, length in zip(row_list, offsets, lengths):
+                extras[row] = RowExtras(more_lines=[(file, offset, length)])
+        finally:
+            if collecting:
+                gc.enable()
+        _open_rows(merger, range(base, len(store)), file)
+        return
+    for j, row in enumerate(row_list):
+        if row >= base:
+            more = get(row)
+            if more is None:
+                more = extras[row] = RowExtras()
+            more.more_lines.append((file, offsets[j], lengths[j]))
+            continue
+        line = int(lines[j])
+        upto = int(np.searchsorted(received_lines, line))
+        _open_rows(merger, range(base + opened, base + upto), file)
+        opened = upto
+        ts = float(times[j])
+        payload: RequestPayload = {"request_id": ids[j], "state": "running", "ts": ts}
+        line_no = state.lines_total + 1 + line
+        try:
+            merger.on_event(("request", payload), file, state.meta, offsets[j], lengths[j], line_no)
+        except Exception as exc:  # the merge changed nothing (core.merge)
+            _unparsed(target, scan, line, line_no, failure_reason("not merged", exc), line_kinds)
+    _open_rows(merger, range(base + opened, len(store)), file)
+
+
+def _open_rows(merger: Merger, rows: range, file: int) -> None:
+    """``Lifecycle.opened`` for each of ``rows`` in turn, its list extended a stretch at a
+    time: compacted exactly when one call per row would have compacted it."""
+    if not rows:
+        return
+    lifecycle = merger.lifecycle
+    track = lifecycle._track(file)
+    state = merger.store.state
+    start = rows.start
+    while start < rows.stop:
+        room = track.compact_at - len(track.open_rows)
+        stop = min(rows.stop, start + max(room, 1))
+        track.open_rows.extend(range(start, stop))
+        start = stop
+        if len(track.open_rows) >= track.compact_at:
+            track.open_rows = array("i", [r for r in track.open_rows if state[r] in OPEN_CODES])
+            track.compact_at = max(1024, 2 * len(track.open_rows))
+
+
+# -- line by line ---------------------------------------------------------------------
+
+
+def _apply_by_line(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) -> None:
+    """Every request line merged with the payload the parser gives it."""
+    merger, state, file = target.merger, target.state, target.file
+    meta = state.meta
+    request = 0
+    received = 0
+    data = scan.data
+    for line, kind in enumerate(scan.kinds.tolist()):
+        if kind == ACCESS:
+            continue
+        rid = scan.ids[request]
+        ts = float(scan.ts[request])
+        request += 1
+        payload: RequestPayload
+        if kind == RECEIVED:
+            payload = {"request_id": rid, "state": "received", "received_ts": ts}
+            begin, end = (int(x) for x in scan.prompts[:, received])
+            if begin >= 0:
+                payload["prompt"] = data[begin:end].decode("utf-8", "replace")
+            sampling = _sampling(scan, received)
+            if sampling:
+                payload["sampling"] = sampling
+            count = int(scan.prompt_tokens[received])
+            payload["prompt_tokens"] = count
+            payload["prompt_ids_logged"] = count
+            payload["ts"] = ts
+            received += 1
+        else:
+            payload = {"request_id": rid, "state": "running", "ts": ts}
+        offset = int(scan.offsets[line]) + target.base_offset
+        length = int(scan.lengths[line])
+        line_no = state.lines_total + 1 + line
+        try:
+            merger.on_event(("request", payload), file, meta, offset, length, line_no)
+        except Exception as exc:  # the merge changed nothing (core.merge)
+            _unparsed(target, scan, line, line_no, failure_reason("not merged", exc), line_kinds)
+
+
+def _sampling(scan: VllmScan, i: int) -> SamplingInfo:
+    info: SamplingInfo = {}
+    n, max_tokens = int(scan.sampling_n[i]), int(scan.max_tokens[i])
+    temperature, top_p = float(scan.temperature[i]), float(scan.top_p[i])
+    if n >= 0:
+        info["n"] = n
+    if temperature == temperature:
+        info["temperature"] = temperature
+    if top_p == top_p:
+        info["top_p"] = top_p
+    if max_tokens >= 0:
+        info["max_tokens"] = max_tokens
+    return info
+
+
+def _unparsed(
+    target: ServerTarget, scan: VllmScan, line: int, line_no: int, reason: str, kinds: np.ndarray
+) -> None:
+    """A line whose event could not be merged: counted unparsed, with a diagnostic (as
+    ``Extractor._run_lines`` / ``_diagnose`` do)."""
+    kinds[line] = _UNPARSED
+    state, base_offset = target.state, target.base_offset
+    start = int(scan.offsets[line])
+    text = scan.data[start : start + int(scan.lengths[line])]
+    if text.endswith(b"\n"):
+        text = text[:-1]
+    preview = text[: _PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
+    if len(preview) > _PREVIEW_CHARS:
+        preview = preview[:_PREVIEW_CHARS] + "…"
+    state.diagnostics.append(Diagnostic(line_no, base_offset + start, reason, preview))
