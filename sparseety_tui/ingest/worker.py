@@ -1,6 +1,6 @@
 """The ingest worker of the TUI: one thread that follows the logs and owns the Extractor.
 
-Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed`` -> an immutable
+Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed_chunks`` -> an immutable
 ``Snapshot`` that the UI picks up on its own timer (20 Hz while data flows). The worker is the only
 writer of the store and the only thread that touches the Extractor; readers get
 ``Extractor.freeze()`` copies inside snapshots (one attribute read, atomic under the GIL),
@@ -301,6 +301,7 @@ class IngestWorker:
             poll=options.poll,
             start=start,
             last_lines=options.last_lines if options.start == "last" else None,
+            chunks=True,
         )
         self._watcher = watcher
         for i, follower in enumerate(watcher.followers):
@@ -321,7 +322,7 @@ class IngestWorker:
             if cut <= 0 or cut >= size:
                 continue
             # The follower reads [cut, ...); the backfill reads the lines starting in [0, cut).
-            watcher.followers[i] = FileFollower(path, start=cut)
+            watcher.followers[i] = FileFollower(path, start=cut, chunks=True)
             older = self._extractor.add_file(path)
             backfill = _Backfill(path, older, cut, iter_chunks(path, 0, cut))
             self._backfills.append(backfill)
@@ -363,7 +364,10 @@ class IngestWorker:
                     if pending:
                         stop = min(stop, pending[0].line_index - done)
                     file = self._file_for(path, segment.generation, "a new file at the path")
-                    self._extractor.feed(file, lines[start:stop])
+                    # Chunks of whole lines, as the backfill and the batch commands read
+                    # them: request records take the native scanner, server logs their
+                    # family's scan_server (a RawLine: a line held across polls).
+                    self._extractor.feed_chunks(file, lines[start:stop])
                     self._fed_at[file] = now
                     worked = True
                     start = stop

@@ -97,9 +97,11 @@ class LogWatcher:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_batch_bytes: int = DEFAULT_MAX_BATCH_BYTES,
         rotated_quiet_s: float = DEFAULT_ROTATED_QUIET_S,
+        chunks: bool = False,
     ) -> None:
         """``start``, ``last_lines``, ``max_line_bytes``, ``max_batch_bytes`` and
-        ``rotated_quiet_s`` are passed to every ``FileFollower`` of ``paths``.
+        ``rotated_quiet_s`` are passed to every ``FileFollower`` of ``paths``; ``chunks``
+        to every follower (batches of ``Chunk``s, see ``FileFollower``).
 
         ``directories``: files that appear in them later (as ``list_directory`` lists them)
         are followed too, from their start; their followers are added to ``followers`` and
@@ -112,6 +114,7 @@ class LogWatcher:
         self._max_line_bytes = max_line_bytes
         self._max_batch_bytes = max_batch_bytes
         self._rotated_quiet_s = rotated_quiet_s
+        self.chunks = chunks
         given = [os.path.abspath(os.fspath(p)) for p in paths]
         for path in given:
             self._add(path, start=start, last_lines=last_lines, reopen=not _copy_of(path, given))
@@ -229,6 +232,7 @@ class LogWatcher:
                 max_batch_bytes=self._max_batch_bytes,
                 rotated_quiet_s=self._rotated_quiet_s,
                 reopen=reopen,
+                chunks=self.chunks,
             )
         )
 
