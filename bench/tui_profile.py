@@ -25,7 +25,16 @@ import time
 from pathlib import Path
 from types import FrameType
 
-WAITS = ("wait", "select", "poll", "sleep", "_wait_for_tstate_lock", "acquire", "watch")
+WAITS = (
+    "wait",
+    "select",
+    "poll",
+    "sleep",
+    "_wait_for_tstate_lock",
+    "acquire",
+    "watch",
+    "watch_directories",
+)
 
 
 def _stack(frame: FrameType | None, depth: int = 12) -> tuple[str, ...]:
@@ -55,6 +64,7 @@ class Sampler:
         self.busy: collections.Counter[str] = collections.Counter()
         self.total: collections.Counter[str] = collections.Counter()
         self.ids: dict[str, int] = {}
+        self.cpu: dict[str, float] = {}  # the last CPU time read of each thread
         self.started = time.monotonic()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="profiler", daemon=True)
@@ -64,7 +74,14 @@ class Sampler:
 
     def _run(self) -> None:
         me = threading.get_ident()
+        next_cpu = 0.0
         while not self._stop.wait(self.interval_s):
+            if time.monotonic() >= next_cpu:
+                # Read while the threads live: at exit the worker's are gone.
+                next_cpu = time.monotonic() + 0.5
+                for thread in threading.enumerate():
+                    if thread.native_id is not None:
+                        self.cpu[thread.name] = _thread_cpu(thread.native_id)
             names = {t.ident: t for t in threading.enumerate()}
             for ident, frame in sys._current_frames().items():
                 if ident == me:
@@ -85,7 +102,7 @@ class Sampler:
         wall = time.monotonic() - self.started
         lines = [f"wall {wall:.1f} s, process CPU {time.process_time():.1f} s"]
         for name, total in self.total.most_common():
-            cpu = _thread_cpu(self.ids[name]) if name in self.ids else float("nan")
+            cpu = self.cpu.get(name, float("nan"))
             lines.append(
                 f"\n== {name}: CPU {cpu:.1f} s ({100 * cpu / wall:.0f} % of a core), "
                 f"busy in {self.busy[name]}/{total} samples"

@@ -12,8 +12,8 @@ elsewhere.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
+import functools
 import os
 import select
 import struct
@@ -58,10 +58,13 @@ class InotifyError(OSError):
     """inotify cannot be used here (not Linux, no libc symbol, no watch possible)."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL:
     if not sys.platform.startswith("linux"):
         raise InotifyError(errno.ENOSYS, "inotify is Linux only")
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    # The C library the interpreter is linked with (no ``find_library``: it runs ldconfig,
+    # a subprocess, tens of ms at every start).
+    libc = ctypes.CDLL(None, use_errno=True)
     for name in ("inotify_init1", "inotify_add_watch"):
         if not hasattr(libc, name):
             raise InotifyError(errno.ENOSYS, f"libc has no {name}")
