@@ -143,8 +143,12 @@ class SparseetyApp(App[int]):
     def _wake_from_worker(self) -> None:
         # Worker thread: post_message is thread-safe and does not block. One message at a
         # time: while one waits in the queue, the tick it brings shows the newest snapshot.
+        # The flag is set before posting: set after, it could land after the message was
+        # handled (on this thread's other core) and stay set, and the UI stop showing.
         if not self._wake_queued:
-            self._wake_queued = self.post_message(SnapshotReady())
+            self._wake_queued = True
+            if not self.post_message(SnapshotReady()):
+                self._wake_queued = False
 
     def on_snapshot_ready(self, _message: SnapshotReady) -> None:
         self._wake_queued = False
