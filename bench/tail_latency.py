@@ -4,8 +4,10 @@
 
 A writer process appends ~250-byte JSON trace lines at ``--rate`` lines/s to a fresh file
 that the tool follows in a 160x48 tmux pane. At a marker, the writer switches the request
-ids it writes to ``mark-K-...`` and records when it wrote the first such line (T0); the
-harness polls ``capture-pane`` every 10 ms and records when ``mark-K`` first shows.
+ids it writes to ``mkKK-...`` and records when it wrote the first such line (T0); the
+harness polls ``capture-pane`` every 10 ms and records when ``mkKK-`` first shows. Ids are
+12 characters, the id column's width at 160 columns: a longer id is shown shortened in its
+middle ("mark…000012345"), and its marker is never seen.
 delay = first seen - T0 (so ~5 ms of polling slack on top). At 20,000 lines/s a single
 line scrolls off a tail view within a few ms, so the marker is a change of what is written
 from T0 on, not one line: the number is "how long until the screen reflects what was
@@ -48,14 +50,14 @@ def writer(path: str, rate: float, marker: mp.Value, t0s: mp.Array, stop: mp.Eve
     with open(path, "ab", buffering=0) as f:
         while not stop.is_set():
             k = marker.value
-            prefix = f"mark-{k}-" if k > 0 else "bg-"
+            prefix = f"mk{k:02d}-" if k > 0 else "bg-"
             lines = []
             for _ in range(per_batch):
                 n += 1
                 lines.append(
                     json.dumps(
                         {
-                            "request_id": f"{prefix}{n:09d}",
+                            "request_id": f"{prefix}{n:0{12 - len(prefix)}d}",
                             "model": "bench-moe",
                             "prompt_tokens": 100 + n % 900,
                             "completion_tokens": 20 + n % 300,
@@ -103,12 +105,20 @@ def main() -> int:
         help="wait after the writer stops before measuring idle CPU",
     )
     parser.add_argument("--prefill-lines", type=int, default=40000)
+    parser.add_argument(
+        "--profile", metavar="OUT", help="run sparseety-tui under bench/tui_profile.py"
+    )
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         sys.exit("tmux is needed")
 
     work = Path(tempfile.mkdtemp(prefix="sparseety-bench-"))
     log = work / "live.jsonl"
+    # History times end now, a few ms apart: all on one UTC day, as the lines written next,
+    # so the "received" column stays 8 cells wide. (Times a year away widen it to a date and
+    # time, the id column shrinks, and the ids show as "mark…000012345": no marker was ever
+    # seen.)
+    first_ts = time.time() - args.prefill_lines * 0.001
     with log.open("w") as f:  # ~10 MB of history first, like the anchors' measurement
         for i in range(args.prefill_lines):
             f.write(
@@ -118,7 +128,7 @@ def main() -> int:
                         "prompt_tokens": 10,
                         "completion_tokens": 5,
                         "latency_s": 0.3,
-                        "ts": 1_800_000_000 + i,
+                        "ts": round(first_ts + i * 0.001, 3),
                         "x_pad": "p" * 150,
                     }
                 )
@@ -126,6 +136,16 @@ def main() -> int:
             )
     if args.tool == "sparseety":
         command = [sys.executable, "-m", "sparseety_tui", "tail", str(log)]
+        if args.profile:
+            profiler = str(Path(__file__).with_name("tui_profile.py"))
+            command = [
+                sys.executable,
+                profiler,
+                os.path.abspath(args.profile),
+                "--",
+                "tail",
+                str(log),
+            ]
     else:
         command = ["lnav", str(log)]
     env = ["-e", "TERM=xterm-256color", "-e", f"HOME={work}"]
@@ -148,7 +168,7 @@ def main() -> int:
     missed = 0
     for k in range(1, args.markers + 1):
         marker.value = k
-        needle = f"mark-{k}-"
+        needle = f"mk{k:02d}-"
         end = time.monotonic() + 5
         seen_at = None
         while time.monotonic() < end:

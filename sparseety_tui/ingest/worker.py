@@ -1,6 +1,6 @@
 """The ingest worker of the TUI: one thread that follows the logs and owns the Extractor.
 
-Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed`` -> an immutable
+Data flows one way (DESIGN.md): ``LogWatcher`` -> ``Extractor.feed_chunks`` -> an immutable
 ``Snapshot`` that the UI picks up on its own timer (20 Hz while data flows). The worker is the only
 writer of the store and the only thread that touches the Extractor; readers get
 ``Extractor.freeze()`` copies inside snapshots (one attribute read, atomic under the GIL),
@@ -79,8 +79,17 @@ ENGINE_POINTS = 120
 QUIET_FLUSH_S = 1.0
 #: Source events the status line does not show (routine); the diagnostics list the rest.
 ROUTINE_EVENTS = frozenset({"opened", "closed"})
-#: A publish after this long without one wakes the UI (``IngestWorker(on_wake=...)``).
-WAKE_AFTER_S = 0.25
+#: Snapshots are published at most this often while lines keep coming (the UI shows each
+#: one as it comes, ``IngestWorker(on_wake=...)``); the UI may ask for fewer
+#: (``publish_gap_s``, by what its frames cost). The first one after a quiet spell is
+#: published at once. Meanwhile lines gather in the file and are read in one go just before
+#: the next snapshot: one feed of ~1,000 lines costs a fraction of 50 feeds of 20 (the
+#: native scanners take only runs of BULK_MIN_LINES), and one freeze instead of 50.
+PUBLISH_GAP_S = 0.05
+#: The UI's frame budget is kept between these (bench/tail_latency.py: a longer gap keeps
+#: the p99 of write -> screen over 150 ms).
+MIN_PUBLISH_GAP_S = 0.03
+MAX_PUBLISH_GAP_S = 0.1
 #: Totals and views are recomputed at most once per this many times their own cost (their
 #: thread then uses at most ~1/HEAVY_DUTY of a core), and never more often than
 #: ``LiveOptions.totals_interval_s``.
@@ -134,12 +143,17 @@ class IngestWorker:
         clock: Callable[[], float] = time.monotonic,
         on_wake: Callable[[], None] | None = None,
     ) -> None:
-        """``on_wake`` is called (from the worker thread; it must not block) when a snapshot
-        is published after a quiet spell, so an idle UI can poll rarely and still show the
-        first new line at once. Never called more than once per ``WAKE_AFTER_S``."""
+        """``on_wake`` is called (from the worker thread; it must not block) whenever a
+        snapshot is published (at most every ``publish_gap_s``), so the UI shows each one as
+        it comes and never needs to poll."""
         self._extractor = extractor
         self._on_wake = on_wake
         self._last_publish_at = -math.inf
+        #: Seconds between two snapshots while lines keep coming (the UI sets it by the
+        #: cost of its frames; kept within MIN/MAX_PUBLISH_GAP_S).
+        self.publish_gap_s = PUBLISH_GAP_S
+        self._heavy_unshown = False  # a heavy result not published yet (publish deferred)
+        self._publish_deferred = False  # something to publish once the gap has passed
         self.shape = shape
         self.options = options
         self._clock = clock
@@ -215,10 +229,13 @@ class IngestWorker:
         """Ask for another filter/sort; the next snapshots carry it once computed."""
         self._query = query
         self._idle.clear()
+        # At once, not after the idle sleep (without end on a quiet log): a filter or sort
+        # typed on a quiet log starts computing when it is asked for.
+        self._wake()
+
+    def _wake(self) -> None:
         watcher = self._watcher
         if watcher is not None:
-            # At once, not after the idle sleep (up to IDLE_WAIT_S): a filter or sort
-            # typed on a quiet log starts computing when it is asked for.
             watcher.wake()
 
     def drain(self, timeout: float = 10.0) -> bool:
@@ -228,12 +245,14 @@ class IngestWorker:
         """
         deadline = time.monotonic() + timeout
         self._idle.clear()
+        self._wake()  # an idle worker sleeps until a file changes: one more pass now
         while time.monotonic() < deadline:
             if self._idle.wait(0.02):
                 snap = self._snapshot
                 if snap.settled and snap.query is self._query:
                     return True
                 self._idle.clear()
+                self._wake()
             if self._thread is None or not self._thread.is_alive():
                 return self._snapshot.error is None and self._snapshot.settled
         return False
@@ -244,14 +263,20 @@ class IngestWorker:
         try:
             self._open()
             while not self._stop.is_set():
-                worked = self._poll_live()
-                if not self._backlog:
-                    worked = self._backfill_step() or worked
-                worked = self._flush_quiet() or worked
+                live = self._poll_live()
+                backfilled = not self._backlog and self._backfill_step()
+                worked = self._flush_quiet() or live or backfilled
                 self._publish(force=False)
                 if self._stop.is_set():
                     break
-                if worked or self._backlog:
+                if self._backlog or backfilled:
+                    continue
+                if live or self._publish_deferred:
+                    # Lines are coming: they gather in the file until the next snapshot is
+                    # due, then are read in one go (see PUBLISH_GAP_S).
+                    self._stop.wait(self._until_publish())
+                    continue
+                if worked:
                     continue
                 assert self._watcher is not None
                 if self._pending_heavy():
@@ -301,6 +326,7 @@ class IngestWorker:
             poll=options.poll,
             start=start,
             last_lines=options.last_lines if options.start == "last" else None,
+            chunks=True,
         )
         self._watcher = watcher
         for i, follower in enumerate(watcher.followers):
@@ -321,7 +347,7 @@ class IngestWorker:
             if cut <= 0 or cut >= size:
                 continue
             # The follower reads [cut, ...); the backfill reads the lines starting in [0, cut).
-            watcher.followers[i] = FileFollower(path, start=cut)
+            watcher.followers[i] = FileFollower(path, start=cut, chunks=True)
             older = self._extractor.add_file(path)
             backfill = _Backfill(path, older, cut, iter_chunks(path, 0, cut))
             self._backfills.append(backfill)
@@ -363,7 +389,10 @@ class IngestWorker:
                     if pending:
                         stop = min(stop, pending[0].line_index - done)
                     file = self._file_for(path, segment.generation, "a new file at the path")
-                    self._extractor.feed(file, lines[start:stop])
+                    # Chunks of whole lines, as the backfill and the batch commands read
+                    # them: request records take the native scanner, server logs their
+                    # family's scan_server (a RawLine: a line held across polls).
+                    self._extractor.feed_chunks(file, lines[start:stop])
                     self._fed_at[file] = now
                     worked = True
                     start = stop
@@ -417,12 +446,28 @@ class IngestWorker:
                 flushed = self._extractor.flush(file) or flushed
         return flushed
 
-    def _idle_wait(self) -> float:
-        """How long to sleep with nothing to do: until the next quiet flush is due."""
-        if not self._fed_at:
-            return IDLE_WAIT_S
-        due = min(self._fed_at.values()) + QUIET_FLUSH_S - self._clock()
-        return min(IDLE_WAIT_S, max(0.01, due))
+    def _until_publish(self) -> float:
+        """Seconds until the next snapshot may be published (0: now)."""
+        return max(0.0, self._last_publish_at + self.publish_gap_s - self._clock())
+
+    def _idle_wait(self) -> float | None:
+        """How long to sleep with nothing to do: until the next thing due (a quiet flush,
+        a quiet spell's 0 tok/s, a memory trim); None (until a file changes) when nothing
+        is, and the watcher's notifications need no polling: an idle log costs no
+        wake-ups."""
+        dues: list[float] = []
+        if self._fed_at:
+            dues.append(min(self._fed_at.values()) + QUIET_FLUSH_S)
+        last = self._rate_last
+        if self.options.track_rate and last is not None and not (self._rate and not self._rate[-1]):
+            dues.append(last[0] + RATE_QUIET_S)
+        if self._extractor.version != self._trimmed_version:
+            dues.append(self._trim_due)
+        assert self._watcher is not None
+        if not dues and not self._watcher.needs_polling:
+            return None
+        wait = max(0.01, min(dues) - self._clock()) if dues else IDLE_WAIT_S
+        return min(IDLE_WAIT_S, wait)
 
     def _backfill_step(self) -> bool:
         if self._view is None and self._backfills:
@@ -545,8 +590,16 @@ class IngestWorker:
         # A heavy result is published once, when it comes (not in the key: its going away
         # in the next pass would be one more publish of the same content after settling).
         key = (extractor.version, rows, settled, len(self._events))
+        heavy_changed = heavy_changed or self._heavy_unshown
         if key == self._last_publish_key and not heavy_changed:
             return
+        if not force and now - self._last_publish_at < self.publish_gap_s:
+            # Too soon after the last one: the loop publishes it once the gap has passed.
+            self._publish_deferred = True
+            self._heavy_unshown = heavy_changed
+            return
+        self._publish_deferred = False
+        self._heavy_unshown = False
         self._last_publish_key = key
         self._published_version += 1
         state = self._freeze()
@@ -571,7 +624,7 @@ class IngestWorker:
             settled=settled,
             problem=self._problem,
         )
-        if self._on_wake is not None and now - self._last_publish_at > WAKE_AFTER_S:
+        if self._on_wake is not None:
             self._on_wake()
         self._last_publish_at = now
 

@@ -45,7 +45,8 @@ from .incarnation import (
     start_of_last_lines,
 )
 from .inputs import open_regular
-from .lines import DEFAULT_MAX_LINE_BYTES, READ_BUFFER_BYTES, RawLine
+from .lines import DEFAULT_MAX_LINE_BYTES, READ_BUFFER_BYTES, Chunk, RawLine
+from .live_chunks import read_chunks
 from .rotated import oldest_first, rotated_siblings
 
 __all__ = [
@@ -116,10 +117,12 @@ class SourceEvent:
 
 @dataclass(slots=True)
 class LineSegment:
-    """Consecutive lines of one file incarnation."""
+    """Consecutive lines of one file incarnation: ``RawLine``s, or with
+    ``FileFollower(chunks=True)`` ``Chunk``s of whole lines (and a ``RawLine`` for a line
+    held across polls or longer than a chunk; ``sources.live_chunks``)."""
 
     generation: int
-    lines: list[RawLine] = field(default_factory=list)
+    lines: list[RawLine | Chunk] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -135,7 +138,7 @@ class FollowBatch:
     """True if ``poll()`` stopped at its byte budget: call it again without waiting."""
 
     @property
-    def lines(self) -> list[RawLine]:
+    def lines(self) -> list[RawLine | Chunk]:
         """All lines of the batch, in order (see ``segments`` for their generations)."""
         if len(self.segments) == 1:
             return self.segments[0].lines
@@ -148,7 +151,7 @@ class FollowBatch:
     def __bool__(self) -> bool:
         return bool(self.events) or any(seg.lines for seg in self.segments)
 
-    def _segment(self, generation: int) -> list[RawLine]:
+    def _segment(self, generation: int) -> list[RawLine | Chunk]:
         if not self.segments or self.segments[-1].generation != generation:
             self.segments.append(LineSegment(generation))
         return self.segments[-1].lines
@@ -174,6 +177,7 @@ class FileFollower:
         deleted_quiet_s: float = DEFAULT_DELETED_QUIET_S,
         max_retired: int = DEFAULT_MAX_RETIRED,
         reopen: bool = True,
+        chunks: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``start``: ``"start"`` reads the whole file, ``"end"`` only what is written from now
@@ -189,8 +193,10 @@ class FileFollower:
         ``reopen=False``: follow only the file present now (what is appended to it), never a
         new file at the path: for a rotated copy (``app.log.1``) followed beside its live file,
         whose path receives the live file's older incarnations, read by the live file's
-        follower already. ``clock`` (seconds, monotonic) times the quiet periods; tests pass a
-        fake one.
+        follower already. ``chunks=True``: batches hold ``Chunk``s of whole lines rather
+        than one ``RawLine`` a line (``sources.live_chunks``: the same bytes, for
+        ``Extractor.feed_chunks``); an event's ``line_index`` then counts those items.
+        ``clock`` (seconds, monotonic) times the quiet periods; tests pass a fake one.
         """
         if isinstance(start, int) and not isinstance(start, bool):
             if start < 0:
@@ -212,6 +218,7 @@ class FileFollower:
         self._deleted_quiet = deleted_quiet_s
         self._max_retired = max_retired
         self._reopen = reopen
+        self._chunks = chunks
         self._clock = clock
         self._cur: Incarnation | None = None
         self._retired: list[Incarnation] = []
@@ -443,7 +450,10 @@ class FileFollower:
         start = len(out)
         before = inc.asm.pos
         try:
-            out.extend(inc.asm.lines(budget=self._left))
+            if self._chunks:
+                read_chunks(inc.asm, out, self._left)
+            else:
+                out.extend(inc.asm.lines(budget=self._left))
         except OSError as e:
             self._report_error(batch, f"{_READ_FAILED}: {e.strerror or e}")
             return False

@@ -11,7 +11,7 @@ import contextlib
 import os
 from typing import BinaryIO
 
-from .lines import _BACK_BLOCK, READ_BUFFER_BYTES, LineAssembler, RawLine
+from .lines import _BACK_BLOCK, READ_BUFFER_BYTES, Chunk, LineAssembler, RawLine
 
 __all__ = [
     "MARK_BYTES",
@@ -82,27 +82,39 @@ class Incarnation:
         self.sig = sig
         return True
 
-    def note_read(self, lines: list[RawLine], start: int) -> None:
-        """Remember the last bytes of the lines just read (``lines[start:]``)."""
+    def note_read(self, lines: list[RawLine | Chunk], start: int) -> None:
+        """Remember the last bytes of the lines just read (``lines[start:]``: ``RawLine``s,
+        or ``Chunk``s of whole lines, which hold their bytes as they are in the file)."""
         last = lines[-1]
-        data = last.data
-        if not last.truncated and len(data) >= MARK_BYTES:
-            # The common case, on every poll: the last line alone is long enough.
-            ending = _ending(last)
-            self.mark = data[len(ending) - MARK_BYTES :] + ending
-            self.mark_off = last.offset + last.length - MARK_BYTES
-            return
+        if isinstance(last, Chunk):
+            end = last.offset + len(last.data)
+            if len(last.data) >= MARK_BYTES:  # the common case, on every poll
+                self.mark = last.data[-MARK_BYTES:]
+                self.mark_off = end - MARK_BYTES
+                return
+        else:
+            end = last.offset + last.length
+            data = last.data
+            if not last.truncated and len(data) >= MARK_BYTES:
+                # The common case, on every poll: the last line alone is long enough.
+                ending = _ending(last)
+                self.mark = data[len(ending) - MARK_BYTES :] + ending
+                self.mark_off = end - MARK_BYTES
+                return
         need = MARK_BYTES
         pieces: list[bytes] = []
-        end = lines[-1].offset + lines[-1].length
         for i in range(len(lines) - 1, start - 1, -1):
             line = lines[i]
-            if line.truncated:
+            if isinstance(line, Chunk):
+                raw, length = line.data, len(line.data)
+            elif line.truncated:
                 break  # its data is not what is in the file: keep what we have
-            piece = (line.data[-need:] + _ending(line))[-need:]
+            else:
+                raw, length = line.data[-need:] + _ending(line), line.length
+            piece = raw[-need:]
             pieces.append(piece)
             need -= len(piece)
-            if need <= 0 or len(piece) < line.length:
+            if need <= 0 or len(piece) < length:
                 break
         if pieces:
             self.mark = b"".join(reversed(pieces))

@@ -31,7 +31,7 @@ from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
 from sparseety_tui.core.timewindow import WindowSpec
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.worker import MAX_PUBLISH_GAP_S, MIN_PUBLISH_GAP_S, IngestWorker
 from sparseety_tui.ui import handoff, keys
 from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
 from sparseety_tui.ui.screens.detail import DetailScreen
@@ -48,13 +48,16 @@ from sparseety_tui.ui.themes import (
     no_color_filters,
 )
 
-#: How often the UI looks at the latest snapshot while snapshots keep coming (seconds).
-TICK_S = 0.05
-#: When nothing changed for ACTIVE_S, it looks only every IDLE_TICK_S: the worker wakes the
-#: UI with a message on the first snapshot after a quiet spell, so the first new line still
-#: shows at once, and idle CPU stays far under 1 %.
-IDLE_TICK_S = 1.0
+#: The worker wakes the UI with a message at every snapshot it publishes, so each one is
+#: shown as it comes. A timer also looks every TICK_S while snapshots keep coming (a
+#: backstop: a wake-up cannot be lost for long); once nothing changed for ACTIVE_S it stops,
+#: and an idle app has no timer at all (no wake-ups while the logs are quiet).
+TICK_S = 0.1
 ACTIVE_S = 1.0
+#: Snapshots are asked for at most once per FRAME_DUTY times what a frame costs the UI
+#: thread (its CPU time per snapshot shown, averaged), so drawing takes at most
+#: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S.
+FRAME_DUTY = 4.0
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,9 @@ class SparseetyApp(App[int]):
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(config.theme or default_theme_name())
         self._shown_version = -1
+        self._wake_queued = False  # a SnapshotReady is on its way (one at a time)
+        self._frame_cpu = 0.0  # average UI-thread CPU seconds per snapshot shown
+        self._frame_mark = (time.thread_time(), 0)  # (UI-thread CPU, snapshots) at the last look
         self._pending_request = config.request_id
         self._request_reported = False
         self._request_prefix = PrefixMatches()  # --request as a prefix, once the read settled
@@ -124,20 +130,45 @@ class SparseetyApp(App[int]):
         self._timer = self.set_timer(self.config.tick_s, self._tick_loop)
 
     def _tick_loop(self) -> None:
-        """A one-shot timer re-armed after each tick, so ticks never pile up."""
+        """A one-shot timer re-armed after each tick while snapshots keep coming, so ticks
+        never pile up; not re-armed once nothing changed for ACTIVE_S (a wake-up from the
+        worker starts it again)."""
         now = time.monotonic()
         if self.tick():
             self._last_change = now
-        active = now - self._last_change < ACTIVE_S
-        self._timer = self.set_timer(self.config.tick_s if active else IDLE_TICK_S, self._tick_loop)
+        self._timer.stop()
+        if now - self._last_change < ACTIVE_S:
+            self._timer = self.set_timer(self.config.tick_s, self._tick_loop)
 
     def _wake_from_worker(self) -> None:
-        # Worker thread: post_message is thread-safe and does not block.
-        self.post_message(SnapshotReady())
+        # Worker thread: post_message is thread-safe and does not block. One message at a
+        # time: while one waits in the queue, the tick it brings shows the newest snapshot.
+        # The flag is set before posting: set after, it could land after the message was
+        # handled (on this thread's other core) and stay set, and the UI stop showing.
+        if not self._wake_queued:
+            self._wake_queued = True
+            if not self.post_message(SnapshotReady()):
+                self._wake_queued = False
 
     def on_snapshot_ready(self, _message: SnapshotReady) -> None:
-        self._timer.stop()
+        self._wake_queued = False
         self._tick_loop()
+
+    def _pace_frames(self) -> None:
+        """Ask the worker for snapshots no more often than FRAME_DUTY x what showing one
+        costs this thread (its CPU time over the last ones shown: the table's rows, the
+        totals, Textual's compositing and output)."""
+        cpu, frames = time.thread_time(), self._frame_mark[1] + 1
+        last_cpu, last_frames = self._frame_mark
+        if frames - last_frames < 5:
+            self._frame_mark = (last_cpu, frames)
+            return
+        cost = (cpu - last_cpu) / (frames - last_frames)
+        self._frame_mark = (cpu, frames)
+        self._frame_cpu = cost if not self._frame_cpu else 0.5 * (self._frame_cpu + cost)
+        self.worker.publish_gap_s = min(
+            MAX_PUBLISH_GAP_S, max(MIN_PUBLISH_GAP_S, FRAME_DUTY * self._frame_cpu)
+        )
 
     def on_unmount(self) -> None:
         self.worker.stop()
@@ -162,6 +193,7 @@ class SparseetyApp(App[int]):
         except NoMatches:
             return False  # the main screen is still being composed: next tick
         self._shown_version = snap.version
+        self._pace_frames()
         if isinstance(self.screen, TrendsScreen):
             self.screen.refresh_content(snap)
         elif isinstance(self.screen, DiagnosticsScreen):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseety_tui.sources import FollowBatch, LogWatcher
+from sparseety_tui.sources import FollowBatch, LogWatcher, inotify
 
 WAKE_LIMIT_S = 5.0
 
@@ -50,7 +50,7 @@ def test_wait_returns_after_an_append(tmp_path: Path, poll: bool) -> None:
     p = tmp_path / "a.log"
     p.write_bytes(b"old\n")
     with LogWatcher([p], poll=poll) as watcher:
-        assert watcher.backend == ("poll" if poll else "watchfiles")
+        assert watcher.backend == ("poll" if poll else "inotify")
         assert drain(watcher) == {str(p): [b"old"]}
         t = append_later(p, b"new\n")
         start = time.monotonic()
@@ -59,11 +59,17 @@ def test_wait_returns_after_an_append(tmp_path: Path, poll: bool) -> None:
         t.join()
 
 
-def test_watchfiles_alone_wakes_wait(tmp_path: Path) -> None:
-    # Stat polling so rare that only a watchfiles notification can wake wait() in time.
+@pytest.mark.parametrize("backend", ["inotify", "watchfiles"])
+def test_notifications_alone_wake_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backend: str
+) -> None:
+    # Stat polling so rare that only a notification can wake wait() in time.
+    if backend == "watchfiles":
+        monkeypatch.setattr(inotify, "available", lambda: False)
     p = tmp_path / "a.log"
     p.write_bytes(b"")
     with LogWatcher([p], interval_s=60, safety_interval_s=60) as watcher:
+        assert watcher.backend == backend
         deadline = time.monotonic() + WAKE_LIMIT_S
         while not watcher.watching:
             assert time.monotonic() < deadline, watcher.fallback_reason
@@ -154,6 +160,7 @@ def test_watchfiles_failure_falls_back_to_polling(
         raise OSError(28, "inotify watch limit reached")
 
     monkeypatch.setattr(watchfiles, "watch", broken_watch)
+    monkeypatch.setattr(inotify, "available", lambda: False)
     p = tmp_path / "a.log"
     p.write_bytes(b"")
     with LogWatcher([p]) as watcher:
@@ -190,3 +197,37 @@ def test_backlog_makes_wait_return_at_once(tmp_path: Path) -> None:
         start = time.monotonic()
         assert watcher.wait(30.0) is True
         assert time.monotonic() - start < WAKE_LIMIT_S
+
+
+def test_inotify_failure_falls_back_to_watchfiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise inotify.InotifyError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(inotify, "watch_directories", broken)
+    p = tmp_path / "a.log"
+    p.write_bytes(b"")
+    with LogWatcher([p], interval_s=60, safety_interval_s=60) as watcher:
+        deadline = time.monotonic() + WAKE_LIMIT_S
+        while not (watcher.backend == "watchfiles" and watcher.watching):
+            assert time.monotonic() < deadline, watcher.fallback_reason
+            time.sleep(0.01)
+        drain(watcher)
+        watcher.wait(0.05)
+        t = append_later(p, b"y\n", 0.1)
+        assert wait_for_lines(watcher, p, 1) == [b"y"]
+        t.join()
+
+
+def test_inotify_reports_only_changes_that_matter(tmp_path: Path) -> None:
+    """The thread's filter: our file and its rotated copies wake the waiter; other files
+    in the directory do not; a queue overflow ("") does (anything may have changed)."""
+    p = tmp_path / "app.log"
+    p.write_bytes(b"")
+    with LogWatcher([p], poll=True) as watcher:
+        assert not watcher._changed_path(str(tmp_path / "other.txt"))
+        assert not watcher._changed.is_set()
+        assert watcher._changed_path(str(tmp_path / "app.log.1"))
+        assert watcher._changed_path(str(p))
+        assert watcher._changed_path("")
