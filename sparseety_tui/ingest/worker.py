@@ -220,6 +220,9 @@ class IngestWorker:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
+        # An idle worker sleeps in the watcher's wait with no deadline (_idle_wait): end it,
+        # or the join times out and the thread, its watcher and inotify descriptor live on.
+        self._wake()
         self._heavy.stop()
         if self._thread is not None:
             self._thread.join(timeout)

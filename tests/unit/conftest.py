@@ -20,7 +20,7 @@ def split_outcomes(monkeypatch: pytest.MonkeyPatch) -> list[bool | str]:
     # holds the scanner equal to the per-line path).
     for family in registry.FAMILIES.values():
         if family.scan_server is not None:
-            monkeypatch.setattr(family, "scan_server", None)
+            monkeypatch.setattr(type(family), "scan_server", None)
     outcomes: list[bool | str] = []
     check = parallel._check_server_ranges
 

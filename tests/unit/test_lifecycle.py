@@ -384,7 +384,7 @@ def padding(stamp: str, n: int) -> list[str]:
 def no_vllm_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
     """A vLLM log is split between processes only without its native scanner (with it,
     ingest.parallel reads it in one): the split reader's tests turn the scanner off."""
-    monkeypatch.setattr(VllmFamily, "scan_server", property(lambda self: None))
+    monkeypatch.setattr(VllmFamily, "scan_server", None)
 
 
 @pytest.mark.usefixtures("no_vllm_scanner")

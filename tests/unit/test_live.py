@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.query import Clause, FilterError, ViewQuery, compute_view, parse_filter
 from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
 
 
 def record(i: int, **extra: object) -> str:
@@ -139,6 +141,32 @@ def test_settled_worker_publishes_nothing_while_nothing_changes(tmp_path: Path) 
         assert worker.snapshot is settled
     finally:
         worker.stop()
+
+
+def _inotify_descriptors() -> int:
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):  # closed meanwhile (the listing's own descriptor)
+            count += "inotify" in os.readlink(f"/proc/self/fd/{fd}")
+    return count
+
+
+def test_an_idle_worker_stops_and_releases_its_watch(tmp_path: Path) -> None:
+    """An idle worker sleeps until a file changes, with no deadline. stop() used to leave
+    it asleep: the join timed out after 5 s and the thread lived on with its inotify
+    descriptor, 128 of which exhausted the user's inotify instances (CI failed on it)."""
+    log = tmp_path / "live.jsonl"
+    write(log, [record(i) for i in range(5)])
+    before = _inotify_descriptors()
+    worker = start([log])
+    assert worker.drain()
+    time.sleep(QUIET_FLUSH_S + 0.2)  # past the quiet flush: nothing more is due
+    assert worker.drain()
+    thread = worker._thread
+    assert thread is not None and thread.is_alive()
+    worker.stop(timeout=5.0)
+    assert not thread.is_alive()
+    assert _inotify_descriptors() == before
 
 
 def test_worker_reports_rotation(tmp_path: Path) -> None:

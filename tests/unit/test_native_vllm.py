@@ -88,7 +88,7 @@ def _extract(data: bytes, cuts: list[int], native: bool, path: Path) -> Extracto
     """``data`` fed as chunks ending at the line ends ``cuts`` (as the batch reader does)."""
     with pytest.MonkeyPatch.context() as patch:
         if not native:
-            patch.setattr(vllm_module.VllmFamily, "scan_server", property(lambda self: None))
+            patch.setattr(vllm_module.VllmFamily, "scan_server", None)
         extractor = Extractor(tokens=_TOKENS)
         file = extractor.add_file(str(path), "vllm")
         chunks, start = [], 0
@@ -301,7 +301,7 @@ def test_real_logs_equal_per_line(tmp_path: Path, path: Path) -> None:
 def test_real_logs_through_the_batch_reader_equal_per_line() -> None:
     for path in REAL_LOGS:
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(vllm_module.VllmFamily, "scan_server", property(lambda self: None))
+            patch.setattr(vllm_module.VllmFamily, "scan_server", None)
             per_line = Extractor(tokens=_TOKENS)
             ingest_file(per_line, str(path))
         native = Extractor(tokens=_TOKENS)

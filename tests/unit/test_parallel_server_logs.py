@@ -30,7 +30,7 @@ def _no_vllm_scanner(monkeypatch: pytest.MonkeyPatch) -> None:
     """The split reader is what these tests check. A family with a native scanner of its
     lines is read in one process (ingest.parallel), so vLLM's is off here: the split is
     the path of a build without it (tests/unit/test_native_vllm.py has the scanner's)."""
-    monkeypatch.setattr(VllmFamily, "scan_server", property(lambda self: None))
+    monkeypatch.setattr(VllmFamily, "scan_server", None)
 
 
 def summary(capsys: pytest.CaptureFixture[str], path: Path, jobs: int) -> dict[str, Any]:

@@ -61,7 +61,6 @@ from typing import Any
 
 from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import prometheus
-from sparseety_tui.formats.base import ServerScanner
 from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.vllm.kinds import KINDS
@@ -88,11 +87,9 @@ class VllmFamily:
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     decode_simple_block = None
 
-    @property
-    def scan_server(self) -> ServerScanner | None:
-        """The native scanner of its request and access lines, when built
-        (formats.vllm.native)."""
-        return SCANNER
+    #: The native scanner of its request and access lines (formats/vllm/native.py); None
+    #: when not built. (a staticmethod: a plain function here would be bound to the family)
+    scan_server = None if SCANNER is None else staticmethod(SCANNER)
 
     @staticmethod
     def range_start(line: bytes) -> bool:
