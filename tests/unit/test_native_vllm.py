@@ -381,9 +381,9 @@ def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:
 
 
 def test_a_vllm_log_with_the_scanner_is_read_in_one_process(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_outcomes: list[bool | str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], split_attempts: list[bool | str]
 ) -> None:
-    # (split_outcomes makes every file big enough to split: ingest.parallel does not.)
+    # (split_attempts makes every file big enough to split: ingest.parallel does not.)
     from sparseety_tui.cli.main import run
 
     path = tmp_path / "vllm.log"
@@ -392,4 +392,4 @@ def test_a_vllm_log_with_the_scanner_is_read_in_one_process(
     single = capsys.readouterr().out
     assert run(["summary", "--json", "--jobs", "3", str(path)]) == 0
     assert capsys.readouterr().out == single
-    assert split_outcomes == []
+    assert split_attempts == []
