@@ -20,6 +20,7 @@ at once (``ingest.batch.load_tokens``).
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Iterable
@@ -207,6 +208,28 @@ class TokenCounter:
 
 
 def _open_backend(path: Path) -> _Backend:
+    """The tokenizer at ``path``, loaded once per process while the file is unchanged.
+
+    Loading the default tokenizer costs about 0.5 s, and one process can make many
+    extractors (``compare`` has two sides, ``serve`` one per ``POST /extract``). A loaded
+    backend holds no state that a count changes, so extractors can share it.
+    """
+    # A folder's own time does not change when its tokenizer.json is rewritten in place.
+    inner = path / "tokenizer.json"
+    identity = inner if path.is_dir() and inner.is_file() else path
+    try:
+        stat = identity.stat()
+    except OSError as exc:
+        raise TokenizerError(f"cannot read {path}: {exc.strerror}") from exc
+    return _open_backend_of(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _open_backend_of(resolved: str, mtime_ns: int, size: int) -> _Backend:
+    """``_open_backend``'s loader, keyed by the file's identity (its name, time and size,
+    so a tokenizer rewritten in place is loaded again). Failures are not cached: they
+    raise."""
+    path = Path(resolved)
     json_file = path if path.is_file() else path / "tokenizer.json"
     if json_file.is_file() and json_file.suffix == ".json":
         try:

@@ -295,3 +295,19 @@ def test_a_trace_meta_header_names_the_model_path(
     doc = _summary(capsys, str(trace))
     assert doc["tokenizer_source"] == "logged_model_path"
     assert doc["requests"]["prompt_tokens"] == WORDS
+
+
+@pytest.mark.parametrize("as_folder", [False, True])
+def test_a_tokenizer_rewritten_in_place_is_loaded_again(tmp_path: Path, as_folder: bool) -> None:
+    """Loaded tokenizers are shared within a process (one load for many extractors), but a
+    tokenizer file rewritten in place counts with what it says now, not what it said."""
+    from sparseety_tui.core.tokens import TokenCounter
+
+    folder = _tokenizer(tmp_path / "tok", per_char=False)
+    spec = str(folder if as_folder else folder / "tokenizer.json")
+    assert TokenCounter(spec).count(PROMPT) == WORDS
+    assert TokenCounter(spec).count(PROMPT) == WORDS
+    stamp = (folder / "tokenizer.json").stat().st_mtime_ns
+    _tokenizer(folder, per_char=True)
+    os.utime(folder / "tokenizer.json", ns=(stamp + 10**9, stamp + 10**9))
+    assert TokenCounter(spec).count(PROMPT) == CHARS
