@@ -29,10 +29,11 @@ from sparseety_tui.core.store import (
     SEGMENT_ROWS,
     SEGMENT_SHIFT,
     UNKNOWN,
-    ExtrasTable,
     LineLocation,
+    MoreLines,
     RequestStore,
     RowExtras,
+    RowTable,
     SegmentedColumn,
     column_values,
 )
@@ -51,6 +52,7 @@ class _Segment:
     columns: dict[str, np.ndarray[Any, Any]]  # raw dtypes; "offset" and "length" too
     ids: EncodedIds
     extras: dict[int, RowExtras]
+    more_lines: dict[int, MoreLines]
 
 
 class FrozenColumn:
@@ -131,7 +133,8 @@ class FrozenStore:
         self._rows = sum(segment.rows for segment in segments)
         self.models = models
         self.ids = FrozenIds(segments, self._rows)
-        self.extras: Mapping[int, RowExtras] = ExtrasTable([s.extras for s in segments])
+        self.extras: Mapping[int, RowExtras] = RowTable([s.extras for s in segments])
+        self.more_lines: Mapping[int, MoreLines] = RowTable([s.more_lines for s in segments])
         self._columns: dict[str, FrozenColumn] = {}
 
     def __len__(self) -> int:
@@ -151,9 +154,7 @@ class FrozenStore:
         """Where every line of this request lives, first line first."""
         c = self.columns
         locations = [LineLocation(c["file"][row], c["offset"][row], c["length"][row])]
-        extras = self.extras.get(row)
-        if extras is not None:
-            locations.extend(LineLocation(f, o, n) for f, o, n in extras.more_lines)
+        locations.extend(LineLocation(f, o, n) for f, o, n in self.more_lines.get(row, ()))
         return locations
 
     def numeric_view(
@@ -209,10 +210,10 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
                 values = values.copy()  # fill is read-only and holds no memory: shared)
                 values.flags.writeable = False
             columns[name] = values
-        extras = {
-            row: e.copy()
-            for row, e in store.extras.part(start >> SEGMENT_SHIFT).items()
-            if row < stop
+        segment = start >> SEGMENT_SHIFT
+        extras = {row: e.copy() for row, e in store.extras.part(segment).items() if row < stop}
+        more_lines = {
+            row: list(more) for row, more in store.more_lines.part(segment).items() if row < stop
         }
         segments.append(
             _Segment(
@@ -221,6 +222,7 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
                 columns,
                 store.ids.encoded_range(start, stop, with_hashes=False),
                 extras,
+                more_lines,
             )
         )
     store.dirty_from = rows

@@ -4,9 +4,10 @@ Columns hold a few bytes per request each (no per-row Python object);
 unknown is ``-1`` in integer columns and NaN in float columns, and becomes ``null`` at the
 edges. Heavy per-request data (text, token ids, per-token routing) is never stored: each
 row keeps where its lines live (file index, byte offset, length) and the detail view
-re-reads and re-parses them on demand. Rows that have per-token data or more than one
-line get a small ``RowExtras`` side record; request-level-only rows (the common case in
-big request logs) do not.
+re-reads and re-parses them on demand. Rows that have per-token data get a small
+``RowExtras`` side record, and rows of more than one line the places of the others in
+``more_lines``; request-level-only rows (the common case in big request logs) get
+neither, and the totals walk only the rows with per-token data.
 
 Columns are kept in segments of ``SEGMENT_ROWS`` rows (``SegmentedColumn``) so that a
 frozen copy shares the full ones instead of copying them, and a column every row leaves
@@ -25,8 +26,8 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
 from sparseety_tui.events import RequestState
@@ -110,7 +111,7 @@ ROW_LAYOUT = tuple(
 
 @dataclass
 class RowExtras:
-    """Per-token aggregates and extra line locations for one request (rare rows only)."""
+    """Per-token aggregates of one request (rows with per-token data only)."""
 
     routed_tokens: int = 0  # tokens with routing
     routed_slots: int = 0  # expert assignments actually computed
@@ -125,8 +126,6 @@ class RowExtras:
     head_rows: int = 0  # token x layer pairs with a head mask
     head_slots: int = 0  # sum of heads over those pairs
     skipped_head_slots: int = 0
-    # (file, offset, length) of every line after the first
-    more_lines: list[tuple[int, int, int]] = field(default_factory=list)
     # Where the per-token data counted above came from (core.merge: a trace truncated and
     # written again repeats its tokens, which must not count twice): the latest file that
     # gave some, the highest token position counted, and the highest one counted from
@@ -136,14 +135,13 @@ class RowExtras:
     before_pos: int = -1
 
     def copy(self) -> RowExtras:
-        return replace(self, more_lines=list(self.more_lines))
+        return replace(self)
 
     def add(self, more: RowExtras) -> None:
         """Add another part's counts for the same request (a file read in ranges)."""
         for name in _EXTRAS_COUNTS:
             setattr(self, name, getattr(self, name) + getattr(more, name))
         self.moe_layers = more.moe_layers or self.moe_layers
-        self.more_lines.extend(more.more_lines)
         self.token_file = max(self.token_file, more.token_file)
         self.max_pos = max(self.max_pos, more.max_pos)
         self.before_pos = max(self.before_pos, more.before_pos)
@@ -164,55 +162,61 @@ _EXTRAS_COUNTS = (
     "skipped_head_slots",
 )
 
-#: Rows per segment of the extras table and of a frozen store (a power of two).
+#: Rows per segment of the side tables and of a frozen store (a power of two).
 SEGMENT_SHIFT = 12
 SEGMENT_ROWS = 1 << SEGMENT_SHIFT
 
+#: (file, offset, length) of each line of a request after its first, in line order.
+MoreLines = list[tuple[int, int, int]]
 
-class ExtrasTable(Mapping[int, RowExtras]):
-    """Row -> RowExtras, kept in one dict per segment of SEGMENT_ROWS rows, so that a
-    freeze copies the extras of the segments that changed without looking at the others."""
+_V = TypeVar("_V")
 
-    def __init__(self, parts: list[dict[int, RowExtras]] | None = None) -> None:
-        self._parts: list[dict[int, RowExtras]] = parts if parts is not None else []
+
+class RowTable(Mapping[int, _V]):
+    """Row -> value for some rows (``RowExtras``, ``MoreLines``), kept in one dict per
+    segment of SEGMENT_ROWS rows, so that a freeze copies the values of the segments that
+    changed without looking at the others."""
+
+    def __init__(self, parts: list[dict[int, _V]] | None = None) -> None:
+        self._parts: list[dict[int, _V]] = parts if parts is not None else []
         self._len = sum(map(len, self._parts))
 
-    def part(self, segment: int) -> dict[int, RowExtras]:
-        """The extras of one segment's rows (the live dict: writer thread only)."""
+    def part(self, segment: int) -> dict[int, _V]:
+        """The values of one segment's rows (the live dict: writer thread only)."""
         return self._parts[segment] if segment < len(self._parts) else {}
 
-    def __getitem__(self, row: int) -> RowExtras:
+    def __getitem__(self, row: int) -> _V:
         segment = row >> SEGMENT_SHIFT
         if 0 <= segment < len(self._parts):
             return self._parts[segment][row]
         raise KeyError(row)
 
-    def get(self, row: int, default: RowExtras | None = None) -> RowExtras | None:  # type: ignore[override]
+    def get(self, row: int, default: _V | None = None) -> _V | None:  # type: ignore[override]
         segment = row >> SEGMENT_SHIFT
         if 0 <= segment < len(self._parts):
             return self._parts[segment].get(row, default)
         return default
 
-    def __setitem__(self, row: int, extras: RowExtras) -> None:
+    def __setitem__(self, row: int, value: _V) -> None:
         segment = row >> SEGMENT_SHIFT
         while len(self._parts) <= segment:
             self._parts.append({})
         part = self._parts[segment]
         if row not in part:
             self._len += 1
-        part[row] = extras
+        part[row] = value
 
     def __iter__(self) -> Iterator[int]:
         for part in self._parts:
             yield from part
 
-    def items(self) -> Iterator[tuple[int, RowExtras]]:  # type: ignore[override]
-        """Each row's extras, segment by segment. (``Mapping.items`` would look every row
+    def items(self) -> Iterator[tuple[int, _V]]:  # type: ignore[override]
+        """Each row's value, segment by segment. (``Mapping.items`` would look every row
         up again through ``__getitem__``: 42.6 M calls in the totals of a 1 GB vLLM log.)"""
         for part in self._parts:
             yield from part.items()
 
-    def values(self) -> Iterator[RowExtras]:  # type: ignore[override]
+    def values(self) -> Iterator[_V]:  # type: ignore[override]
         for part in self._parts:
             yield from part.values()
 
@@ -490,6 +494,7 @@ class StorePart:
     lengths: bytes
     models: list[str]
     extras: dict[int, RowExtras]
+    more_lines: dict[int, MoreLines]
 
 
 class RequestStore:
@@ -515,7 +520,8 @@ class RequestStore:
                 self.columns[name] = SegmentedColumn(typecode)
         self.offset = SegmentedColumn("q")
         self.length = SegmentedColumn("I")
-        self.extras = ExtrasTable()
+        self.extras: RowTable[RowExtras] = RowTable()
+        self.more_lines: RowTable[MoreLines] = RowTable()
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
         self._bind_columns()
@@ -653,7 +659,12 @@ class RequestStore:
 
     def add_line(self, row: int, file: int, offset: int, length: int) -> None:
         """Record one more line that contributed to ``row``."""
-        self.extras_for(row).more_lines.append((file, offset, length))
+        self.touch(row)
+        more = self.more_lines.get(row)
+        if more is None:
+            self.more_lines[row] = [(file, offset, length)]
+        else:
+            more.append((file, offset, length))
 
     def extras_for(self, row: int) -> RowExtras:
         """The row's extras, created if need be; the caller is about to change them."""
@@ -667,9 +678,9 @@ class RequestStore:
     def lines_of(self, row: int) -> list[LineLocation]:
         """Where every line of this request lives, first line first."""
         locations = [LineLocation(self.columns["file"][row], self.offset[row], self.length[row])]
-        extras = self.extras.get(row)
-        if extras is not None:
-            locations.extend(LineLocation(f, o, n) for f, o, n in extras.more_lines)
+        more = self.more_lines.get(row)
+        if more is not None:
+            locations.extend(LineLocation(f, o, n) for f, o, n in more)
         return locations
 
     def get(self, name: str, row: int) -> int | float | None:
@@ -716,6 +727,7 @@ class RequestStore:
             lengths=self.length.tobytes(),
             models=self.models,
             extras=dict(self.extras.items()),
+            more_lines=dict(self.more_lines.items()),
         )
 
     def merge_part(
@@ -744,7 +756,9 @@ class RequestStore:
             self.length.frombytes(part.lengths)
             self.ids.extend_from(part.ids)
             for row, extras in part.extras.items():
-                self.extras[base + row] = _in_file(extras, file)
+                self.extras[base + row] = extras
+            for row, more in part.more_lines.items():
+                self.more_lines[base + row] = _in_file(more, file)
             return
         # Most rows are new here too (only requests that straddle a boundary are shared):
         # new rows are appended in bulk, in order; shared rows merged one by one.
@@ -765,20 +779,24 @@ class RequestStore:
         new_row = np.cumsum(keep) - 1 + base
         for i, extras in part.extras.items():
             if keep[i]:
-                self.extras[int(new_row[i])] = _in_file(extras, file)
+                self.extras[int(new_row[i])] = extras
+        for i, more in part.more_lines.items():
+            if keep[i]:
+                self.more_lines[int(new_row[i])] = _in_file(more, file)
         layout = [incoming[name] for name in ROW_LAYOUT]
         for i in shared:
             found = find(part_ids[i])
             assert found is not None
             row = found
             self.add_line(row, file, int(offsets[i]), int(lengths[i]))
+            for _f, offset, length in part.more_lines.get(i, ()):
+                self.add_line(row, file, offset, length)
             self.merge_row(row, tuple(values[i].item() for values in layout))
-            more = part.extras.get(i)
-            if more is not None:
-                self.extras_for(row).add(_in_file(more, file))
+            part_extras = part.extras.get(i)
+            if part_extras is not None:
+                self.extras_for(row).add(part_extras)
 
 
-def _in_file(extras: RowExtras, file: int) -> RowExtras:
-    """A part's extras with their line locations pointed at file ``file``."""
-    extras.more_lines = [(file, offset, length) for _f, offset, length in extras.more_lines]
-    return extras
+def _in_file(more: MoreLines, file: int) -> MoreLines:
+    """A part's line locations pointed at file ``file``."""
+    return [(file, offset, length) for _f, offset, length in more]

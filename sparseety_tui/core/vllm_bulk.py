@@ -35,7 +35,6 @@ from sparseety_tui.core.store import (
     ROW_LAYOUT,
     STATE_CODE,
     UNKNOWN,
-    RowExtras,
 )
 from sparseety_tui.events import LineKind, RequestPayload, SamplingInfo
 from sparseety_tui.formats.base import failure_reason
@@ -196,22 +195,21 @@ def _added_lines(
     store = merger.store
     base = len(store) - int(np.count_nonzero(scan.kinds == RECEIVED))
     received_lines = np.flatnonzero(scan.kinds == RECEIVED)
-    extras = store.extras
-    get = extras.get
+    more_lines = store.more_lines
     opened = 0  # new rows opened so far
     absolute = scan.offsets + target.base_offset
     offsets = absolute[lines].tolist()
     lengths = scan.lengths[lines].tolist()
     row_list = rows.tolist()
     if not len(rows) or (rows.min() >= base and len(set(row_list)) == len(row_list)):
-        # The common run: one Added line for each of some new rows (their first extras).
+        # The common run: one Added line for each of some new rows (their first more line).
         # Without the cyclic GC meanwhile: these objects hold no cycles, and its passes
-        # over the millions of rows' extras made a tenth of the time of a big log.
+        # over the millions of rows' line lists made a tenth of the time of a big log.
         collecting = gc.isenabled()
         gc.disable()
         try:
             for row, offset, length in zip(row_list, offsets, lengths):
-                extras[row] = RowExtras(more_lines=[(file, offset, length)])
+                more_lines[row] = [(file, offset, length)]
         finally:
             if collecting:
                 gc.enable()
@@ -219,10 +217,7 @@ def _added_lines(
         return
     for j, row in enumerate(row_list):
         if row >= base:
-            more = get(row)
-            if more is None:
-                more = extras[row] = RowExtras()
-            more.more_lines.append((file, offsets[j], lengths[j]))
+            store.add_line(row, file, offsets[j], lengths[j])
             continue
         line = int(lines[j])
         upto = int(np.searchsorted(received_lines, line))

@@ -506,7 +506,7 @@ def _snapshot(extractor: Extractor) -> tuple[Any, ...]:
         {name: column.tobytes() for name, column in store.columns.items()},
         store.offset.tobytes(),
         store.length.tobytes(),
-        {row: extras.more_lines for row, extras in store.extras.items()},
+        dict(store.more_lines.items()),
         state.lines_total,
         state.by_kind,
         [(d.line_no, d.offset, d.reason) for d in state.diagnostics],
