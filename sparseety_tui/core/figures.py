@@ -7,6 +7,7 @@ both build ``FlopInputs`` with the same rules and call the same formula.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
@@ -115,7 +116,7 @@ def row_skip(store: StoreView, shape: ModelShape, row: int) -> tuple[float | Non
     return (None, False) if ratio == 0 else (ratio, True)
 
 
-def cache_unknown_mask(cols: dict[str, Any]) -> Any:
+def cache_unknown_mask(cols: Mapping[str, Any]) -> Any:
     """``row_cache_unknown`` over ``store.numeric_view()`` output."""
     import numpy as np
 
@@ -123,7 +124,7 @@ def cache_unknown_mask(cols: dict[str, Any]) -> Any:
 
 
 def column_inputs(
-    store: StoreView, shape: ModelShape, cols: dict[str, Any], first_row: int = 0
+    store: StoreView, shape: ModelShape, cols: Mapping[str, Any], first_row: int = 0
 ) -> FlopInputs:
     """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output."""
     import numpy as np
@@ -176,7 +177,7 @@ def column_inputs(
 def column_figures(
     store: StoreView,
     shape: ModelShape,
-    cols: dict[str, Any],
+    cols: Mapping[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
 ) -> dict[str, Any]:
@@ -221,7 +222,7 @@ def _moe_layers(shape: ModelShape, experts: Any) -> Any:
 def column_skips(
     store: StoreView,
     shape: ModelShape,
-    cols: dict[str, Any],
+    cols: Mapping[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
 ) -> dict[str, Any]:
@@ -270,7 +271,7 @@ def column_skips(
     return out
 
 
-def _experts_known(shape: ModelShape, cols: dict[str, Any]) -> Any:
+def _experts_known(shape: ModelShape, cols: Mapping[str, Any]) -> Any:
     """Rows whose expert count is known: the record gave it, or a config.json did. The
     default shape's "dense" is a costing choice, not a fact about the request."""
     import numpy as np
@@ -278,7 +279,7 @@ def _experts_known(shape: ModelShape, cols: dict[str, Any]) -> Any:
     return (cols["total_experts"] > 0) | np.full(len(cols["total_experts"]), shape.from_config)
 
 
-def _heads_known(store: StoreView, cols: dict[str, Any], first_row: int) -> Any:
+def _heads_known(store: StoreView, cols: Mapping[str, Any], first_row: int) -> Any:
     """Rows that logged head skipping (a count, or per-token head masks). Without it the
     cost model computes every head, but "0 heads skipped" would be a guess."""
     import numpy as np
@@ -295,7 +296,7 @@ def _heads_known(store: StoreView, cols: dict[str, Any], first_row: int) -> Any:
 def column_skip_sums(
     store: StoreView,
     shape: ModelShape,
-    cols: dict[str, Any],
+    cols: Mapping[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
 ) -> tuple[dict[str, float | None], dict[str, float | None]]:

@@ -158,19 +158,20 @@ class FrozenStore:
         return locations
 
     def numeric_view(
-        self, start: int = 0, stop: int | None = None
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
     ) -> dict[str, np.ndarray[Any, Any]]:
-        """Rows [start, stop) of every store column as numpy arrays, unknown ints as NaN
-        floats (``RequestStore.numeric_view``'s contract)."""
+        """Rows [start, stop) of every store column (or of ``names``) as numpy arrays,
+        unknown ints as NaN floats (``RequestStore.numeric_view``'s contract)."""
         import numpy as np
 
         stop = self._rows if stop is None else min(stop, self._rows)
         first, last = start >> SEGMENT_SHIFT, (stop - 1) >> SEGMENT_SHIFT
         parts = self._segments[first : last + 1] if stop > start else ()
         out: dict[str, np.ndarray[Any, Any]] = {}
-        for name, dtype in self._dtypes.items():
+        for name in self._dtypes if names is None else names:
             if name in ("offset", "length"):
                 continue
+            dtype = self._dtypes[name]
             pieces = [s.columns[name] for s in parts]
             values = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
             if parts:

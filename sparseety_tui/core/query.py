@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -182,7 +182,7 @@ def compute_view(
     older_files: frozenset[int] = frozenset(),
     window: TimeWindow | None = None,
 ) -> np.ndarray[Any, Any]:
-    """Row indices (int64) matching ``query.clauses`` and in ``query.window``, in
+    """Row indices (int32) matching ``query.clauses`` and in ``query.window``, in
     ``query.sort`` order. ``window``: ``query.window`` resolved by the caller (against
     the newest time of the logs, engine stats included); else it is resolved here
     against the newest request time.
@@ -193,7 +193,7 @@ def compute_view(
     """
     import numpy as np
 
-    cols = {k: v[:rows] for k, v in store.numeric_view().items()}
+    cols = _ColumnsOnDemand(store, rows)
     derived: dict[str, Any] = {}
 
     def column(name: str) -> Any:
@@ -278,11 +278,16 @@ def compute_view(
             index = index[np.argsort(later, kind="stable")]
         if query.reverse:
             index = index[::-1]
-    return index.astype(np.int64)
+    # int32: a million-row view's index is what the table holds between queries.
+    return index.astype(np.int32)
 
 
 def _clause_mask(
-    store: StoreView, cols: dict[str, Any], clause: Clause, column: Callable[[str], Any], rows: int
+    store: StoreView,
+    cols: Mapping[str, Any],
+    clause: Clause,
+    column: Callable[[str], Any],
+    rows: int,
 ) -> Any:
     import numpy as np
 
@@ -332,3 +337,25 @@ def _clause_mask(
 def _ids(store: StoreView, rows: int) -> list[str]:
     """The ids of the first ``rows`` rows."""
     return list(itertools.islice(store.ids, rows))
+
+
+class _ColumnsOnDemand(Mapping[str, Any]):
+    """``store.numeric_view(0, rows)``, one column at a time as a filter, sort or figure
+    asks for it: a view over a million rows reads a few of the store's ~40 columns, and
+    copying them all as float64 made the live tail's peak."""
+
+    def __init__(self, store: StoreView, rows: int) -> None:
+        self._store = store
+        self._rows = rows
+        self._read: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._read:
+            self._read[name] = self._store.numeric_view(0, self._rows, (name,))[name]
+        return self._read[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._store.columns)
+
+    def __len__(self) -> int:
+        return len(self._store.columns)

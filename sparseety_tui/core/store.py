@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -693,10 +693,10 @@ class RequestStore:
         return value
 
     def numeric_view(
-        self, start: int = 0, stop: int | None = None
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
     ) -> dict[str, np.ndarray[Any, Any]]:
-        """Copies of rows [start, stop) of all columns as numpy arrays (unknown ints become
-        NaN floats).
+        """Copies of rows [start, stop) of all columns (or of ``names``) as numpy arrays
+        (unknown ints become NaN floats).
 
         Copies, not views: the writer may append (and so reallocate) at any time. Call it
         from the writer's thread: the buffer is exported while it is copied.
@@ -707,8 +707,8 @@ class RequestStore:
         n = len(self.ids)
         stop = n if stop is None else min(stop, n)
         count = max(stop - start, 0)
-        for name, col in self.columns.items():
-            values = column_values(col, start, count).copy()
+        for name in self.columns if names is None else names:
+            values = column_values(self.columns[name], start, count).copy()
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan

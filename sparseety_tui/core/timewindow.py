@@ -262,6 +262,10 @@ def _check_order(spec: WindowSpec) -> None:
 # -- applying ----------------------------------------------------------------------------
 
 
+#: The columns ``request_times`` reads.
+TIME_COLUMNS = ("received_ts", "finished_ts")
+
+
 def request_times(cols: Mapping[str, Any]) -> np.ndarray[Any, Any]:
     """The time a request is placed at: received, else finished (NaN: neither)."""
     import numpy as np
@@ -279,8 +283,9 @@ def newest_time(extractor: ExtractorView) -> float | None:
     newest = -math.inf
     store = extractor.store
     for first in range(0, len(store), CHUNK_ROWS):
-        cols = store.numeric_view(first, first + CHUNK_ROWS)
-        for name in ("received_ts", "finished_ts", "ended_by_ts"):
+        names = ("received_ts", "finished_ts", "ended_by_ts")
+        cols = store.numeric_view(first, first + CHUNK_ROWS, names)
+        for name in names:
             values = cols[name]
             with np.errstate(invalid="ignore"):
                 known = values[(values >= 0) & (values < TIME_END)]
@@ -299,7 +304,7 @@ def time_span(store: StoreView) -> tuple[float, float] | None:
 
     low, high = math.inf, -math.inf
     for first in range(0, len(store), CHUNK_ROWS):
-        times = request_times(store.numeric_view(first, first + CHUNK_ROWS))
+        times = request_times(store.numeric_view(first, first + CHUNK_ROWS, TIME_COLUMNS))
         with np.errstate(invalid="ignore"):
             known = times[(times >= 0) & (times < TIME_END)]
         if known.size:
@@ -323,7 +328,7 @@ def window_rows(store: StoreView, window: TimeWindow) -> WindowRows:
     picked: list[np.ndarray[Any, Any]] = []
     outside = without = 0
     for first in range(0, len(store), CHUNK_ROWS):
-        times = request_times(store.numeric_view(first, first + CHUNK_ROWS))
+        times = request_times(store.numeric_view(first, first + CHUNK_ROWS, TIME_COLUMNS))
         with np.errstate(invalid="ignore"):
             timed = (times >= 0) & (times < TIME_END)
         inside = window.mask(times)

@@ -206,13 +206,14 @@ class _PickedRows:
         return len(self._rows)
 
     def numeric_view(
-        self, start: int = 0, stop: int | None = None
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
     ) -> dict[str, np.ndarray[Any, Any]]:
         stop = len(self._rows) if stop is None else min(stop, len(self._rows))
         if stop <= start:
-            return {k: v[:0] for k, v in self._store.numeric_view(self._first, self._first).items()}
+            empty = self._store.numeric_view(self._first, self._first, names)
+            return {k: v[:0] for k, v in empty.items()}
         last = int(self._rows[stop - 1]) + 1
-        cols = self._store.numeric_view(self._first, last)
+        cols = self._store.numeric_view(self._first, last, names)
         local = self._local[start:stop]
         return {k: v[local] for k, v in cols.items()}
 

@@ -60,9 +60,10 @@ class StoreView(Protocol):
     def __len__(self) -> int: ...
 
     def numeric_view(
-        self, start: int = 0, stop: int | None = None
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
     ) -> dict[str, np.ndarray[Any, Any]]:
-        """Rows [start, stop) of every column as numpy arrays, unknown ints as NaN."""
+        """Rows [start, stop) of every column (or of ``names``) as numpy arrays, unknown
+        ints as NaN."""
         ...
 
     def lines_of(self, row: int) -> list[LineLocation]: ...
