@@ -359,9 +359,27 @@ class SegmentedColumn:
 
 
 #: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
-#: bound core.lifecycle sets on a request whose end was not logged) and the file index
-#: (one file in most runs): each is a ``LazyColumn`` until a row has another value.
-LAZY_COLUMNS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts", FILE_COLUMN)
+#: bound core.lifecycle sets on a request whose end was not logged), the file index (one
+#: file in most runs), and codes most logs give every row the same value of (no KV skip
+#: kind, no cache-hit flag, counts as reported): each is a ``LazyColumn`` until a row has
+#: another value than its fill.
+LAZY_COLUMNS = (
+    "max_tokens",
+    "sampling_n",
+    "temperature",
+    "top_p",
+    "ended_by_ts",
+    FILE_COLUMN,
+    "kv_skip",
+    "cache_hit",
+    "prompt_source",
+    "completion_source",
+)
+#: A lazy column's fill where it is not the unknown of its type (NaN, -1, 0).
+LAZY_FILLS: dict[str, float] = {
+    "prompt_source": COUNT_REPORTED,
+    "completion_source": COUNT_REPORTED,
+}
 
 
 class LazyColumn:
@@ -515,6 +533,7 @@ class RequestStore:
         for name, typecode in typecodes.items():
             if name in LAZY_COLUMNS:
                 fill = NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
+                fill = LAZY_FILLS.get(name, fill)
                 self.columns[name] = LazyColumn(typecode, fill, self._array_setter(name))
             else:
                 self.columns[name] = SegmentedColumn(typecode)
