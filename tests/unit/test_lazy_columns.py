@@ -84,10 +84,11 @@ def test_all_unknown_holds_no_bytes_and_is_read_only() -> None:
 
 def test_the_store_swaps_in_the_array_and_a_held_column_writes_through() -> None:
     store = RequestStore()
+    # Every lazy column's fill (unknown, or the value most rows have), the others' unknown.
     unknown = tuple(
-        NAN
-        if store.columns[name].typecode in "fd"
-        else (UNKNOWN if store.columns[name].typecode == "i" else 0)
+        column.fill
+        if isinstance(column := store.columns[name], LazyColumn)
+        else (NAN if column.typecode in "fd" else (UNKNOWN if column.typecode == "i" else 0))
         for name in ROW_LAYOUT
     )
     for i in range(10):
@@ -110,10 +111,11 @@ def test_the_store_swaps_in_the_array_and_a_held_column_writes_through() -> None
 
 def test_a_frozen_lazy_column_shares_nothing_and_stays_as_it_was() -> None:
     store = RequestStore()
+    # Every lazy column's fill (unknown, or the value most rows have), the others' unknown.
     unknown = tuple(
-        NAN
-        if store.columns[name].typecode in "fd"
-        else (UNKNOWN if store.columns[name].typecode == "i" else 0)
+        column.fill
+        if isinstance(column := store.columns[name], LazyColumn)
+        else (NAN if column.typecode in "fd" else (UNKNOWN if column.typecode == "i" else 0))
         for name in ROW_LAYOUT
     )
     for i in range(5000):
