@@ -20,7 +20,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -74,6 +74,8 @@ class _Api:
             body = await self._body(request)
         except _TooLarge:
             return error(413, f"body larger than --max-body ({self.settings.max_body:,} bytes)")
+        except ClientDisconnect:  # nobody is left to answer; not the server's error
+            return error(400, "the client went away before its body was read")
         how = Extraction.of(self.options, self.followed.shape, self.settings.text)
         content_type = request.headers.get("content-type", "application/json")
 

@@ -194,7 +194,9 @@ def extract_body(lines: bytes, how: Extraction) -> bytes:
         extractor = make_extractor(how.options)
         ingest_file(extractor, path)
         state = extractor.files[0]
-        unread = {k: n for k, n in state.by_kind.items() if k != "trace.request"}
+        # Request records, token events and headers are what a trace holds; a line read
+        # as anything else (unparsed, other) was not understood.
+        unread = {k: n for k, n in state.by_kind.items() if not k.startswith("trace.")}
         if unread:
             first = next(iter(state.diagnostics), None)
             why = f"line {first.line_no}: {first.reason}" if first is not None else ""
