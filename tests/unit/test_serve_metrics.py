@@ -152,10 +152,8 @@ def test_engine_heat_and_head_figures_are_the_summary(
 
 def test_no_request_id_is_a_label(exposition: tuple[bytes, dict[str, Any]]) -> None:
     text, _ = exposition
-    names = {
-        name for family in text_string_to_metric_families(text.decode())
-        for s in family.samples for name in s.labels
-    }  # fmt: skip
+    families = text_string_to_metric_families(text.decode())
+    names = {name for family in families for s in family.samples for name in s.labels}
     assert names <= {"model", "server", "file", "state", "kind", "class", "layer", "le"}
     assert b"moe-01" not in text and b"req-0" not in text
 

@@ -118,6 +118,10 @@ def test_worker_is_workers() -> None:
 
 # -- fuzz ---------------------------------------------------------------------------------
 
+FIELDS = (
+    "request_id prompt_tokens completion_tokens sparse model type latency_s received_ts "
+    "topk_experts routing x"
+).split()
 json_values = st.recursive(
     st.none()
     | st.booleans()
@@ -126,10 +130,7 @@ json_values = st.recursive(
     | st.text(max_size=20),
     lambda children: st.lists(children, max_size=4)
     | st.dictionaries(
-        st.sampled_from(
-            ["request_id", "prompt_tokens", "completion_tokens", "sparse", "model", "type",
-             "latency_s", "received_ts", "topk_experts", "routing", "x"]  # fmt: skip
-        ),
+        st.sampled_from(FIELDS),
         children,
         max_size=5,
     ),
