@@ -59,9 +59,7 @@ class Server:
             conn.request(method, path, body=body, headers={**self.headers, **(headers or {})})
             response = conn.getresponse()
             data = response.read()
-            return Answer(
-                response.status, {k.lower(): v for k, v in response.getheaders()}, data
-            )
+            return Answer(response.status, {k.lower(): v for k, v in response.getheaders()}, data)
         finally:
             conn.close()
 

@@ -74,8 +74,9 @@ def test_counters_add_up_to_the_summary(exposition: tuple[bytes, dict[str, Any]]
     for kind, name in TOKEN_KINDS.items():
         assert total(got["sparseety_tokens_total"], kind=kind) == requests[name]
     for kind, name in SKIP_KINDS.items():
-        assert total(got["sparseety_skipped_tokens_total"], kind=kind) == (
-            summary["skipped"][name]["value"]
+        assert (
+            total(got["sparseety_skipped_tokens_total"], kind=kind)
+            == (summary["skipped"][name]["value"])
         )
     # Each group's sum is rounded to 0.01 as the summary rounds its own.
     groups = len(got["sparseety_effective_compute_tokens_total"])
@@ -142,9 +143,9 @@ def test_engine_heat_and_head_figures_are_the_summary(
     }
     assert imbalance == expected and expected
     heads = summary["head_skips"]
-    assert {
-        labels["layer"]: v for labels, v in got["sparseety_head_skips_total"]
-    } == {str(layer): sum(row) for layer, row in zip(heads["layers"], heads["counts"])}
+    assert {labels["layer"]: v for labels, v in got["sparseety_head_skips_total"]} == {
+        str(layer): sum(row) for layer, row in zip(heads["layers"], heads["counts"])
+    }
     assert got["sparseety_head_skip_ratio"] == [
         ({}, summary["skipped"]["skipped_head_slots"]["ratio"])
     ]

@@ -118,21 +118,32 @@ def test_worker_is_workers() -> None:
 
 # -- fuzz ---------------------------------------------------------------------------------
 
-FIELDS = (
-    "request_id prompt_tokens completion_tokens sparse model type latency_s received_ts "
-    "topk_experts routing x"
-).split()
+FIELDS = [
+    "request_id",
+    "prompt_tokens",
+    "completion_tokens",
+    "sparse",
+    "model",
+    "type",
+    "latency_s",
+    "received_ts",
+    "topk_experts",
+    "routing",
+    "x",
+]
 json_values = st.recursive(
     st.none()
     | st.booleans()
     | st.integers(min_value=-(2**70), max_value=2**70)
     | st.floats(allow_nan=False)
     | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(
-        st.sampled_from(FIELDS),
-        children,
-        max_size=5,
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(FIELDS),
+            children,
+            max_size=5,
+        )
     ),
     max_leaves=20,
 )
