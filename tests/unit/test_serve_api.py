@@ -66,6 +66,11 @@ def test_summary_is_summary_json_byte_for_byte(
     # A filter narrows the requests as summary --filter does.
     expected = cli(capsysbinary, "summary", "--json", "--filter", "model=qwen-7b", *logs)
     assert server.get("/summary?filter=model%3Dqwen-7b").body == expected
+    # And a time window, relative to the newest time read, as --since is.
+    expected = cli(capsysbinary, "summary", "--json", "--since", "2m", *logs)
+    windowed = server.get("/summary?since=2m")
+    assert windowed.body == expected
+    assert 0 < windowed.json()["requests"]["count"] < orjson.loads(answer.body)["requests"]["count"]
 
 
 def test_requests_is_extract_filter_limit_byte_for_byte(

@@ -185,3 +185,17 @@ def test_server_is_healthy_after_hostile_bodies(fuzzed: Server) -> None:
         assert 400 <= fuzzed.post("/extract", body).status < 500
     assert fuzzed.post("/extract", b"x" * (10 << 20)).status == 413  # 10 MB
     assert fuzzed.get("/health").json()["status"] == "ok"
+
+
+def test_the_cli_parser_loads_no_http_stack() -> None:
+    """`--help` stays instant and `tail`/`summary` run without the serve extra: building
+    every subcommand's parser imports none of it."""
+    code = (
+        "import sys; from sparseety_tui.cli.main import build_parser; build_parser(); "
+        "print(sorted(m for m in ('starlette', 'uvicorn', 'prometheus_client', 'anyio') "
+        "if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=True
+    )
+    assert done.stdout.strip() == "[]"
