@@ -44,7 +44,7 @@ from sparseety_tui.serve.extraction import (
 )
 from sparseety_tui.serve.followed import FollowedLogs
 from sparseety_tui.serve.metrics import SparseetyCollector
-from sparseety_tui.serve.settings import DEFAULT_REQUESTS_LIMIT, ServeSettings
+from sparseety_tui.serve.settings import DEFAULT_REQUESTS_LIMIT, ServeSettings, is_loopback
 
 
 def error(status: int, message: str) -> JSONResponse:
@@ -196,6 +196,34 @@ class BearerToken:
         await self.app(scope, receive, send)
 
 
+class LoopbackHostOnly:
+    """On a loopback address, only requests that name it in ``Host`` (or ``localhost``):
+    a web page the user opens cannot read the API through a name of its own that it
+    re-points at 127.0.0.1 (DNS rebinding). Off loopback the token guards instead."""
+
+    def __init__(self, app: ASGIApp, bound: str) -> None:
+        self.app = app
+        self.allowed = {bound.strip("[]").lower(), "127.0.0.1", "::1", "localhost"}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = ""
+            for name, value in scope["headers"]:
+                if name == b"host":
+                    host = value.decode("latin-1").lower()
+            if host_name(host) not in self.allowed:
+                await error(400, "Host is not this loopback server's")(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def host_name(header: str) -> str:
+    """The host of a ``Host`` header, without its port or IPv6 brackets."""
+    if header.startswith("["):
+        return header[1:].split("]", 1)[0]
+    return header.rsplit(":", 1)[0] if header.count(":") == 1 else header
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     return error(exc.status_code, str(exc.detail))
@@ -245,4 +273,6 @@ def build_app(
     )
     if token is not None:
         app.add_middleware(BearerToken, token=token)
+    if is_loopback(settings.host):
+        app.add_middleware(LoopbackHostOnly, bound=settings.host)
     return app
