@@ -6,19 +6,14 @@ import argparse
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import IO
-
-import orjson
 
 from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.detail import request_text
-from sparseety_tui.core.literal import escape, escape_json, json_bytes, quote
-from sparseety_tui.core.report import request_records
-from sparseety_tui.core.selection import Selection, select_rows
+from sparseety_tui.core.literal import escape, escape_json, quote
+from sparseety_tui.core.report import extract_lines
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ingest.batch import (
     InputError,
     Options,
@@ -32,26 +27,6 @@ from sparseety_tui.sources.inputs import os_reason
 
 #: Output lines gathered before one write: ``escape_json`` then scans a block, not a line.
 WRITE_BLOCK_BYTES = 1 << 20
-
-
-def records(
-    extractor: ExtractorView,
-    shape: ModelShape,
-    limit: int | None,
-    with_text: bool,
-    selection: Selection | None = None,
-) -> Iterator[bytes]:
-    """The output lines; with a ``selection`` (``--filter``, ``--since``/``--until``),
-    only the requests it keeps: the rows the TUI's table shows for the same filter and
-    window (``core.selection``), in log order."""
-    rows: Sequence[int] | None = None
-    if selection is not None and selection.narrows:
-        rows = select_rows(extractor, shape, selection).rows.tolist()
-    numbered = rows if rows is not None else range(len(extractor.store))
-    for row, record in zip(numbered, request_records(extractor, shape, limit, rows)):
-        if with_text:
-            record.update(request_text(extractor, row))
-        yield json_bytes(record, orjson.OPT_APPEND_NEWLINE)
 
 
 def _write_all(out: IO[bytes], lines: Iterator[bytes]) -> None:
@@ -132,7 +107,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
-    lines = records(extractor, make_shape(options), args.limit, args.text, selection)
+    lines = extract_lines(extractor, make_shape(options), args.limit, args.text, selection)
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
@@ -202,7 +177,7 @@ def _extract_one(
             extractor = make_extractor(options, tokens)
             ingest_file(extractor, path)
             selection = selection_args(args)
-            _write_atomic(target, records(extractor, shape, args.limit, args.text, selection))
+            _write_atomic(target, extract_lines(extractor, shape, args.limit, args.text, selection))
             with open(marker, "wb"):
                 pass
             return ""

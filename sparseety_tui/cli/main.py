@@ -1,4 +1,4 @@
-"""Command line: `extract`, `summary` (batch) and `tail`, `demo` (the TUI).
+"""Command line: `extract`, `summary` (batch), `tail`, `demo` (the TUI) and `serve` (HTTP).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -35,6 +35,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_core_options(parser: argparse.ArgumentParser) -> None:
+    _add_input_options(parser)
+    _add_window_options(parser)
+
+
+def _add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", metavar="F", help="force a format: trace, kv, vllm, sglang")
     parser.add_argument(
         "--tokenizer",
@@ -48,7 +53,6 @@ def _add_core_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="model config.json (or folder) for the FLOP cost model (default: a labelled estimate)",
     )
-    _add_window_options(parser)
 
 
 #: How --since/--until read, for every command's --help (core.timewindow says why).
@@ -143,6 +147,10 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import tui_args
 
     tui_args.add_subcommands(sub, _add_core_options)
+
+    from sparseety_tui.cli import serve_args
+
+    serve_args.add_subcommand(sub, _add_input_options)
     return parser
 
 
@@ -181,6 +189,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     handler: Any = {
         "extract": _run_extract,
         "summary": _run_summary,
+        "serve": _run_serve,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -211,6 +220,12 @@ def _run_summary(args: argparse.Namespace) -> int:
     _positive(args.jobs, "--jobs")
     window_arg(args)
     return summary.run(args, _options(args))
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import serve
+
+    return serve.run(args, _options(args))
 
 
 def main(argv: Sequence[str] | None = None) -> None:

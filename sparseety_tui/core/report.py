@@ -9,9 +9,12 @@ import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import orjson
+
 from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.figures import column_figures, column_inputs, column_skips, whole_number
-from sparseety_tui.core.literal import json_text
+from sparseety_tui.core.literal import json_bytes, json_text
 from sparseety_tui.core.selection import NOT_FILTERED, Selection, select_rows
 from sparseety_tui.core.store import COUNT_SOURCES, STATES
 from sparseety_tui.core.timewindow import (
@@ -231,3 +234,24 @@ def summary_document(
         "tokenizer_source": source,
         "cost_model": shape.name,
     }
+
+
+def extract_lines(
+    extractor: ExtractorView,
+    shape: ModelShape,
+    limit: int | None,
+    with_text: bool,
+    selection: Selection | None = None,
+) -> Iterator[bytes]:
+    """The ``extract`` output lines (JSON, one per request, newline-ended; the caller
+    escapes them with ``literal.escape_json``, as the CLI and ``serve`` both do). With a
+    ``selection`` (``--filter``, ``--since``/``--until``), only the requests it keeps: the rows the TUI's table shows for the same filter and
+    window (``core.selection``), in log order."""
+    rows: Sequence[int] | None = None
+    if selection is not None and selection.narrows:
+        rows = select_rows(extractor, shape, selection).rows.tolist()
+    numbered = rows if rows is not None else range(len(extractor.store))
+    for row, record in zip(numbered, request_records(extractor, shape, limit, rows)):
+        if with_text:
+            record.update(request_text(extractor, row))
+        yield json_bytes(record, orjson.OPT_APPEND_NEWLINE)
