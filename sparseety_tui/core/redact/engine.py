@@ -1,0 +1,198 @@
+"""The redaction engine: one ``Redactor`` per run, applied where text leaves the tool.
+
+Pure and synchronous: it is given its HMAC key (``cli.redact_key`` reads or creates the
+key file) and never does I/O. Two entry points cover every output:
+
+- ``Redactor.text(s)`` for a string about to be shown or written (a prompt, a raw log
+  line, a row copied to the clipboard);
+- ``Redactor.document(value)`` for a JSON-able value (an ``extract`` record, the
+  ``summary --json`` document, an HTTP answer): every string in it goes through ``text``,
+  the values of user-id keys are hashed whole, prompt/completion text is dropped with
+  ``drop_text`` and per-token routing is dropped unless ``keep_routing``.
+
+Redaction runs on the text as logged (decoded), *before* ``core.literal`` escapes it for a
+terminal or JSON: the escapes make controls visible but do not change what a pattern must
+see. Invisible characters (zero-width spaces, bidi controls, C0/C1 controls) are removed
+first: ``ann\\u200b@example.com`` is still an email to whoever reads it.
+
+``counts`` says how many values each rule replaced, never which: the redaction summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sparseety_tui.core.literal import INVISIBLE
+from sparseety_tui.core.redact.rules import BUILTIN, USER_KEYS, Rule, user_rule
+
+#: Hex digits of the HMAC-SHA256 kept in a hash token: 64 bits, so two values of one rule
+#: share a token only by a 1-in-2^32 chance in 4 billion values, and the digest cannot be
+#: searched for without the key.
+HASH_HEX = 16
+
+#: JSON keys whose string values are prompt or completion text (``--redact text`` drops
+#: them wholesale); the trace format's, OpenAI's and the token lines'.
+TEXT_KEYS = frozenset({"prompt", "completion", "text", "messages", "head", "tail"})
+#: Mappings whose ``prompt``/``completion`` keys name a phase, not text
+#: (``extract``'s ``token_counts_from: {prompt: "reported"}``).
+PHASE_MAPS = frozenset({"token_counts_from", "with_lower_bound_tokens"})
+
+#: JSON keys of per-token routing and token ids: they reveal the text (arXiv 2602.04105).
+#: Dropped when they hold per-token lists or ids; a dict (``experts: {topk, total}``) is an
+#: aggregate and stays.
+ROUTING_KEYS = frozenset(
+    {
+        "routing",
+        "routing_weights",
+        "experts",
+        "weights",
+        "token_id",
+        "token_ids",
+        "prompt_token_ids",
+        "completion_token_ids",
+        "output_token_ids",
+        "heads_skipped",
+        "head_masks",
+        "dropped",
+    }
+)
+
+#: What ``text`` removes before matching: controls but tab and newline, and the
+#: invisible code points ``core.literal`` would spell out (they can split a secret).
+_HIDDEN = re.compile(
+    "["
+    + "".join(
+        re.escape(chr(c))
+        for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0), *INVISIBLE)
+    )
+    + "]"
+)
+
+
+@dataclass
+class Redactor:
+    """Rules applied to text and documents, with the counts of what each replaced."""
+
+    key: bytes
+    rules: Sequence[Rule] = BUILTIN
+    user_keys: Sequence[str] = USER_KEYS
+    user_action: str = "hash"
+    drop_text: bool = False
+    keep_routing: bool = False
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        self._user_keys = frozenset(k.lower() for k in self.user_keys)
+        self._user = user_rule(self.user_keys, self.user_action)
+        self._rules = (*self.rules, self._user)
+
+    # -- strings --------------------------------------------------------------------
+
+    def token(self, rule: str, value: str) -> str:
+        """The hash token of ``value``: keyed, so it cannot be reversed by trying every
+        email or phone number; the same under one key across files and runs."""
+        digest = hmac.new(self.key, f"{rule}\0{value}".encode(), hashlib.sha256).hexdigest()
+        return f"[{rule}:{digest[:HASH_HEX]}]"
+
+    def _replace(self, rule: Rule, value: str) -> str:
+        self.counts[rule.name] += 1
+        if rule.action == "hash":
+            return self.token(rule.name, value)
+        if rule.action == "drop":
+            return ""
+        if rule.action == "subnet":
+            return _subnet(value)
+        return f"[REDACTED:{rule.name}]"
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced (the rules' matches on the text as it is,
+        earlier rules first where two overlap). Text without a match comes back as is."""
+        if _HIDDEN.search(text):
+            self.counts["hidden_characters"] += 1
+            text = _HIDDEN.sub("", text)
+        spans: list[tuple[int, int, int]] = []  # start, end, the rule's priority
+        for priority, rule in enumerate(self._rules):
+            if rule.needles and not any(n in text for n in rule.needles):
+                continue
+            for match in rule.pattern.finditer(text):
+                start, end = _secret_span(match)
+                if rule.valid is None or rule.valid(text[start:end]):
+                    spans.append((start, end, priority))
+        if not spans:
+            return text
+        out: list[str] = []
+        done = 0
+        for start, end, priority in sorted(spans):
+            if start < done:
+                continue  # inside a span an earlier match took
+            out.append(text[done:start])
+            out.append(self._replace(self._rules[priority], text[start:end]))
+            done = end
+        out.append(text[done:])
+        return "".join(out)
+
+    # -- documents ------------------------------------------------------------------
+
+    def document(self, value: Any, parent: Any = None) -> Any:
+        """A copy of a JSON-able ``value`` with every string redacted (see the module)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            return dict(self._items(value, parent not in PHASE_MAPS))
+        if isinstance(value, list | tuple):
+            return [self.document(v) for v in value]
+        return value
+
+    def _items(self, mapping: Mapping[Any, Any], holds_text: bool) -> Any:
+        for key, value in mapping.items():
+            name = key.lower() if isinstance(key, str) else key
+            if (
+                self.drop_text
+                and holds_text
+                and name in TEXT_KEYS
+                and isinstance(value, str | list)
+            ):
+                self.counts["text"] += 1
+                yield key, None
+            elif name in ROUTING_KEYS and not self.keep_routing and _per_token(value):
+                self.counts["routing"] += 1
+            elif name in self._user_keys and isinstance(value, str | int) and value != "":
+                yield key, self._replace(self._user, str(value))
+            else:
+                yield self.text(key) if isinstance(key, str) else key, self.document(value, name)
+
+    def summary(self) -> dict[str, Any]:
+        """What was redacted, for the output's redaction summary: counts per rule, never
+        values, and what was done to text and routing."""
+        return {
+            "rules": dict(sorted(self.counts.items())),
+            "text": "dropped" if self.drop_text else "redacted",
+            "routing": "kept" if self.keep_routing else "dropped",
+        }
+
+
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    """The part of a match that is the secret: its first named ``v…`` group that took
+    part, else all of it (``api_key=`` before the value stays)."""
+    for name in match.re.groupindex:
+        if name.startswith("v") and match.start(name) >= 0:
+            return match.start(name), match.end(name)
+    return match.start(), match.end()
+
+
+def _per_token(value: Any) -> bool:
+    return isinstance(value, list) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _subnet(value: str) -> str:
+    """The network of an address: /24 of an IPv4, /48 of an IPv6."""
+    address = ipaddress.ip_address(value.split("%", 1)[0])
+    prefix = 24 if address.version == 4 else 48
+    return str(ipaddress.ip_network(f"{address}/{prefix}", strict=False))
