@@ -26,7 +26,7 @@ import ipaddress
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sparseety_tui.core.literal import INVISIBLE
@@ -93,6 +93,10 @@ class Redactor:
         self._user = user_rule(self.user_keys, self.user_action)
         self._rules = (*self.rules, self._user)
 
+    def fresh(self) -> Redactor:
+        """The same rules and key with counts of its own (one per ``serve`` answer)."""
+        return replace(self, counts=Counter())
+
     # -- strings --------------------------------------------------------------------
 
     def token(self, rule: str, value: str) -> str:
@@ -114,29 +118,45 @@ class Redactor:
     def text(self, text: str) -> str:
         """``text`` with every secret replaced (the rules' matches on the text as it is,
         earlier rules first where two overlap). Text without a match comes back as is."""
+        text = self.visible(text)
+        spans = self.spans(text)
+        if not spans:
+            return text
+        out: list[str] = []
+        done = 0
+        for start, end, replacement in spans:
+            out.append(text[done:start])
+            out.append(replacement)
+            done = end
+        out.append(text[done:])
+        return "".join(out)
+
+    def visible(self, text: str) -> str:
+        """``text`` without the characters that could hide a secret from the rules."""
         if _HIDDEN.search(text):
             self.counts["hidden_characters"] += 1
-            text = _HIDDEN.sub("", text)
-        spans: list[tuple[int, int, int]] = []  # start, end, the rule's priority
+            return _HIDDEN.sub("", text)
+        return text
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """``(start, end, replacement)`` of each secret in ``text``, in order, not
+        overlapping (counted as replaced)."""
+        found: list[tuple[int, int, int]] = []  # start, end, the rule's priority
         for priority, rule in enumerate(self._rules):
             if rule.needles and not any(n in text for n in rule.needles):
                 continue
             for match in rule.pattern.finditer(text):
                 start, end = _secret_span(match)
-                if rule.valid is None or rule.valid(text[start:end]):
-                    spans.append((start, end, priority))
-        if not spans:
-            return text
-        out: list[str] = []
+                if end > start and (rule.valid is None or rule.valid(text[start:end])):
+                    found.append((start, end, priority))
+        out: list[tuple[int, int, str]] = []
         done = 0
-        for start, end, priority in sorted(spans):
+        for start, end, priority in sorted(found):
             if start < done:
                 continue  # inside a span an earlier match took
-            out.append(text[done:start])
-            out.append(self._replace(self._rules[priority], text[start:end]))
+            out.append((start, end, self._replace(self._rules[priority], text[start:end])))
             done = end
-        out.append(text[done:])
-        return "".join(out)
+        return out
 
     # -- documents ------------------------------------------------------------------
 
