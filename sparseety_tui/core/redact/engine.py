@@ -92,6 +92,13 @@ class Redactor:
         self._user_keys = frozenset(k.lower() for k in self.user_keys)
         self._user = user_rule(self.user_keys, self.user_action)
         self._rules = (*self.rules, self._user)
+        # The tokens ``text`` writes, by this redactor's rule names: text redacted once is
+        # left as it is when redacted again (a raw line redacted, then pretty-printed and
+        # redacted on its way to the screen).
+        names = "|".join(sorted({re.escape(r.name) for r in self._rules}))
+        self._token = re.compile(
+            rf"\[(?:REDACTED:(?:{names})|(?:{names}):[0-9a-f]{{{HASH_HEX}}})\]"
+        )
 
     def fresh(self) -> Redactor:
         """The same rules and key with counts of its own (one per ``serve`` answer)."""
@@ -149,6 +156,11 @@ class Redactor:
                 start, end = _secret_span(match)
                 if end > start and (rule.valid is None or rule.valid(text[start:end])):
                     found.append((start, end, priority))
+        if not found:
+            return []
+        if "[" in text:  # tokens written by an earlier pass are not secrets
+            tokens = [(m.start(), m.end()) for m in self._token.finditer(text)]
+            found = [f for f in found if not any(f[0] < e and s < f[1] for s, e in tokens)]
         out: list[tuple[int, int, str]] = []
         done = 0
         for start, end, priority in sorted(found):

@@ -76,7 +76,7 @@ BUILTIN: tuple[Rule, ...] = (
         "api_key",
         re.compile(
             r"(?i:(?:authorization|proxy-authorization)\s*[:=]\s*[\"']?"
-            r"(?:(?:bearer|basic|token)\s+)?)(?P<v>[A-Za-z0-9._~+/=:-]{6,})"
+            r"(?:(?:bearer|basic|token)\s+)?)(?!(?i:bearer|basic|token)\b)(?P<v>[A-Za-z0-9._~+/=:-]{6,})"
             r"|(?i:\b(?:bearer)\s+)(?P<v2>[A-Za-z0-9._~+/=-]{12,})"
             r"|(?i:\b(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|"
             r"secret[_-]?key|client[_-]?secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
