@@ -26,9 +26,9 @@ import tempfile
 from child import GEN_LOGS, timed  # run as a script
 
 
-def generate(kind: str, size: str, path: str) -> None:
+def generate(kind: str, size: str, path: str, gen_logs: str) -> None:
     if not os.path.exists(path):
-        cmd = [sys.executable, str(GEN_LOGS), "--kind", kind, "--size", size, "--seed", "1"]
+        cmd = [sys.executable, gen_logs, "--kind", kind, "--size", size, "--seed", "1"]
         subprocess.run([*cmd, "--out", path], check=True)
 
 
@@ -46,6 +46,9 @@ def main() -> None:
     parser.add_argument("--size", default="64M")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "redact-bench"))
+    parser.add_argument(
+        "--gen-logs", default=str(GEN_LOGS), help="shared/tools/gen_logs.py (from a worktree)"
+    )
     args = parser.parse_args()
     os.makedirs(args.dir, exist_ok=True)
     env = {**os.environ, "XDG_CONFIG_HOME": os.path.join(args.dir, "config")}
@@ -56,7 +59,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|")
     for kind, text in (("jsonl", False), ("vllm", True)):
         path = os.path.join(args.dir, f"{kind}-{args.size}.log")
-        generate(kind, args.size, path)
+        generate(kind, args.size, path, args.gen_logs)
         extra = ["--text"] if text else []
         off = [*tool, *extra, path]
         on = [*tool, *extra, "--redact", path]

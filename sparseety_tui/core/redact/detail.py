@@ -10,9 +10,13 @@ and per-token routing are dropped unless ``keep_routing``; the aggregates stay.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
+import orjson
+
 from sparseety_tui.core.detail import RequestDetail, SourceText, TokenView
+from sparseety_tui.core.literal import json_bytes
 from sparseety_tui.core.redact.engine import Redactor
 
 
@@ -48,13 +52,46 @@ def redact_tokens(texts: list[str], redactor: Redactor) -> list[str]:
     return out
 
 
+#: Lists of token ids or routing in a text log line (``prompt_token_ids: [1, 2, ...]``,
+#: ``routed_experts=[[...]]``): replaced by ``[dropped]`` unless ``keep_routing``.
+_ID_LISTS = re.compile(
+    r"(?P<k>\b(?:\w*token_ids|routed_experts|routing(?:_weights)?|experts|weights)\b"
+    r"[\"']?\s*[:=]\s*)\[[\d\s,.\[\]eE+-]*\]"
+)
+
+
+def raw_text(text: str, redactor: Redactor) -> str:
+    """A raw log line as it may be shown: a JSON line as its redacted document (routing
+    and ids dropped), any other line with its id lists dropped and the rules applied."""
+    if text.lstrip().startswith("{"):
+        try:
+            document = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            document = None
+        if isinstance(document, dict):
+            return json_bytes(redactor.document(document)).decode()
+    if not redactor.keep_routing and "[" in text:
+        text, n = _ID_LISTS.subn(r"\g<k>[dropped]", text)
+        if n:
+            redactor.counts["routing"] += n
+    return redactor.text(text)
+
+
 def _line(line: SourceText, redactor: Redactor) -> SourceText:
+    """A whole line as ``raw_text``; an elided line's head and tail (not JSON on their
+    own) with their id lists dropped and the rules applied."""
+    path = redactor.text(line.path)
+    if line.whole:
+        return replace(line, path=path, head=raw_text(line.head, redactor))
     return replace(
-        line,
-        path=redactor.text(line.path),
-        head=redactor.text(line.head),
-        tail=redactor.text(line.tail),
+        line, path=path, head=_piece(line.head, redactor), tail=_piece(line.tail, redactor)
     )
+
+
+def _piece(text: str, redactor: Redactor) -> str:
+    if not redactor.keep_routing:
+        text = _ID_LISTS.sub(r"\g<k>[dropped]", text)
+    return redactor.text(text)
 
 
 def redact_detail(detail: RequestDetail, redactor: Redactor) -> RequestDetail:

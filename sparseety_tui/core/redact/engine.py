@@ -50,6 +50,7 @@ PHASE_MAPS = frozenset({"token_counts_from", "with_lower_bound_tokens"})
 ROUTING_KEYS = frozenset(
     {
         "routing",
+        "routing_segments",
         "routing_weights",
         "experts",
         "weights",
