@@ -28,12 +28,3 @@ def _handoff_stays_in_the_test(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
     # its fall-back file in the repository (ui/handoff.py).
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.setenv("SPARSEETY_TUI_OUTPUT_DIR", str(tmp_path))
-
-
-@pytest.fixture(autouse=True)
-def _own_config_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A user's ~/.config/sparseety-tui (config file, redaction key) never changes what a
-    test sees, nor does a test write there."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))

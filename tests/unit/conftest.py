@@ -39,12 +39,3 @@ def split_outcomes(
         if family.scan_server is not None:
             monkeypatch.setattr(type(family), "scan_server", None)
     return split_attempts
-
-
-@pytest.fixture(autouse=True)
-def _own_config_home(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A user's ~/.config/sparseety-tui (config file, redaction key) never changes what a
-    test sees, nor does a test write there."""
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
