@@ -37,6 +37,8 @@ class Rule:
     #: without running the regex (most log text has no ``@``, no ``sk-``).
     needles: tuple[str, ...] = ()
     valid: Callable[[str], bool] | None = None
+    #: A match holds a digit: a text without any is skipped (one search for all rules).
+    needs_digit: bool = False
 
 
 def luhn(text: str) -> bool:
@@ -102,6 +104,7 @@ BUILTIN: tuple[Rule, ...] = (
         re.compile(r"(?<![\w-])[2-6](?:[ -]?\d){12,18}(?![\w])"),
         "mask",
         valid=luhn,
+        needs_digit=True,
     ),
     Rule(
         "phone",
@@ -116,19 +119,22 @@ BUILTIN: tuple[Rule, ...] = (
         ),
         "mask",
         valid=_phone,
+        needs_digit=True,
     ),
     Rule(
         "ipv4",
         re.compile(rf"(?<![\w.]){_OCTET}(?:\.{_OCTET}){{3}}(?![\w]|\.[0-9])"),
         "hash",
         (".",),
+        needs_digit=True,
     ),
     Rule(
         "ipv6",
         re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w]+)?(?![\w:])"),
         "hash",
-        ("::", ":"),
+        (":",),
         valid=_ipv6,
+        needs_digit=True,
     ),
 )
 
