@@ -53,6 +53,8 @@ FALSE_POSITIVES = [
     "ratio 0.5, 42 tokens, 1733300000000 ms",
     "req-0001 chatcmpl-7f3a9c",
     "4111111111111112",  # fails Luhn
+    "'decode_throughput': 19.428522417494694, 'x': 0.4111111111111111",  # floats' digits
+    "api_key=None, password=null",
     "1234 5678 9012 3456",  # fails Luhn
     "std::vector<int> a::b dead::beef",
     "user@localhost",  # no top-level domain
@@ -160,6 +162,15 @@ def test_hidden_characters_cannot_split_a_secret() -> None:
     for hidden in ("\u200b", "\u202e", "\x1b", "\u2060", "\ufeff", "\x00"):
         out = r.text(f"mail ann{hidden}@example.com or 138{hidden}0013 8000")
         assert "ann" not in out and "8000" not in out, repr(hidden)
+
+
+def test_hidden_characters_elsewhere_stay() -> None:
+    """A colour code or a progress bar's carriage return outside any secret is kept: a
+    redacted log line keeps its format."""
+    r = redactor()
+    line = "\x1b[32mINFO\x1b[0m from 10.1.2.3 \r 50%|#####"
+    out = r.text(line)
+    assert out.startswith("\x1b[32mINFO\x1b[0m from [ipv4:") and out.endswith("] \r 50%|#####")
 
 
 def test_redaction_comes_before_escaping() -> None:

@@ -22,11 +22,11 @@ from sparseety_tui.core.redact.engine import Redactor
 
 def redact_tokens(texts: list[str], redactor: Redactor) -> list[str]:
     """Token texts with the secrets of their joined text replaced, token by token."""
-    cleaned = [redactor.visible(t) for t in texts]
+    cleaned = texts
     joined = "".join(cleaned)
-    spans = redactor.spans(joined)
+    spans = redactor.replacements(joined)
     if not spans:
-        return cleaned
+        return list(cleaned)
     out: list[str] = []
     at = 0  # the token's first character in ``joined``
     s = 0  # the first span that may still touch this token

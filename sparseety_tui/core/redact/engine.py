@@ -65,16 +65,21 @@ ROUTING_KEYS = frozenset(
     }
 )
 
-#: What ``text`` removes before matching: controls but tab and newline, and the
+#: What the rules look through: controls but tab, newline and carriage return, and the
 #: invisible code points ``core.literal`` would spell out (they can split a secret).
-_HIDDEN = re.compile(
-    "["
-    + "".join(
-        re.escape(chr(c))
-        for c in (*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0), *INVISIBLE)
+_HIDDEN_CHARS = frozenset(
+    chr(c)
+    for c in (
+        *range(0x00, 0x09),
+        0x0B,
+        0x0C,
+        *range(0x0E, 0x20),
+        0x7F,
+        *range(0x80, 0xA0),
+        *INVISIBLE,
     )
-    + "]"
 )
+_HIDDEN = re.compile("[" + "".join(map(re.escape, sorted(_HIDDEN_CHARS))) + "]")
 
 
 _DIGIT = re.compile(r"\d")
@@ -151,8 +156,7 @@ class Redactor:
         return out
 
     def _text(self, text: str) -> str:
-        text = self.visible(text)
-        spans = self.spans(text)
+        spans = self.replacements(text)
         if not spans:
             return text
         out: list[str] = []
@@ -164,12 +168,16 @@ class Redactor:
         out.append(text[done:])
         return "".join(out)
 
-    def visible(self, text: str) -> str:
-        """``text`` without the characters that could hide a secret from the rules."""
-        if _HIDDEN.search(text):
-            self.counts["hidden_characters"] += 1
-            return _HIDDEN.sub("", text)
-        return text
+    def replacements(self, text: str) -> list[tuple[int, int, str]]:
+        """``spans`` of ``text`` as the rules see it, without the characters that could
+        hide a secret from them (``ann\u200b@example.com``), in ``text``'s own positions:
+        a hidden character inside a secret goes with it, any other stays where it is (a
+        colour code, a progress bar's ``\r``: a line keeps its format)."""
+        if not _HIDDEN.search(text):
+            return self.spans(text)
+        kept = [i for i, c in enumerate(text) if c not in _HIDDEN_CHARS]
+        found = self.spans("".join(text[i] for i in kept))
+        return [(kept[start], kept[end - 1] + 1, rep) for start, end, rep in found]
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """``(start, end, replacement)`` of each secret in ``text``, in order, not

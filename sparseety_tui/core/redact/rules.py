@@ -82,7 +82,7 @@ BUILTIN: tuple[Rule, ...] = (
             r"|(?i:\b(?:bearer)\s+)(?P<v2>[A-Za-z0-9._~+/=-]{12,})"
             r"|(?i:\b(?:x-)?(?:api[_-]?key|apikey|access[_-]?token|auth[_-]?token|"
             r"secret[_-]?key|client[_-]?secret|password|passwd)[\"']?\s*[:=]\s*[\"']?)"
-            r"(?P<v3>[^\s\"'&,;}]{4,})"
+            r"(?!(?:None|null|none|NULL|false|true)\b)(?P<v3>[^\s\"'&,;})]{4,})"
             rf"|(?<![{_WORD}-])(?P<v4>sk-[A-Za-z0-9_-]{{16,}}|hf_[A-Za-z0-9]{{20,}}"
             rf"|(?:AKIA|ASIA)[0-9A-Z]{{16}})(?![{_WORD}])"
         ),
@@ -101,7 +101,8 @@ BUILTIN: tuple[Rule, ...] = (
         "card",
         # 13-19 digits, optionally in groups split by one space or dash; Luhn-checked.
         # Issuers' numbers start with 2-6: a 13-digit epoch in milliseconds (1...) is no card.
-        re.compile(r"(?<![\w-])[2-6](?:[ -]?\d){12,18}(?![\w])"),
+        # Not the digits after a decimal point: 19.428522417494694 is a float in a log.
+        re.compile(r"(?<![\w.-])[2-6](?:[ -]?\d){12,18}(?!\w|\.\d)"),
         "mask",
         valid=luhn,
         needs_digit=True,
