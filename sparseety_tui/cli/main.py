@@ -1,5 +1,5 @@
 """Command line: `extract`, `summary`, `analyze` (batch), `tail`, `demo` (the TUI), `serve`
-(HTTP) and `config` (the effective settings).
+(HTTP), `redact` (a shareable copy of a log) and `config` (the effective settings).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -166,6 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
         "config.toml, or --config FILE). Precedence: command line > --config > user file "
         "> built-in.",
     )
+    from sparseety_tui.cli import redact_log
+
+    redact_log.add_subcommand(sub)
+    _add_input_options(sub.choices["redact"])
     from sparseety_tui.cli.shared_args import add_shared_options
 
     for name, subparser in sub.choices.items():
@@ -234,6 +238,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         "serve": _run_serve,
         "analyze": _run_analyze,
         "config": _run_config,
+        "redact": _run_redact,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -285,6 +290,12 @@ def _run_analyze(args: argparse.Namespace) -> int:
     input_paths(args)
     window_arg(args)
     return analyze.run(args, _options(args))
+
+
+def _run_redact(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import redact_log
+
+    return redact_log.run(args, _options(args))
 
 
 def _run_config(args: argparse.Namespace) -> int:

@@ -106,7 +106,7 @@ def redact_detail(detail: RequestDetail, redactor: Redactor) -> RequestDetail:
         for token, text in zip(mine, texts):
             kept = replace(token, text=text, skips=set(token.skips))
             if not redactor.keep_routing:
-                kept.token_id = kept.experts = kept.weights = kept.heads_skipped = None
+                kept.token_id = kept.experts = kept.weights = None
             tokens.append(kept)
     tokens.sort(key=lambda t: t.pos)
     raw = [] if redactor.drop_text else [_line(line, redactor) for line in detail.raw_lines]

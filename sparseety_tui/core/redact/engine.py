@@ -46,7 +46,9 @@ PHASE_MAPS = frozenset({"token_counts_from", "with_lower_bound_tokens"})
 
 #: JSON keys of per-token routing and token ids: they reveal the text (arXiv 2602.04105).
 #: Dropped when they hold per-token lists or ids; a dict (``experts: {topk, total}``) is an
-#: aggregate and stays.
+#: aggregate and stays. Skipped heads and dropped (capacity-overflow) assignments stay: they
+#: are the skip figures themselves (``skipped_head_slots``, ``dropped_expert_slots``), a
+#: few marks per token, not the router's choices.
 ROUTING_KEYS = frozenset(
     {
         "routing",
@@ -59,9 +61,6 @@ ROUTING_KEYS = frozenset(
         "prompt_token_ids",
         "completion_token_ids",
         "output_token_ids",
-        "heads_skipped",
-        "head_masks",
-        "dropped",
     }
 )
 

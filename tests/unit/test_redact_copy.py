@@ -1,0 +1,127 @@
+"""`sparseety-tui redact IN -o OUT`: a copy in the log's own format that holds none of the
+planted values, and whose `summary --json` is the original's apart from file names and text
+fields, on the acceptance trace, the sample logs and every real log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from cli_helpers import summary_json
+from test_redact_cli import PLANTED, planted_trace
+
+from sparseety_tui.cli.main import main, run
+
+ROOT = Path(__file__).resolve().parents[2]
+REAL_LOGS = sorted((ROOT / "tests" / "data" / "real_logs").glob("*.log"))
+#: Fields that hold text or a file's name: redacted (or named after the copy), not figures.
+TEXT_FIELDS = frozenset({"path", "text", "message", "exception", "name"})
+
+
+def figures(document: Any) -> Any:
+    """A summary document without its text fields (what redaction may change)."""
+    if isinstance(document, dict):
+        return {k: figures(v) for k, v in document.items() if k not in TEXT_FIELDS}
+    if isinstance(document, list):
+        return [figures(v) for v in document]
+    return document
+
+
+def redacted_copy(capsys: pytest.CaptureFixture[str], log: Path, out: Path, *flags: str) -> str:
+    assert run(["redact", *flags, str(log), "-o", str(out)]) == 0
+    err = capsys.readouterr().err
+    lost = "token lines lost their experts" in err
+    assert lost == (log.name == "token_stream.jsonl" and "--keep-routing" not in flags)
+    return out.read_text(encoding="utf-8", errors="surrogateescape")
+
+
+def same_figures(capsys: pytest.CaptureFixture[str], log: Path, copy: Path) -> None:
+    original = summary_json(capsys, "--jobs", "1", str(log))
+    redacted = summary_json(capsys, "--jobs", "1", str(copy))
+    assert figures(redacted) == figures(original)
+
+
+def test_the_planted_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = planted_trace(tmp_path)
+    copy = tmp_path / "copy.jsonl"
+    text = redacted_copy(capsys, trace, copy)
+    for name, value in PLANTED.items():
+        assert value not in text, name
+    assert "alice-77" not in text
+    same_figures(capsys, trace, copy)
+    records = [orjson.loads(line) for line in text.splitlines()]
+    assert records[0]["prompt"].startswith("I am [email:")  # still a trace, text redacted
+
+
+def test_text_dropped_counts_frozen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """two_records' first record is counted from its text: dropping the text writes the
+    count in, so summary still agrees."""
+    log = ROOT / "sample_logs" / "two_records.jsonl"
+    copy = tmp_path / "two.jsonl"
+    text = redacted_copy(capsys, log, copy, "--redact", "text")
+    first = orjson.loads(text.splitlines()[0])
+    assert first["prompt"] is None and first["prompt_tokens"] == 7
+    same_figures(capsys, log, copy)
+
+
+@pytest.mark.parametrize("name", ["moe_trace.jsonl", "token_stream.jsonl", "kv_lines.log"])
+def test_sample_logs_keep_their_counts(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = ROOT / "sample_logs" / name
+    copy = tmp_path / name
+    text = redacted_copy(capsys, log, copy)
+    assert '"prompt_token_ids":' not in text and '"experts":[' not in text
+    for line in text.splitlines() if name.endswith(".jsonl") else ():
+        routing = orjson.loads(line).get("sparse", {}).get("routing")
+        for j in range(len(routing[0]) if routing else 0):  # each layer's ids: in no token order
+            ids = [e for row in routing for e in row[j] if e >= 0]
+            assert ids == sorted(ids)
+    original = figures(summary_json(capsys, "--jobs", "1", str(log)))
+    redacted = figures(summary_json(capsys, "--jobs", "1", str(copy)))
+    if name == "token_stream.jsonl":
+        # Token lines' experts cannot be reordered one line at a time: they are dropped,
+        # the routed-slot figures change, and the command says so.
+        for key in ("effective_compute_tokens", "sparse_skipped_tokens", "skip_ratio"):
+            original["requests"].pop(key), redacted["requests"].pop(key)
+    assert redacted["requests"] == original["requests"]
+    assert redacted["latency_s"] == original["latency_s"]
+    assert redacted["files"] == original["files"]  # every line read as the same kind
+    if name == "moe_trace.jsonl":  # routing in request records: every aggregate stays
+        assert redacted == original
+    kept = tmp_path / ("kept-" + name)
+    redacted_copy(capsys, log, kept, "--keep-routing")
+    same_figures(capsys, log, kept)  # with the routing kept, the heat maps too
+
+
+@pytest.mark.parametrize("log", REAL_LOGS, ids=lambda p: p.name[:60])
+def test_every_real_log(log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    copy = tmp_path / log.name
+    redacted_copy(capsys, log, copy)
+    same_figures(capsys, log, copy)
+
+
+def test_text_logs_keep_their_shape_and_lose_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "INFO 11-30 12:00:00 [logger.py:39] Received request cmpl-1: prompt: 'mail "
+        "ann@example.com from 10.1.2.3', params: SamplingParams(n=1, max_tokens=16), "
+        "prompt_token_ids: [101, 2002, 3003], lora_request: None.\n"
+    )
+    text = redacted_copy(capsys, log, tmp_path / "copy.log")
+    assert "ann@example.com" not in text and "10.1.2.3" not in text
+    assert "prompt_token_ids: [0, 0, 0]" in text and text.startswith("INFO 11-30 12:00:00")
+    same_figures(capsys, log, tmp_path / "copy.log")
+
+
+def test_never_over_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = planted_trace(tmp_path)
+    before = trace.read_bytes()
+    with pytest.raises(SystemExit) as exc:
+        main(["redact", str(trace), "-o", str(trace)])
+    assert exc.value.code == 2 and trace.read_bytes() == before
+    assert "refusing to overwrite" in capsys.readouterr().err
