@@ -1,28 +1,22 @@
 """`sparseety-tui redact IN... -o OUT`: a redacted copy of each log, in its own format
 (``core.redact.logcopy``), to attach to a public issue. One input: OUT is the copy; more:
-OUT is a directory, one copy per input under its own name. Never writes over an input."""
+OUT is a directory, one copy per input under its own name. Never writes over an input.
+
+The argument parser is built for every command (``--help`` included): the reading and
+writing code is imported when the command runs, not here.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
 from collections.abc import Iterator
-from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from sparseety_tui.cli.extract import _check_output_file, _refuse_input_as_output, _write_atomic
-from sparseety_tui.cli.main import CliError, warn
-from sparseety_tui.cli.redaction import redact_settings, redactor_of
-from sparseety_tui.cli.redaction import report as report_redaction
-from sparseety_tui.core.literal import quote
-from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.redact.logcopy import TOKEN_ROUTING, Counter, redact_line
-from sparseety_tui.ingest.batch import (
-    InputError,
-    Options,
-    batch_inputs,
-    ingest_file,
-    make_extractor,
-)
+if TYPE_CHECKING:
+    from sparseety_tui.core.redact import Redactor
+    from sparseety_tui.core.redact.logcopy import Counter
+    from sparseety_tui.ingest.batch import Options
 
 
 def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -48,6 +42,10 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def _targets(paths: list[str], output: str) -> list[tuple[str, str]]:
+    from sparseety_tui.cli.extract import _check_output_file
+    from sparseety_tui.core.literal import quote
+    from sparseety_tui.ingest.batch import InputError
+
     if len(paths) == 1 and not os.path.isdir(output):
         _check_output_file(output)
         return [(paths[0], output)]
@@ -60,6 +58,8 @@ def _targets(paths: list[str], output: str) -> list[tuple[str, str]]:
 
 
 def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
+    from sparseety_tui.core.redact.logcopy import redact_line
+
     with open(path, "rb") as handle:
         for raw in handle:
             ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
@@ -68,6 +68,13 @@ def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
+    from sparseety_tui.cli.extract import _refuse_input_as_output, _write_atomic
+    from sparseety_tui.cli.main import CliError, warn
+    from sparseety_tui.cli.redaction import redact_settings, redactor_of
+    from sparseety_tui.cli.redaction import report as report_redaction
+    from sparseety_tui.core.redact.logcopy import TOKEN_ROUTING
+    from sparseety_tui.ingest.batch import InputError, batch_inputs, ingest_file, make_extractor
+
     if redact_settings(args).mode == "off":
         args.redact = "on"  # the command is redaction: --redact is implied
     redactor = redactor_of(args)
@@ -79,7 +86,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     _refuse_input_as_output(args.output, files)
     for path, target in _targets(files, args.output):
         _refuse_input_as_output(target, files)
-        extractor = make_extractor(replace(options))
+        extractor = make_extractor(options)
         ingest_file(extractor, path)  # the tokenizer this file's text is counted with
         count = extractor.tokens_for(0).count
         _write_atomic(target, _lines(path, redactor, count))
