@@ -9,6 +9,7 @@ import orjson
 
 from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
 from sparseety_tui.core.timewindow import WindowedEngineSeries
@@ -44,4 +45,5 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
         console = Console()
         console.print(render_summary(document))
+        report_redaction(redactor)  # the JSON says it in its ``redaction`` key
     return 1 if inputs.skipped else 0
