@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from sparseety_tui.core.redact import Redactor
-    from sparseety_tui.core.redact.logcopy import Counter
+    from sparseety_tui.core.redact.logcopy import Counter, TokenRouting
     from sparseety_tui.ingest.batch import Options
 
 
@@ -57,14 +57,36 @@ def _targets(paths: list[str], output: str) -> list[tuple[str, str]]:
     return [(p, os.path.join(output, name)) for p, name in zip(paths, names)]
 
 
+def _token_routing(path: str) -> TokenRouting:
+    """The first pass: the experts of the file's token lines."""
+    import orjson
+
+    from sparseety_tui.core.redact.logcopy import TokenRouting
+
+    tokens = TokenRouting()
+    with open(path, "rb") as handle:
+        for raw in handle:
+            if b'"token"' in raw and b'"experts"' in raw:
+                try:
+                    document = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if isinstance(document, dict) and document.get("type") == "token":
+                    tokens.collect(document)
+    tokens.finish()
+    return tokens
+
+
 def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
     from sparseety_tui.core.redact.logcopy import redact_line
 
+    tokens = None if redactor.keep_routing else _token_routing(path)
     with open(path, "rb") as handle:
         for raw in handle:
             ending = b"\r\n" if raw.endswith(b"\r\n") else b"\n" if raw.endswith(b"\n") else b""
             body = raw[: len(raw) - len(ending)].decode("utf-8", "surrogateescape")
-            yield redact_line(body, redactor, count).encode("utf-8", "surrogateescape") + ending
+            out = redact_line(body, redactor, count, tokens)
+            yield out.encode("utf-8", "surrogateescape") + ending
 
 
 def run(args: argparse.Namespace, options: Options) -> int:

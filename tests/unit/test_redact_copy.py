@@ -32,8 +32,7 @@ def figures(document: Any) -> Any:
 def redacted_copy(capsys: pytest.CaptureFixture[str], log: Path, out: Path, *flags: str) -> str:
     assert run(["redact", *flags, str(log), "-o", str(out)]) == 0
     err = capsys.readouterr().err
-    lost = "token lines lost their experts" in err
-    assert lost == (log.name == "token_stream.jsonl" and "--keep-routing" not in flags)
+    assert "lost their experts" not in err
     return out.read_text(encoding="utf-8", errors="surrogateescape")
 
 
@@ -73,24 +72,24 @@ def test_sample_logs_keep_their_counts(
     log = ROOT / "sample_logs" / name
     copy = tmp_path / name
     text = redacted_copy(capsys, log, copy)
-    assert '"prompt_token_ids":' not in text and '"experts":[' not in text
+    assert '"prompt_token_ids":' not in text and '"token_id":' not in text
+    streamed: dict[tuple[str, int], list[int]] = {}
     for line in text.splitlines() if name.endswith(".jsonl") else ():
-        routing = orjson.loads(line).get("sparse", {}).get("routing")
+        record = orjson.loads(line)
+        routing = record.get("sparse", {}).get("routing")
         for j in range(len(routing[0]) if routing else 0):  # each layer's ids: in no token order
             ids = [e for row in routing for e in row[j] if e >= 0]
             assert ids == sorted(ids)
+        for j, chosen in enumerate(record.get("experts") or []):  # token lines: likewise
+            streamed.setdefault((record["request_id"], j), []).extend(e for e in chosen if e >= 0)
+    assert all(ids == sorted(ids) for ids in streamed.values())
+    assert bool(streamed) == (name == "token_stream.jsonl")
     original = figures(summary_json(capsys, "--jobs", "1", str(log)))
     redacted = figures(summary_json(capsys, "--jobs", "1", str(copy)))
-    if name == "token_stream.jsonl":
-        # Token lines' experts cannot be reordered one line at a time: they are dropped,
-        # the routed-slot figures change, and the command says so.
-        for key in ("effective_compute_tokens", "sparse_skipped_tokens", "skip_ratio"):
-            original["requests"].pop(key), redacted["requests"].pop(key)
     assert redacted["requests"] == original["requests"]
     assert redacted["latency_s"] == original["latency_s"]
     assert redacted["files"] == original["files"]  # every line read as the same kind
-    if name == "moe_trace.jsonl":  # routing in request records: every aggregate stays
-        assert redacted == original
+    assert redacted == original  # routing sorted, not dropped: every aggregate stays
     kept = tmp_path / ("kept-" + name)
     redacted_copy(capsys, log, kept, "--keep-routing")
     same_figures(capsys, log, kept)  # with the routing kept, the heat maps too

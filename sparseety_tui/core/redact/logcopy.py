@@ -13,15 +13,15 @@ on the copy and get the same figures.
   ``sparse.routing`` the expert ids of each layer are sorted across its tokens (the ids
   ``>= 0`` among the slots that hold one; weights likewise), so every aggregate (routed
   slots, routing rows, the expert-load heat map, the observed k) is the same while which
-  token went where, the part that reveals the text, is gone. Per-token lines' ``experts``,
-  token ids and the base64 blob of an API response's ``routed_experts`` are dropped (a
-  token stream's copy has no expert heat map; ``--keep-routing`` keeps it).
+  token went where, the part that reveals the text, is gone. Token lines' ``experts`` are
+  sorted the same way over a request's token lines (``TokenRouting``, two passes). Token
+  ids and the base64 blob of an API response's ``routed_experts`` are dropped.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -96,7 +96,54 @@ def desequence(routing: list[Any], weights: Any) -> None:
                 column[t][j][k] = value
 
 
-def json_line(document: dict[str, Any], redactor: Redactor, count: Counter) -> str:
+class TokenRouting:
+    """The experts (and weights) of a file's token lines, each request's layer sorted across
+    its tokens: ``collect`` every token line (a first pass), then ``apply`` hands the sorted
+    values out to the slots in the order they come (the second), as ``desequence`` does
+    within one record."""
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[Any, int, str], Any] = {}
+
+    @staticmethod
+    def _slots(document: dict[str, Any]) -> Iterator[tuple[tuple[Any, int, str], list[Any], int]]:
+        experts, weights = document.get("experts"), document.get("weights")
+        rid = document.get("request_id")
+        if not isinstance(experts, list):
+            return
+        for j, chosen in enumerate(experts):
+            if not isinstance(chosen, list):
+                continue
+            row = weights[j] if isinstance(weights, list) and j < len(weights) else None
+            for k, e in enumerate(chosen):
+                if type(e) is int and e >= 0:
+                    yield (rid, j, "e"), chosen, k
+                    if isinstance(row, list) and k < len(row):
+                        yield (rid, j, "w"), row, k
+
+    def collect(self, document: dict[str, Any]) -> None:
+        for key, values, k in self._slots(document):
+            self._values.setdefault(key, []).append(values[k])
+
+    def finish(self) -> None:
+        for key, values in self._values.items():
+            self._values[key] = iter(sorted(values))
+
+    def apply(self, document: dict[str, Any]) -> bool:
+        """Put the next sorted values in ``document``'s slots; False when it has none."""
+        found = False
+        for key, values, k in list(self._slots(document)):
+            values[k] = next(self._values[key])
+            found = True
+        return found
+
+
+def json_line(
+    document: dict[str, Any],
+    redactor: Redactor,
+    count: Counter,
+    tokens: TokenRouting | None = None,
+) -> str:
     kept: dict[str, Any] = {}
     if "request_id" in document and document.get("type") in (None, "request"):
         _freeze_counts(document, redactor, count)
@@ -107,25 +154,29 @@ def json_line(document: dict[str, Any], redactor: Redactor, count: Counter) -> s
                 desequence(routing, sparse.get("routing_weights"))
                 redactor.counts["routing"] += 1
                 kept = {k: sparse.pop(k) for k in ("routing", "routing_weights") if k in sparse}
-    elif (
-        document.get("type") == "token"
-        and not redactor.keep_routing
-        and isinstance(document.get("experts"), list)
-    ):
-        redactor.counts[TOKEN_ROUTING] += 1
+    elif document.get("type") == "token" and not redactor.keep_routing:
+        if tokens is None:  # no first pass: the experts go, and the figures with them
+            if isinstance(document.get("experts"), list):
+                redactor.counts[TOKEN_ROUTING] += 1
+        elif tokens.apply(document):
+            redactor.counts["routing"] += 1
+            kept = {k: document.pop(k) for k in ("experts", "weights") if k in document}
     redacted = redactor.document(document)
     if kept:  # numbers only, in no token's order: past the redactor's routing rule
-        redacted["sparse"].update(kept)
+        (redacted if document.get("type") == "token" else redacted["sparse"]).update(kept)
     return json_bytes(redacted).decode()
 
 
-def redact_line(line: str, redactor: Redactor, count: Counter) -> str:
-    """One line (without its ending) as the redacted copy holds it."""
+def redact_line(
+    line: str, redactor: Redactor, count: Counter, tokens: TokenRouting | None = None
+) -> str:
+    """One line (without its ending) as the redacted copy holds it; ``tokens``: the file's
+    token-line routing, collected in a first pass (None: token lines lose their experts)."""
     if line.lstrip().startswith("{"):
         try:
             document = orjson.loads(line)
         except orjson.JSONDecodeError:  # not JSON after all (or an integer beyond 64 bits)
             document = None
         if isinstance(document, dict):
-            return json_line(document, redactor, count)
+            return json_line(document, redactor, count, tokens)
     return text_line(line, redactor)
