@@ -124,3 +124,36 @@ def test_never_over_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         main(["redact", str(trace), "-o", str(trace)])
     assert exc.value.code == 2 and trace.read_bytes() == before
     assert "refusing to overwrite" in capsys.readouterr().err
+
+
+def test_desequence_keeps_each_layers_counts_and_placeholders() -> None:
+    from collections import Counter
+
+    from sparseety_tui.core.redact.logcopy import desequence
+
+    routing = [[[5, 1], [-1, -1]], [[0, 7], [3, -1]], [[5, 2], [6, 3]]]
+    weights = [[[0.9, 0.1], [0.0, 0.0]], [[0.6, 0.4], [1.0, 0.0]], [[0.7, 0.3], [0.5, 0.5]]]
+    before = [Counter(e for row in routing for e in row[j]) for j in range(2)]
+    desequence(routing, weights)
+    assert [Counter(e for row in routing for e in row[j]) for j in range(2)] == before
+    assert routing[0][1] == [-1, -1] and routing[1][1][1] == -1  # placeholders stay put
+    assert [e for row in routing for e in row[0]] == [0, 1, 2, 5, 5, 7]
+    assert sorted(w for row in weights for w in row[0]) == [w for row in weights for w in row[0]]
+
+
+def test_a_wrapped_vllm_line_loses_its_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    inner = (
+        "INFO 11-30 12:00:00 [logger.py:39] Received request cmpl-1: prompt: 'hi "
+        "ann@example.com', params: SamplingParams(n=1), prompt_token_ids: [101, 2002], "
+        "lora_request: None."
+    )
+    log = tmp_path / "docker.log"
+    log.write_bytes(
+        orjson.dumps({"log": inner + "\n", "stream": "stdout", "time": "2026-11-30T12:00:00Z"})
+        + b"\n"
+    )
+    text = redacted_copy(capsys, log, tmp_path / "copy.log")
+    assert "prompt_token_ids: [0, 0]" in text and "ann@example.com" not in text
+    same_figures(capsys, log, tmp_path / "copy.log")

@@ -57,6 +57,22 @@ def text_line(line: str, redactor: Redactor) -> str:
     return redactor.text(line)
 
 
+def _zero_ids(value: Any, redactor: Redactor) -> Any:
+    """``value`` with the token-id lists inside its strings zeroed (a log shipper's JSON
+    wrapping a vLLM line holds them as text)."""
+    if isinstance(value, str):
+        if "token_ids" not in value:
+            return value
+        zeroed, n = _TOKEN_IDS.subn(_zeroed, value)
+        redactor.counts["token_ids"] += n
+        return zeroed
+    if isinstance(value, dict):
+        return {k: _zero_ids(v, redactor) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_zero_ids(v, redactor) for v in value]
+    return value
+
+
 def _freeze_counts(record: dict[str, Any], redactor: Redactor, count: Counter) -> None:
     """Write a request record's text- or id-derived counts into it, before redaction
     changes the text or drops the ids."""
@@ -161,7 +177,7 @@ def json_line(
         elif tokens.apply(document):
             redactor.counts["routing"] += 1
             kept = {k: document.pop(k) for k in ("experts", "weights") if k in document}
-    redacted = redactor.document(document)
+    redacted = redactor.document(_zero_ids(document, redactor))
     if kept:  # numbers only, in no token's order: past the redactor's routing rule
         (redacted if document.get("type") == "token" else redacted["sparse"]).update(kept)
     return json_bytes(redacted).decode()
