@@ -156,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import record
 
     record.add_subcommand(sub)
+    record.add_import_subcommand(sub)
     return parser
 
 
@@ -196,6 +197,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         "summary": _run_summary,
         "serve": _run_serve,
         "record": _run_record,
+        "import-routing": _run_import,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -238,6 +240,12 @@ def _run_record(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import record
 
     return record.run(args)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run_import(args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
