@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write sample_logs/: small, deterministic logs of every input the tool reads.
 
-    python scripts/make_sample_logs.py            # all files (needs the `samples` extra: torch)
+    python scripts/make_sample_logs.py            # all files (needs the `capture` extra: torch)
     python scripts/make_sample_logs.py --no-model # only the files that need no torch
 
 Every run with the same versions writes the same bytes: fixed seeds, one torch thread,
@@ -13,7 +13,8 @@ Files (the spec of the JSONL ones is docs/trace-format.md):
 - two_records.jsonl      the two request-level records of the README, byte for byte
 - count_only_500.jsonl   500 synthetic count-only request records
 - kv_lines.log           synthetic `key=value | key=value` request lines
-- moe_trace.jsonl        real per-token MoE routing of a tiny random-init Qwen3-MoE model,
+- moe_trace.jsonl        real per-token MoE routing of a tiny random-init Qwen3-MoE model
+                         (recorded with sparseety_tui.capture, as `record` does),
                          plus labelled simulated sparse attention, head masks, drops, cache
 - token_stream.jsonl     the same kind of data as streamed `"type": "token"` lines of four
                          concurrent requests, between their request records
