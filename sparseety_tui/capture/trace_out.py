@@ -99,6 +99,18 @@ def _timing(gen: Any) -> dict[str, Any]:
     return out
 
 
+def _finished(gen: Any, decode: Decode) -> dict[str, Any]:
+    """What a request's last line says in both forms: state, times, counts, completion."""
+    return {
+        "state": "finished",
+        "finish_reason": gen.finish_reason,
+        **_timing(gen),
+        "prompt_tokens": len(gen.prompt_ids),
+        "completion_tokens": len(gen.completion_ids),
+        "completion": decode(gen.completion_ids),
+    }
+
+
 def top_k_of(gen: Any) -> int | None:
     rows = gen.routing.indices
     return len(rows[0][0]) if rows and rows[0] else None
@@ -116,15 +128,10 @@ def record(
     rec: dict[str, Any] = {
         "request_id": request_id,
         "model": info.name,
-        "state": "finished",
-        "finish_reason": gen.finish_reason,
-        **_timing(gen),
+        **_finished(gen, decode),
         "prompt": prompt if prompt is not None else decode(gen.prompt_ids),
-        "completion": decode(gen.completion_ids),
         "prompt_token_ids": gen.prompt_ids,
         "completion_token_ids": gen.completion_ids,
-        "prompt_tokens": len(gen.prompt_ids),
-        "completion_tokens": len(gen.completion_ids),
         "sampling": sampling,
     }
     sparse = _shape(info, top_k_of(gen))
@@ -180,15 +187,7 @@ def stream(
             event["experts"] = gen.routing.indices[pos]
             event["weights"] = weights[pos]
         lines.append(event)
-    final: dict[str, Any] = {
-        "request_id": request_id,
-        "state": "finished",
-        "finish_reason": gen.finish_reason,
-        **_timing(gen),
-        "prompt_tokens": p,
-        "completion_tokens": len(gen.completion_ids),
-        "completion": decode(gen.completion_ids),
-        "sparse": _shape(info, top_k_of(gen)),
-    }
-    lines.append(final)
+    lines.append(
+        {"request_id": request_id, **_finished(gen, decode), "sparse": _shape(info, top_k_of(gen))}
+    )
     return lines
