@@ -136,8 +136,8 @@ def record_requests(
     from sparseety_tui.capture.hooks import RoutingCapture
 
     torch.manual_seed(options.seed)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else None
-    if pad is None:
+    pad = tokenizer.pad_token_id
+    if pad is None:  # generate() wants one; a batch of one is never padded
         eos = model.generation_config.eos_token_id
         pad = eos[0] if isinstance(eos, list) else eos
 
