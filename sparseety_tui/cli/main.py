@@ -1,4 +1,5 @@
-"""Command line: `extract`, `summary` (batch), `tail`, `demo` (the TUI) and `serve` (HTTP).
+"""Command line: `extract`, `summary` (batch), `tail`, `demo` (the TUI), `serve` (HTTP) and
+`record` (routing capture from a local model; needs the capture extra).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -151,6 +152,11 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import serve_args
 
     serve_args.add_subcommand(sub, _add_input_options)
+
+    from sparseety_tui.cli import record
+
+    record.add_subcommand(sub)
+    record.add_import_subcommand(sub)
     return parser
 
 
@@ -190,6 +196,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         "extract": _run_extract,
         "summary": _run_summary,
         "serve": _run_serve,
+        "record": _run_record,
+        "import-routing": _run_import,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -226,6 +234,18 @@ def _run_serve(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import serve
 
     return serve.run(args, _options(args))
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run(args)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run_import(args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
