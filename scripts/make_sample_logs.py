@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write sample_logs/: small, deterministic logs of every input the tool reads.
 
-    python scripts/make_sample_logs.py            # all files (needs the `samples` extra: torch)
+    python scripts/make_sample_logs.py            # all files (needs the `capture` extra: torch)
     python scripts/make_sample_logs.py --no-model # only the files that need no torch
 
 Every run with the same versions writes the same bytes: fixed seeds, one torch thread,
@@ -13,7 +13,9 @@ Files (the spec of the JSONL ones is docs/trace-format.md):
 - two_records.jsonl      the two request-level records of the README, byte for byte
 - count_only_500.jsonl   500 synthetic count-only request records
 - kv_lines.log           synthetic `key=value | key=value` request lines
-- moe_trace.jsonl        real per-token MoE routing of a tiny random-init Qwen3-MoE model,
+- moe_trace.jsonl        real per-token MoE routing of a tiny Qwen3-MoE model trained on
+                         stdlib docstrings (scripts/train_tiny_moe.py; --random-init: the
+                         untrained one), recorded with sparseety_tui.capture as `record` does,
                          plus labelled simulated sparse attention, head masks, drops, cache
 - token_stream.jsonl     the same kind of data as streamed `"type": "token"` lines of four
                          concurrent requests, between their request records
@@ -308,7 +310,7 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
 
     return {
         "type": "meta",
-        "model": tiny_moe_module().MODEL_NAME,
+        "model": tiny.name,
         "moe_layers": tiny.moe_layers,
         "num_layers": tiny.config.num_hidden_layers,
         "total_experts": tiny.config.num_experts,
@@ -320,7 +322,11 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
         "x_description": description,
         "x_measured": [
             "prompt_token_ids (real tokenizer ids of the prompt text)",
-            "completion_token_ids (sampled by the random-init model: gibberish text)",
+            (
+                "completion_token_ids (sampled by the random-init model: gibberish text)"
+                if tiny.trained is None
+                else "completion_token_ids (sampled by the model trained on stdlib docstrings)"
+            ),
             "sparse.routing, sparse.routing_weights / token experts, weights "
             "(forward hooks on the routers, prefill + every decode step)",
         ],
@@ -336,13 +342,31 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
             "vocab_size": tiny.vocab_size,
             "vocab_note": "the model's vocabulary is the tokenizer's full id space (129,280 "
             "incl. added tokens); ids are real tokenizer ids, no mapping; added/special "
-            "tokens are suppressed when sampling",
+            + (
+                "tokens are suppressed when sampling"
+                if tiny.trained is None
+                else "tokens, and the ids the training text never used, are suppressed when sampling"
+            ),
             "seed": tiny_moe_module().SEED,
-            "weights": "random init (no checkpoint was loaded)",
-            "sampling": "do_sample, temperature 1.0, top_k 64, fixed torch seed",
+            "weights": _weights_note(tiny),
+            "sampling": f"do_sample, temperature {tiny.sampling['temperature']}, "
+            f"top_k {tiny.sampling['top_k']}, fixed torch seed",
             "config": "sample_logs/models/tiny-qwen3-moe/config.json",
         },
     }
+
+
+def _weights_note(tiny: Any) -> str:
+    if tiny.trained is None:
+        return "random init (no checkpoint was loaded)"
+    t = tiny.trained
+    return (
+        f"trained by scripts/train_tiny_moe.py from this random init: seed {t['seed']}, "
+        f"{t['steps']} steps of {t['batch']}x{t['seq_len']} tokens on the docstrings of "
+        f"{len(t['modules'])} standard-library modules (Python {t['python']}, "
+        f"{t['corpus_tokens']:,} tokens, sha256 {t['corpus_sha256'][:12]}), loss "
+        f"{t['loss_first']} -> {t['loss_last_50_mean']} (mean of the last 50 steps)"
+    )
 
 
 def tiny_moe_module() -> Any:
@@ -375,7 +399,7 @@ def moe_trace_lines(tiny: Any) -> list[str]:
         simulated = ["received_ts", "ts", "ttft_s", "latency_s"]
         rec: dict[str, Any] = {
             "request_id": f"moe-{i + 1:02d}",
-            "model": tiny_moe_module().MODEL_NAME,
+            "model": tiny.name,
             "state": "finished",
             "finish_reason": "length",
             "received_ts": iso(arrival),
@@ -507,7 +531,7 @@ def token_stream_lines(tiny: Any) -> list[str]:
                 "request_id": rid,
                 "state": "received",
                 "ts": iso(arrival),
-                "model": tiny_moe_module().MODEL_NAME,
+                "model": tiny.name,
                 "prompt": prompt,
             },
         )
@@ -624,8 +648,14 @@ def _token_event(
     emit(clock, ev)
 
 
-def write_model_files(out: Path) -> None:
-    tiny = tiny_moe_module().TinyMoe()
+def write_model_files(out: Path, weights: Path | None) -> None:
+    if weights is not None and not (weights / "model.safetensors").is_file():
+        print(f"training the sample model into {weights} (a few CPU-minutes, once)")
+        tiny_moe_module()  # puts scripts/ on the path
+        import train_tiny_moe
+
+        train_tiny_moe.main(["--out", str(weights)])
+    tiny = tiny_moe_module().TinyMoe(weights)
     config_path = out / "models" / "tiny-qwen3-moe" / "config.json"
     config_path.parent.mkdir(parents=True, exist_ok=True)
     config_path.write_text(json.dumps(tiny.config_dict(), indent=2, sort_keys=True) + "\n")
@@ -642,6 +672,17 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="skip the files that need torch (moe_trace, token_stream)",
     )
+    parser.add_argument(
+        "--weights",
+        type=Path,
+        default=ROOT / "build" / "tiny-moe-docstrings",
+        help="the trained sample model (scripts/train_tiny_moe.py; trained here if absent)",
+    )
+    parser.add_argument(
+        "--random-init",
+        action="store_true",
+        help="the untrained model instead (the sample files before training)",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -649,7 +690,7 @@ def main(argv: list[str] | None = None) -> int:
     write_count_only(out)
     write_kv_lines(out)
     if not args.no_model:
-        write_model_files(out)
+        write_model_files(out, None if args.random_init else args.weights)
     return 0
 
 

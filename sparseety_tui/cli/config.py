@@ -173,12 +173,16 @@ def config_arg(argv: Sequence[str]) -> str | None:
     return found
 
 
-def apply(subparser: argparse.ArgumentParser, settings: Mapping[str, Setting]) -> None:
+def apply(
+    command: str, subparser: argparse.ArgumentParser, settings: Mapping[str, Setting]
+) -> None:
     """Set the options' defaults of one subcommand from the files' values."""
     dests = {action.dest for action in subparser._actions}
     defaults = {}
     for key in KEYS:
         setting = settings[key.path]
+        if key.commands and command not in key.commands:
+            continue
         if key.dest in dests and setting.source != BUILT_IN:
             defaults[key.dest] = setting.value
     subparser.set_defaults(**defaults)

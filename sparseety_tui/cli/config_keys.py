@@ -7,7 +7,7 @@ gives a default to; the command line wins over it (``cli.config`` says the order
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -21,6 +21,8 @@ class Key:
     dest: str | None  # the argparse destination it defaults; None: read by the code itself
     help: str
     choices: tuple[str, ...] = ()
+    #: The subcommands whose option it defaults (empty: every one that has ``dest``).
+    commands: tuple[str, ...] = ()
 
 
 KEYS: tuple[Key, ...] = (
@@ -28,7 +30,14 @@ KEYS: tuple[Key, ...] = (
     Key("tokenizer", "str", None, "tokenizer", "tokenizer.json file or model folder"),
     Key("model_config", "str", None, "model_config", "model config.json for the cost model"),
     Key("format", "str", None, "format", "force a format: trace, kv, vllm, sglang"),
-    Key("input.log_path", "paths", None, "paths", "the log file(s) or directories to read"),
+    Key(
+        "input.log_path",
+        "paths",
+        None,
+        "paths",
+        "the log file(s) or directories to read",
+        commands=("extract", "summary", "analyze", "serve"),
+    ),
     Key("input.format", "str", None, "format", "as format; jsonl is the trace format"),
     Key("output.result_path", "str", None, "output", "extract's output file"),
     Key("output.save_tokens", "bool", None, "text", "extract: include prompt and completion"),
@@ -77,6 +86,21 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("redact.actions", "actions", {}, None, "rule = mask | hash | drop | subnet (IPs)"),
     Key("redact.rules", "rules", [], None, "extra rules: [{name, pattern, action}]"),
+)
+
+#: Keys of one command's section default that command's options only (``output.*`` and
+#: ``extract.*`` are extract's, ``serve.*`` serve's): ``record -o`` is not extract's.
+_SECTION_COMMANDS = {
+    "output": ("extract",),
+    "extract": ("extract",),
+    "summary": ("summary",),
+    "serve": ("serve",),
+}
+KEYS = tuple(
+    replace(k, commands=_SECTION_COMMANDS[k.path.split(".")[0]])
+    if k.path.split(".")[0] in _SECTION_COMMANDS and not k.commands
+    else k
+    for k in KEYS
 )
 
 BY_PATH = {key.path: key for key in KEYS}

@@ -1,5 +1,6 @@
 """Command line: `extract`, `summary`, `analyze` (batch), `tail`, `demo` (the TUI), `serve`
-(HTTP), `redact` (a shareable copy of a log) and `config` (the effective settings).
+(HTTP), `redact` (a shareable copy of a log), `config` (the effective settings) and `record`
+(routing capture from a local model; needs the capture extra).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -16,6 +17,8 @@ from sparseety_tui import __version__
 from sparseety_tui.core.literal import escape
 
 PROG = "sparseety-tui"
+#: The commands that honour --redact (every one takes --config).
+REDACTING = ("extract", "summary", "analyze", "serve", "tail", "demo", "redact")
 
 
 class CliError(Exception):
@@ -158,6 +161,11 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import serve_args
 
     serve_args.add_subcommand(sub, _add_input_options)
+
+    from sparseety_tui.cli import record
+
+    record.add_subcommand(sub)
+    record.add_import_subcommand(sub)
     sub.add_parser(
         "config",
         help="the effective settings and where each came from",
@@ -173,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli.shared_args import add_shared_options
 
     for name, subparser in sub.choices.items():
-        add_shared_options(subparser, keep_routing=name != "serve")
+        add_shared_options(subparser, redaction=name in REDACTING, keep_routing=name != "serve")
     return parser
 
 
@@ -220,8 +228,8 @@ def parse(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, a
     argv = normalize_redact(sys.argv[1:] if argv is None else argv)
     settings = config.load(config.config_arg(argv))
     parser = build_parser()
-    for subparser in subcommands(parser).values():
-        config.apply(subparser, settings)
+    for name, subparser in subcommands(parser).items():
+        config.apply(name, subparser, settings)
     args = parser.parse_args(argv)
     args.config_settings = settings
     return parser, args
@@ -236,6 +244,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         "extract": _run_extract,
         "summary": _run_summary,
         "serve": _run_serve,
+        "record": _run_record,
+        "import-routing": _run_import,
         "analyze": _run_analyze,
         "config": _run_config,
         "redact": _run_redact,
@@ -308,6 +318,18 @@ def _run_serve(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import serve
 
     return serve.run(args, _options(args))
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run(args)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run_import(args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -14,13 +14,19 @@ REDACT_HELP = (
 )
 
 
-def add_shared_options(parser: argparse.ArgumentParser, keep_routing: bool = True) -> None:
+def add_shared_options(
+    parser: argparse.ArgumentParser, redaction: bool = True, keep_routing: bool = True
+) -> None:
+    """``--config``; with ``redaction``, ``--redact`` and its key file, and
+    ``--keep-routing`` unless the command has its own (serve)."""
     parser.add_argument(
         "--config",
         metavar="FILE",
         help="defaults from a YAML (.yaml/.yml) or TOML file (the command line wins; see "
         "`sparseety-tui config`)",
     )
+    if not redaction:
+        return
     parser.add_argument(
         "--redact",
         nargs="?",

@@ -166,3 +166,20 @@ def test_no_config_no_paths_is_one_line(capsys: pytest.CaptureFixture[str]) -> N
     err = capsys.readouterr().err
     assert "no PATH given" in err and len(err.strip().splitlines()) == 1
     assert os.environ["XDG_CONFIG_HOME"] in config.user_file()
+
+
+def test_section_keys_default_their_own_command_only(tmp_path: Path) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"input:\n  log_path: {TWO}\noutput:\n  result_path: out.jsonl\n")
+    assert parse(["extract", "--config", str(cfg)])[1].output == "out.jsonl"
+    # import-routing has an --output too: the tutorial's extract output is not its.
+    args = parse(["import-routing", "--config", str(cfg), "resp.json", "-o", "routing.jsonl"])[1]
+    assert args.output == "routing.jsonl"
+    assert parse(["serve", "--config", str(cfg)])[1].paths == [str(TWO)]
+
+
+def test_only_commands_that_redact_take_redact(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in (["config"], ["import-routing", "r.json", "-o", "out.jsonl"]):
+        with pytest.raises(SystemExit):
+            parse([*command, "--redact"])
+        assert "unrecognized arguments: --redact" in capsys.readouterr().err
