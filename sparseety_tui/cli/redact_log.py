@@ -94,7 +94,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     from sparseety_tui.cli.main import CliError, warn
     from sparseety_tui.cli.redaction import redact_settings, redactor_of
     from sparseety_tui.cli.redaction import report as report_redaction
-    from sparseety_tui.core.redact.logcopy import TOKEN_ROUTING
+    from sparseety_tui.core.redact.logcopy import TEXT_KEPT, TOKEN_ROUTING
     from sparseety_tui.ingest.batch import InputError, batch_inputs, ingest_file, make_extractor
 
     if redact_settings(args).mode == "off":
@@ -113,6 +113,12 @@ def run(args: argparse.Namespace, options: Options) -> int:
         count = extractor.tokens_for(0).count
         _write_atomic(target, _lines(path, redactor, count))
     report_redaction(redactor)
+    if redactor.counts[TEXT_KEPT]:
+        warn(
+            f"--redact text: {redactor.counts[TEXT_KEPT]:,} server-log lines keep their "
+            "prompt text, redacted by the rules (their format has no place for a count, "
+            "which may be made from that text)"
+        )
     if redactor.counts[TOKEN_ROUTING]:
         warn(
             f"{redactor.counts[TOKEN_ROUTING]:,} token lines lost their experts: the copy's "

@@ -10,9 +10,14 @@ from typing import Any
 import orjson
 import pytest
 from cli_helpers import summary_json
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_redact_cli import PLANTED, planted_trace
+from test_redact_rules import SECRETS, _value
 
 from sparseety_tui.cli.main import main, run
+from sparseety_tui.core.redact.logcopy import redact_line
+from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_LOGS = sorted((ROOT / "tests" / "data" / "real_logs").glob("*.log"))
@@ -157,3 +162,36 @@ def test_a_wrapped_vllm_line_loses_its_ids(
     text = redacted_copy(capsys, log, tmp_path / "copy.log")
     assert "prompt_token_ids: [0, 0]" in text and "ann@example.com" not in text
     same_figures(capsys, log, tmp_path / "copy.log")
+
+
+def test_redact_text_on_a_server_log_says_what_it_kept(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "vllm.log"
+    log.write_text(
+        "INFO 11-30 12:00:00 [logger.py:39] Received request cmpl-1: prompt: 'mail "
+        "ann@example.com', params: SamplingParams(n=1), lora_request: None.\n"
+    )
+    assert run(["redact", "--redact", "text", str(log), "-o", str(tmp_path / "c.log")]) == 0
+    assert "1 server-log lines keep their prompt text" in capsys.readouterr().err
+    assert "ann@example.com" not in (tmp_path / "c.log").read_text()
+
+
+LINE_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+    max_size=80,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(LINE_TEXT, SECRETS, LINE_TEXT), min_size=1, max_size=5))
+def test_planted_secrets_never_reach_the_copy(parts: list[tuple[str, str, str]]) -> None:
+    """Any line (not JSON) with a secret planted anywhere: the copy's line holds no secret,
+    and stays one line."""
+    r = make_redactor(RedactSettings(mode="on"), b"0123456789abcdef0123456789abcdef")
+    for before, secret, after in parts:
+        line = f"{before} {secret} {after}"
+        if line.lstrip().startswith("{"):
+            line = "x" + line
+        out = redact_line(line, r, len)
+        assert _value(secret) not in out and "\n" not in out

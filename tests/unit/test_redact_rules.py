@@ -181,6 +181,14 @@ def test_redaction_comes_before_escaping() -> None:
     assert "ann@" not in shown and "\\n" in shown and "\x1b" not in shown
 
 
+def test_a_card_beside_more_digits_is_still_found() -> None:
+    """Found by a property test: a card followed by another digit group failed Luhn as a
+    whole and was kept; so was one after a digit group that is not part of it."""
+    r = redactor()
+    assert r.text("4111 1111 1111 1111 0") == "[REDACTED:card] 0"
+    assert r.text("ref 5 4111 1111 1111 1111") == "ref 5 [REDACTED:card]"
+
+
 def test_luhn() -> None:
     assert luhn("4111111111111111") and luhn("4111 1111 1111 1111")
     assert not luhn("4111111111111112") and not luhn("411111111111")

@@ -188,10 +188,16 @@ class Redactor:
                 continue
             if rule.needles and not any(map(text.__contains__, rule.needles)):
                 continue
-            for match in rule.pattern.finditer(text):
+            pos = 0
+            while (match := rule.pattern.search(text, pos)) is not None:
                 start, end = _secret_span(match)
-                if end > start and (rule.valid is None or rule.valid(text[start:end])):
+                if rule.fit is not None and end > start:
+                    end = start + rule.fit(text[start:end])
+                if end > start:
                     found.append((start, end, priority))
+                    pos = end
+                else:  # not a secret: one that starts inside it may still be one
+                    pos = match.start() + 1
         if not found:
             return []
         if "[" in text:  # tokens written by an earlier pass are not secrets

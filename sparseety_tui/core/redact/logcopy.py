@@ -46,8 +46,15 @@ def _zeroed(match: re.Match[str]) -> str:
     return match.group("k") + "[" + _DIGITS.sub("0", match.group("ids")) + "]"
 
 
+#: Count of the lines ``--redact text`` could not drop the text of (not JSON: a server
+#: log's line keeps its prompt, redacted by the rules; its count may come from it).
+TEXT_KEPT = "text_kept_in_lines"
+
+
 def text_line(line: str, redactor: Redactor) -> str:
     """A line that is not JSON, with its shape kept (see the module)."""
+    if redactor.drop_text and ("prompt" in line or "text" in line):
+        redactor.counts[TEXT_KEPT] += 1
     if "token_ids" in line:
         line, n = _TOKEN_IDS.subn(_zeroed, line)
         redactor.counts["token_ids"] += n

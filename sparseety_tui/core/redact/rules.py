@@ -36,9 +36,29 @@ class Rule:
     #: Characters one of which a match must contain: a text without any is skipped
     #: without running the regex (most log text has no ``@``, no ``sk-``).
     needles: tuple[str, ...] = ()
-    valid: Callable[[str], bool] | None = None
+    #: How much of a match is the secret: its length (the whole match: ``len``), 0 when
+    #: none of it is (a card number that fails Luhn, a parse that fails).
+    fit: Callable[[str], int] | None = None
     #: A match holds a digit: a text without any is skipped (one search for all rules).
     needs_digit: bool = False
+
+
+def _whole(check: Callable[[str], bool]) -> Callable[[str], int]:
+    return lambda text: len(text) if check(text) else 0
+
+
+def card_prefix(text: str) -> int:
+    """The longest run of whole digit groups at the start of ``text`` that is a card
+    number (Luhn): ``4111 1111 1111 1111 0`` holds one before its last group."""
+    ends = [
+        i + 1
+        for i, c in enumerate(text)
+        if c.isdigit() and (i + 1 == len(text) or not text[i + 1].isdigit())
+    ]
+    for end in reversed(ends):
+        if luhn(text[:end]):
+            return end
+    return 0
 
 
 def luhn(text: str) -> bool:
@@ -104,7 +124,7 @@ BUILTIN: tuple[Rule, ...] = (
         # Not the digits after a decimal point: 19.428522417494694 is a float in a log.
         re.compile(r"(?<![\w.-])[2-6](?:[ -]?\d){12,18}(?!\w|\.\d)"),
         "mask",
-        valid=luhn,
+        fit=card_prefix,
         needs_digit=True,
     ),
     Rule(
@@ -119,7 +139,7 @@ BUILTIN: tuple[Rule, ...] = (
             r"|(?<![\w(.-])(?:\(\d{3}\)\s?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"
         ),
         "mask",
-        valid=_phone,
+        fit=_whole(_phone),
         needs_digit=True,
     ),
     Rule(
@@ -134,7 +154,7 @@ BUILTIN: tuple[Rule, ...] = (
         re.compile(r"(?<![\w:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:%[\w]+)?(?![\w:])"),
         "hash",
         (":",),
-        valid=_ipv6,
+        fit=_whole(_ipv6),
         needs_digit=True,
     ),
 )
