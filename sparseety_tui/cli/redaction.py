@@ -10,7 +10,7 @@ from typing import Any
 from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.redact_key import RedactKeyError, load_key
 from sparseety_tui.core.literal import escape
-from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.redact import USER_KEYS, Redactor
 from sparseety_tui.core.redact.policy import PolicyError, RedactSettings, make_redactor
 
 
@@ -26,7 +26,7 @@ def redact_settings(args: argparse.Namespace) -> RedactSettings:
         keep_routing=bool(getattr(args, "keep_routing", False)),
         key_file=getattr(args, "redact_key_file", None),
         actions=value("redact.actions", {}),
-        user_keys=tuple(value("redact.user_keys", ("user", "user_id"))),
+        user_keys=tuple(value("redact.user_keys", USER_KEYS)),
         patterns=tuple(value("redact.rules", ())),
     )
 
