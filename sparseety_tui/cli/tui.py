@@ -6,6 +6,7 @@ import argparse
 import os
 
 from sparseety_tui.core.literal import quote
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 from sparseety_tui.sources.inputs import expand
@@ -110,7 +111,7 @@ def run(command: str, args: argparse.Namespace) -> int:
     raise InputError(f"unknown command {command}")
 
 
-def run_demo(args: argparse.Namespace, themes: object, redactor: object = None) -> int:
+def run_demo(args: argparse.Namespace, themes: object, redactor: Redactor | None = None) -> int:
     from sparseety_tui.ingest import replay
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeSet
@@ -128,7 +129,7 @@ def run_demo(args: argparse.Namespace, themes: object, redactor: object = None) 
             live=LiveOptions(paths=paths, start="start"),
             theme=args.theme,
             title="sparseety-tui demo",
-            redactor=redactor,  # type: ignore[arg-type]
+            redactor=redactor,
         )
         app = SparseetyApp(config, themes=themes)
         app.run()
