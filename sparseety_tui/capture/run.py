@@ -91,6 +91,13 @@ def load(options: RecordOptions) -> tuple[Any, Any]:
         tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_file=str(source))
     else:
         tokenizer = transformers.AutoTokenizer.from_pretrained(str(source), local_files_only=True)
+    if len(tokenizer) <= 1:
+        # transformers 5 builds a tokenizer with an empty vocabulary from config.json alone
+        # (no tokenizer files): every prompt would encode to no ids.
+        raise CaptureError(
+            f"{source}: no tokenizer files (tokenizer.json, vocab...) there; "
+            "pass --tokenizer FILE_OR_FOLDER (its text is needed for prompts and completions)"
+        )
     return model, tokenizer
 
 
@@ -167,6 +174,8 @@ def record_requests(
             ids = spec.prompt_token_ids
             if ids is None:
                 ids = list(tokenizer(spec.prompt)["input_ids"])
+            if not ids:
+                raise CaptureError(f"request {spec.request_id}: the prompt has no tokens")
             max_new = spec.max_new_tokens or options.max_new_tokens
             shown, kwargs = _sampling(options, max_new)
             gen = generate_one(model, capture, ids, max_new, pad_token_id=pad, **kwargs)

@@ -198,3 +198,20 @@ def test_an_unsupported_model_folder_is_refused_before_generating(
                           "--prompts", str(prompts), "-o", str(out)])  # fmt: skip
     assert "LlamaForCausalLM" in err and transformers.__version__ in err
     assert not out.exists() or out.read_text() == ""
+
+
+def test_a_folder_without_tokenizer_files_is_refused(
+    folder: Path, tmp_path: Path, prompts: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """transformers 5 makes a tokenizer with an empty vocabulary from config.json alone;
+    every prompt would then encode to no ids, and generate() fails deep inside torch."""
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (bare / name).write_bytes((folder / name).read_bytes())
+    out = tmp_path / "o.jsonl"
+    err = _error(
+        capsys, ["record", "--model", str(bare), "--prompts", str(prompts), "-o", str(out)]
+    )
+    assert "no tokenizer files" in err and "--tokenizer" in err
+    assert not out.exists() or out.read_text() == ""
