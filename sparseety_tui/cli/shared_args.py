@@ -10,7 +10,7 @@ REDACT_HELP = (
     "replace emails, phone numbers, IP addresses, API keys, card numbers and user ids in "
     "everything written (hashes keyed by a per-install key: the same value, the same "
     "token); '--redact text' also drops prompts and completions; per-token routing and "
-    "token ids are dropped unless --keep-routing"
+    "token ids are dropped unless --keep-routing (a log named 'text': --redact=on text)"
 )
 
 
