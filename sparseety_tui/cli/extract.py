@@ -9,10 +9,14 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from sparseety_tui.cli.extract_records import RecordOptions
 from sparseety_tui.cli.main import selection_args, warn
+from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.literal import escape, escape_json, quote
 from sparseety_tui.core.report import extract_lines
+from sparseety_tui.core.selection import Selection
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.ingest.batch import (
     InputError,
@@ -99,15 +103,28 @@ def _check_output_file(output: str) -> None:
 
 def run(args: argparse.Namespace, options: Options) -> int:
     selection = selection_args(args)  # a bad filter or time: exit 2 before any read
+    records = RecordOptions.of(args, redactor_of(args))  # a bad rule or key: exit 2 too
     if any(os.path.isdir(p) for p in args.paths):
-        return _run_directories(args, options)
+        code = _run_directories(args, options, records)
+    else:
+        code = _run_files(args, options, selection, records)
+    records.report()
+    report_redaction(records.redactor)
+    return code
+
+
+def _run_files(
+    args: argparse.Namespace, options: Options, selection: Selection, records: RecordOptions
+) -> int:
     files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
     _refuse_input_as_output(args.output, args.paths)
     _check_output_file(args.output)
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
-    lines = extract_lines(extractor, make_shape(options), args.limit, args.text, selection)
+    lines = extract_lines(
+        extractor, make_shape(options), args.limit, args.text, selection, records.transform()
+    )
     if args.output == "-":
         _write_all(sys.stdout.buffer, lines)
         sys.stdout.buffer.flush()
@@ -128,7 +145,7 @@ def _prepare_out_dir(out_dir: str) -> None:
         raise InputError(f"cannot create {quote(out_dir)}: {os_reason(exc)}") from exc
 
 
-def _run_directories(args: argparse.Namespace, options: Options) -> int:
+def _run_directories(args: argparse.Namespace, options: Options, records: RecordOptions) -> int:
     """Batch mode: one output per input file, `.done` markers, `failed.log`, retries."""
     out_dir = args.output
     if out_dir == "-":
@@ -149,7 +166,7 @@ def _run_directories(args: argparse.Namespace, options: Options) -> int:
         error = item.reason
         if item.kind == "file":
             target = os.path.join(out_dir, name + ".requests.jsonl")
-            error = _extract_one(args, options, tokens, shape, item.path, target, marker)
+            error = _extract_one(args, options, records, tokens, shape, item.path, target, marker)
         if error:
             failed += 1
             warn(f"failed {quote(item.path)}: {error}")
@@ -164,6 +181,7 @@ def _run_directories(args: argparse.Namespace, options: Options) -> int:
 def _extract_one(
     args: argparse.Namespace,
     options: Options,
+    records: RecordOptions,
     tokens: TokenCounter,
     shape: ModelShape,
     path: str,
@@ -177,7 +195,10 @@ def _extract_one(
             extractor = make_extractor(options, tokens)
             ingest_file(extractor, path)
             selection = selection_args(args)
-            _write_atomic(target, extract_lines(extractor, shape, args.limit, args.text, selection))
+            lines = extract_lines(
+                extractor, shape, args.limit, args.text, selection, records.transform()
+            )
+            _write_atomic(target, lines)
             with open(marker, "wb"):
                 pass
             return ""

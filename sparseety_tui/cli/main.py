@@ -1,5 +1,6 @@
-"""Command line: `extract`, `summary` (batch), `tail`, `demo` (the TUI), `serve` (HTTP) and
-`record` (routing capture from a local model; needs the capture extra).
+"""Command line: `extract`, `summary`, `analyze` (batch), `tail`, `demo` (the TUI), `serve`
+(HTTP), `redact` (a shareable copy of a log), `config` (the effective settings) and `record`
+(routing capture from a local model; needs the capture extra).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -16,6 +17,8 @@ from sparseety_tui import __version__
 from sparseety_tui.core.literal import escape
 
 PROG = "sparseety-tui"
+#: The commands that honour --redact (every one takes --config).
+REDACTING = ("extract", "summary", "analyze", "serve", "tail", "demo", "redact")
 
 
 class CliError(Exception):
@@ -109,8 +112,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
+    from sparseety_tui.cli import tutorial_args
+
     extract = sub.add_parser("extract", help="one JSON object per request (JSON Lines)")
-    extract.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
+    extract.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories")
+    tutorial_args.add_input_option(extract)
     extract.add_argument(
         "-o",
         "--output",
@@ -131,9 +137,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="directory batches: tries per file before it goes to failed.log (default 1)",
     )
     _add_core_options(extract)
+    tutorial_args.add_extract_options(extract)
 
     summary = sub.add_parser("summary", help="totals, skips by kind, latency, throughput")
-    summary.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
+    summary.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories")
+    tutorial_args.add_input_option(summary)
     summary.add_argument("--json", action="store_true", help="machine-readable JSON")
     summary.add_argument(
         "--jobs",
@@ -144,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_filter_option(summary, "totals over the requests it keeps")
     _add_core_options(summary)
+    tutorial_args.add_analyze(sub, _add_core_options)
 
     from sparseety_tui.cli import tui_args
 
@@ -157,6 +166,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     record.add_subcommand(sub)
     record.add_import_subcommand(sub)
+    sub.add_parser(
+        "config",
+        help="the effective settings and where each came from",
+        description="Print every setting a config file may give, its effective value and "
+        "where it came from (built-in, the user file $XDG_CONFIG_HOME/sparseety-tui/"
+        "config.toml, or --config FILE). Precedence: command line > --config > user file "
+        "> built-in.",
+    )
+    from sparseety_tui.cli import redact_log
+
+    redact_log.add_subcommand(sub)
+    _add_input_options(sub.choices["redact"])
+    from sparseety_tui.cli.shared_args import add_shared_options
+
+    for name, subparser in sub.choices.items():
+        add_shared_options(subparser, redaction=name in REDACTING, keep_routing=name != "serve")
     return parser
 
 
@@ -186,9 +211,32 @@ def _positive(value: int | None, name: str) -> None:
         raise CliError(f"{name} must be >= 0")
 
 
-def run(argv: Sequence[str] | None = None) -> int:
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each subcommand's parser, by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def parse(argv: Sequence[str] | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """The parsed arguments, with the config files' values as the options' defaults
+    (``cli.config``); ``args.config_settings`` holds every key's value and source."""
+    from sparseety_tui.cli import config
+    from sparseety_tui.cli.shared_args import normalize_redact
+
+    argv = normalize_redact(sys.argv[1:] if argv is None else argv)
+    settings = config.load(config.config_arg(argv))
     parser = build_parser()
+    for name, subparser in subcommands(parser).items():
+        config.apply(name, subparser, settings)
     args = parser.parse_args(argv)
+    args.config_settings = settings
+    return parser, args
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    parser, args = parse(argv)
     if args.command is None:
         parser.print_help()
         return 0
@@ -198,6 +246,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         "serve": _run_serve,
         "record": _run_record,
         "import-routing": _run_import,
+        "analyze": _run_analyze,
+        "config": _run_config,
+        "redact": _run_redact,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -213,9 +264,21 @@ def _options(args: argparse.Namespace) -> Any:
     return Options(format=args.format, tokenizer=args.tokenizer, model_config=args.model_config)
 
 
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """The logs to read: PATH arguments and ``--input``, else ``input.log_path``."""
+    paths: list[str] = [*args.paths, *(getattr(args, "input", None) or [])]
+    if not paths:
+        raise CliError(
+            f"{args.command}: no PATH given (nor --input, nor input.log_path in a config)"
+        )
+    args.paths = paths
+    return paths
+
+
 def _run_extract(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import extract
 
+    input_paths(args)
     _positive(args.limit, "--limit")
     _positive(args.retries, "--retries")
     window_arg(args)
@@ -225,9 +288,30 @@ def _run_extract(args: argparse.Namespace) -> int:
 def _run_summary(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import summary
 
+    input_paths(args)
     _positive(args.jobs, "--jobs")
     window_arg(args)
     return summary.run(args, _options(args))
+
+
+def _run_analyze(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import analyze
+
+    input_paths(args)
+    window_arg(args)
+    return analyze.run(args, _options(args))
+
+
+def _run_redact(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import redact_log
+
+    return redact_log.run(args, _options(args))
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import config_view
+
+    return config_view.run(args, build_parser())
 
 
 def _run_serve(args: argparse.Namespace) -> int:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import socket
 import sys
+from dataclasses import replace
 
 from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.serve_args import settings_of
 from sparseety_tui.core.literal import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, make_shape
@@ -39,7 +41,7 @@ def bind(settings: ServeSettings) -> socket.socket:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
-    settings = settings_of(args)
+    settings = replace(settings_of(args), redactor=redactor_of(args))
     try:
         check(settings)
         token = read_token(settings.token_file) if settings.token_file else None

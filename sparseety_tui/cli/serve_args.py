@@ -13,7 +13,8 @@ DESCRIPTION = (
     "serve what was read over HTTP on 127.0.0.1: /summary (= summary --json), /requests "
     "(= extract --filter --limit), /requests/ID (the detail), POST /extract (= extract for "
     "the records sent), /metrics (Prometheus) and /openapi.json. Read-only on the logs. "
-    "Without PATH only POST /extract has anything to say."
+    "Without PATH only POST /extract has anything to say. With --redact every answer is "
+    "redacted (and says what was, in counts per rule)."
 )
 
 

@@ -8,6 +8,8 @@ import sys
 import orjson
 
 from sparseety_tui.cli.main import selection_args, warn
+from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
 from sparseety_tui.core.timewindow import WindowedEngineSeries
@@ -19,6 +21,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (each was reported on
     stderr and the summary covers the rest)."""
     selection = selection_args(args)
+    redactor = redactor_of(args)
     window = selection.window
     inputs = batch_inputs(args.paths)
     # A window keeps the stats lines that may be in it (core.timewindow); range workers
@@ -29,6 +32,9 @@ def run(args: argparse.Namespace, options: Options) -> int:
         warn(f"skipped {quote(item.path)}: {item.reason}")
     ingest_all(extractor, options, inputs.files, jobs=1 if window is not None else args.jobs)
     document = summary_document(extractor, make_shape(options), selection)
+    if redactor is not None:
+        document = redactor.document(document)
+        document["redaction"] = redactor.summary()
     if args.json:
         sys.stdout.buffer.write(escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n")
         sys.stdout.buffer.flush()
@@ -39,4 +45,5 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
         console = Console()
         console.print(render_summary(document))
+        report_redaction(redactor)  # the JSON says it in its ``redaction`` key
     return 1 if inputs.skipped else 0

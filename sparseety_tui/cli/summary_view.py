@@ -81,7 +81,14 @@ def _requests(doc: dict[str, Any]) -> Table:
         ("prompt tokens", fmt_int(r["prompt_tokens"])),
         ("completion tokens", fmt_int(r["completion_tokens"])),
         ("cached tokens (prefix hits)", fmt_int(r["cached_tokens"])),
-        ("cache hit rate (cached / prompt)", fmt_pct(r["cache_hit_rate"])),
+        (
+            "cache hit rate (hit requests / flagged)"
+            if r.get("cache_hit_rate_by") == "requests"
+            else "cache hit rate (cached / prompt)",
+            fmt_pct(r["cache_hit_rate"]),
+        ),
+        ("completion / prompt tokens", fmt_float(r.get("completion_per_prompt_tokens"), 3)),
+        ("requests per minute", fmt_float(r.get("requests_per_minute"), 2)),
         ("logical tokens", fmt_int(r["logical_tokens"])),
         ("logical tokens of costed requests", fmt_int(r.get("logical_tokens_for_effective"))),
         (
@@ -134,11 +141,15 @@ def _skips(doc: dict[str, Any]) -> Table:
 
 
 def _latency(doc: dict[str, Any]) -> Table:
-    table = _table("Latency (exact, nearest rank)", "metric", "n", "p50", "p95", "p99", "max")
+    table = _table(
+        "Latency (exact, nearest rank)", "metric", "n", "mean", "p50", "p95", "p99", "max"
+    )
     for key in ("latency_s", "ttft_s"):
         q = doc[key]
         table.add_row(
-            key, fmt_int(q["count"]), *(fmt_float(q[p]) for p in ("p50", "p95", "p99", "max"))
+            key,
+            fmt_int(q["count"]),
+            *(fmt_float(q.get(p)) for p in ("mean", "p50", "p95", "p99", "max")),
         )
     return table
 

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from sparseety_tui.core.literal import quote
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 from sparseety_tui.sources.inputs import expand
@@ -73,9 +74,11 @@ def output_dir(args: argparse.Namespace) -> str | None:
 
 
 def run(command: str, args: argparse.Namespace) -> int:
+    from sparseety_tui.cli.redaction import redactor_of
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeError, load_themes
 
+    redactor = redactor_of(args)  # a bad rule or key: exit 2 before the UI starts
     themes = load_themes()
     if args.theme:
         try:
@@ -96,6 +99,7 @@ def run(command: str, args: argparse.Namespace) -> int:
             request_id=args.request,
             window=window_arg(args),
             output_dir=output_dir(args),
+            redactor=redactor,
         )
         # Builds the Extractor with ingest.batch.make_extractor, which loads a named
         # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
@@ -103,11 +107,11 @@ def run(command: str, args: argparse.Namespace) -> int:
         app.run()
         return app.return_code or 0
     if command == "demo":
-        return run_demo(args, themes)
+        return run_demo(args, themes, redactor)
     raise InputError(f"unknown command {command}")
 
 
-def run_demo(args: argparse.Namespace, themes: object) -> int:
+def run_demo(args: argparse.Namespace, themes: object, redactor: Redactor | None = None) -> int:
     from sparseety_tui.ingest import replay
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeSet
@@ -125,6 +129,7 @@ def run_demo(args: argparse.Namespace, themes: object) -> int:
             live=LiveOptions(paths=paths, start="start"),
             theme=args.theme,
             title="sparseety-tui demo",
+            redactor=redactor,
         )
         app = SparseetyApp(config, themes=themes)
         app.run()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -464,7 +465,13 @@ class DetailCache:
     """LRU of built details, invalidated when the request's row gains lines. Thread-safe
     for one builder at a time (the detail screen builds in one exclusive worker)."""
 
-    def __init__(self, size: int = CACHE_SIZE) -> None:
+    def __init__(
+        self,
+        post: Callable[[RequestDetail], RequestDetail] | None = None,
+        size: int = CACHE_SIZE,
+    ) -> None:
+        """``post``: applied to each detail built (redaction), before it is kept."""
+        self._post = post
         self._size = size
         self._items: OrderedDict[int, tuple[int, RequestDetail]] = OrderedDict()
         self._lock = threading.Lock()
@@ -478,6 +485,8 @@ class DetailCache:
                 self._items.move_to_end(row)
                 return hit[1]
         detail = build_detail(state, row)
+        if self._post is not None:
+            detail = self._post(detail)
         with self._lock:
             self._items[row] = (line_count, detail)
             self._items.move_to_end(row)

@@ -6,7 +6,7 @@ Both are built from the same store and the same figures functions as the TUI.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -236,17 +236,24 @@ def summary_document(
     }
 
 
+#: What an output does to each ``extract`` record before it is written: redaction
+#: (``core.redact.Redactor.document``), the tutorial's options; None leaves a record out.
+RecordTransform = Callable[[dict[str, Any]], "dict[str, Any] | None"]
+
+
 def extract_lines(
     extractor: ExtractorView,
     shape: ModelShape,
     limit: int | None,
     with_text: bool,
     selection: Selection | None = None,
+    transform: RecordTransform | None = None,
 ) -> Iterator[bytes]:
     """The ``extract`` output lines (JSON, one per request, newline-ended; the caller
     escapes them with ``literal.escape_json``, as the CLI and ``serve`` both do). With a
     ``selection`` (``--filter``, ``--since``/``--until``), only the requests it keeps: the rows the TUI's table shows for the same filter and
-    window (``core.selection``), in log order."""
+    window (``core.selection``), in log order. ``transform`` (redaction) sees each record,
+    text included, before it is encoded."""
     rows: Sequence[int] | None = None
     if selection is not None and selection.narrows:
         rows = select_rows(extractor, shape, selection).rows.tolist()
@@ -254,4 +261,9 @@ def extract_lines(
     for row, record in zip(numbered, request_records(extractor, shape, limit, rows)):
         if with_text:
             record.update(request_text(extractor, row))
+        if transform is not None:
+            kept = transform(record)
+            if kept is None:
+                continue
+            record = kept
         yield json_bytes(record, orjson.OPT_APPEND_NEWLINE)

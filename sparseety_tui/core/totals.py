@@ -57,16 +57,20 @@ def sorted_quantiles(known: Any) -> dict[str, float | int | None]:
     """``quantiles`` of values that are all known, sorted in place (the caller's array:
     no copy of a whole column). Kept in their own dtype: a float32 latency converts to
     float64 exactly, so sorting the float32s picks the same values."""
+    import numpy as np
+
     out: dict[str, float | int | None] = {"count": int(known.size)}
     if known.size == 0:
         out.update({name: None for name, _ in QUANTILES})
-        out["max"] = None
+        out["max"] = out["mean"] = None
         return out
     known.sort()
     for name, q in QUANTILES:
         rank = max(math.ceil(q * known.size), 1)  # nearest-rank definition
         out[name] = round(float(known[rank - 1]), 5)
     out["max"] = round(float(known[-1]), 5)
+    # Summed in float64: float32 sums of a million latencies lose digits.
+    out["mean"] = round(float(known.mean(dtype=np.float64)), 5)
     return out
 
 
@@ -285,6 +289,9 @@ def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, la
     # their skips are lower bounds.
     guessed = known_eff & cache_unknown_mask(cols)
     sums.counts["cache_unknown"] = sums.counts.get("cache_unknown", 0) + int(guessed.sum())
+    counted = ~np.isnan(cols["completion_tokens"]) & ~np.isnan(cols["prompt_tokens"])
+    sums.add_masked("prompt_with_completion", cols["prompt_tokens"], counted)
+    sums.add_masked("completion_with_prompt", cols["completion_tokens"], counted)
     both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
     sums.add_masked("prompt_with_cache", cols["prompt_tokens"], both)
     sums.add_masked("cached_with_prompt", cols["cached_tokens"], both)
@@ -355,6 +362,14 @@ def compute_totals(
         sums.values["cached_with_prompt"] / prompt_with_cache if prompt_with_cache > 0 else None
     )
     flagged = sums.counts.get("hit_flagged", 0)
+    cache_basis = "tokens" if cache_hit_rate is not None else None
+    if cache_hit_rate is None and flagged:
+        # Only a hit flag was logged (kv lines' hit_cache=True): the share of requests.
+        cache_hit_rate, cache_basis = sums.counts["hit_true"] / flagged, "requests"
+    prompt_counted = sums.values.get("prompt_with_completion", 0.0)
+    completion_per_prompt = (
+        sums.values["completion_with_prompt"] / prompt_counted if prompt_counted > 0 else None
+    )
     skipped: dict[str, Any] = {}
     for name in SKIP_FIELDS:
         part, whole = _whole(sums.skips[name]), _whole(sums.wholes[name])
@@ -377,6 +392,10 @@ def compute_totals(
         "model": sums.groups["model"].result(lambda c: store.models[c] or UNKNOWN_MODEL),
         "file": sums.groups["file"].result(lambda f: extractor.files[f].path),
     }
+    requests_per_minute = None
+    if per_minute:
+        minutes = max(per_minute) - min(per_minute) + 1
+        requests_per_minute = sum(v[0] for v in per_minute.values()) / minutes
     latency_quantiles = sorted_quantiles(sums.latency.values())
     ttft_quantiles = sorted_quantiles(sums.ttft.values())
     return {
@@ -408,6 +427,11 @@ def compute_totals(
             # while it is not 0, the skips are lower bounds and effective an upper bound.
             "with_cache_unknown": cache_unknown,
             "cache_hit_rate": _round(cache_hit_rate, 6),
+            # What the rate is a share of: "tokens" (cached / prompt tokens) or, when the
+            # log only flags hits, "requests" (hits / flagged); null: no cache figure.
+            "cache_hit_rate_by": cache_basis,
+            "completion_per_prompt_tokens": _round(completion_per_prompt, 6),
+            "requests_per_minute": _round(requests_per_minute, 3),
             "cache_hit_requests": (
                 {"hit": sums.counts["hit_true"], "reported": flagged} if flagged else None
             ),

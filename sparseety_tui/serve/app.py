@@ -76,7 +76,9 @@ class _Api:
             return error(413, f"body larger than --max-body ({self.settings.max_body:,} bytes)")
         except ClientDisconnect:  # nobody is left to answer; not the server's error
             return error(400, "the client went away before its body was read")
-        how = Extraction.of(self.options, self.followed.shape, self.settings.text)
+        how = Extraction.of(
+            self.options, self.followed.shape, self.settings.text, self.settings.redacting()
+        )
         content_type = request.headers.get("content-type", "application/json")
 
         def run() -> bytes:
@@ -91,9 +93,13 @@ class _Api:
     async def summary(self, request: Request) -> Response:
         selection = _selection(request)
         state, shape = self.followed.state(), self.followed.shape
+        redactor = self.settings.redacting()
 
         def run() -> bytes:
             document = summary_document(state, shape, selection)
+            if redactor is not None:
+                document = redactor.document(document)
+                document["redaction"] = redactor.summary()
             return escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n"
 
         return Response(await anyio.to_thread.run_sync(run), media_type="application/json")
@@ -102,9 +108,12 @@ class _Api:
         selection = _selection(request)
         limit = _limit(request.query_params.get("limit"))
         state, shape, text = self.followed.state(), self.followed.shape, self.settings.text
+        redactor = self.settings.redacting()
+        transform = None if redactor is None else redactor.document
 
         def run() -> bytes:
-            return escape_json(b"".join(extract_lines(state, shape, limit, text, selection)))
+            lines = extract_lines(state, shape, limit, text, selection, transform)
+            return escape_json(b"".join(lines))
 
         return Response(await anyio.to_thread.run_sync(run), media_type=NDJSON)
 
@@ -119,7 +128,13 @@ class _Api:
             record = next(request_records(state, shape, None, [row]))
             detail = build_detail(state, row)
             document = detail_document(
-                state, row, record, detail, settings.text, settings.keep_routing
+                state,
+                row,
+                record,
+                detail,
+                settings.text,
+                settings.keep_routing,
+                settings.redacting(),
             )
             return escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n"
 

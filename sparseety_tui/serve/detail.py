@@ -5,6 +5,9 @@ detail screen shows) as JSON, with what may reveal the text left out unless aske
 - Per-token routing (experts, weights, skipped heads of each token) only with
   ``--keep-routing``: routing, token by token, reveals the text as much as the text does.
 - The raw log lines only with both: a line holds the text and the routing as logged.
+- With ``--redact``, the whole answer is redacted (``core.redact``): token texts as one
+  text per phase (a secret spans tokens), then every string; ``--redact text`` leaves
+  no text at all.
 
 Per-request aggregates (tokens per expert, skips per head, per layer) and each token's
 position, phase and skip kinds are always there: they are the figures, not the text.
@@ -17,6 +20,8 @@ from typing import Any
 
 from sparseety_tui.core.detail import RequestDetail, request_text
 from sparseety_tui.core.literal import json_text
+from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.redact.detail import redact_detail
 from sparseety_tui.core.views import ExtractorView
 
 
@@ -34,9 +39,12 @@ def detail_document(
     detail: RequestDetail,
     with_text: bool,
     keep_routing: bool,
+    redactor: Redactor | None = None,
 ) -> dict[str, Any]:
     if with_text:
         record = {**record, **request_text(state, row)}
+    if redactor is not None:
+        detail = redact_detail(detail, redactor)
     tokens = []
     for token in detail.tokens:
         item: dict[str, Any] = {
@@ -92,4 +100,7 @@ def detail_document(
             for line in detail.raw_lines
         ]
         document["raw_omitted"] = detail.raw_omitted
+    if redactor is not None:
+        document = redactor.document(document)
+        document["redaction"] = redactor.summary()
     return document

@@ -27,6 +27,7 @@ import orjson
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.literal import escape_json, json_bytes, json_text
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.report import extract_lines
 from sparseety_tui.events import RequestPayload, SamplingInfo, SparseInfo
 from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor
@@ -55,10 +56,17 @@ class Extraction:
     options: Options
     shape: ModelShape
     with_text: bool = False
+    redactor: Redactor | None = None
 
     @classmethod
-    def of(cls, options: Options, shape: ModelShape, with_text: bool) -> Extraction:
-        return cls(replace(options, format="trace"), shape, with_text)
+    def of(
+        cls,
+        options: Options,
+        shape: ModelShape,
+        with_text: bool,
+        redactor: Redactor | None = None,
+    ) -> Extraction:
+        return cls(replace(options, format="trace"), shape, with_text, redactor)
 
 
 def trace_lines(body: bytes, content_type: str) -> bytes:
@@ -209,7 +217,8 @@ def extract_body(lines: bytes, how: Extraction) -> bytes:
             # ``extract`` would print null for it; an API client sent it wrong.
             fields = ", ".join(f"{k} ({n})" for k, n in sorted(state.ignored.items()))
             raise BodyError(422, f"values that are not what their field holds: {fields}")
-        answer = b"".join(extract_lines(extractor, how.shape, None, how.with_text))
+        transform = None if how.redactor is None else how.redactor.document
+        answer = b"".join(extract_lines(extractor, how.shape, None, how.with_text, None, transform))
         # Only the source names the temporary file: name the body instead.
         needle = b'"source":{"file":' + json_bytes(json_text(path)) + b","
         label = b'"source":{"file":' + json_bytes(BODY_LABEL) + b","

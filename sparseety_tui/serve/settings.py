@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from sparseety_tui.core.literal import quote
+from sparseety_tui.core.redact import Redactor
 
 #: Loopback only unless asked (``--allow-remote`` with a token).
 DEFAULT_HOST = "127.0.0.1"
@@ -50,6 +51,11 @@ class ServeSettings:
     keep_routing: bool = False
     expert_series: bool = False
     expert_series_budget: int = DEFAULT_EXPERT_SERIES_BUDGET
+    #: ``--redact``: applied to every answer (a fresh copy each, for its own counts).
+    redactor: Redactor | None = None
+
+    def redacting(self) -> Redactor | None:
+        return None if self.redactor is None else self.redactor.fresh()
 
 
 def is_loopback(host: str) -> bool:

@@ -28,12 +28,15 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.idmatch import PrefixMatches, ambiguous_message
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
+from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.redact.detail import redact_detail
 from sparseety_tui.core.timewindow import WindowSpec
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import MAX_PUBLISH_GAP_S, MIN_PUBLISH_GAP_S, IngestWorker
 from sparseety_tui.ui import handoff, keys
 from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
+from sparseety_tui.ui.safe_text import redact, set_redactor
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.errors import ErrorsScreen
@@ -71,6 +74,8 @@ class AppConfig:
     title: str = "sparseety-tui"
     #: --output-dir: screenshots and text that could not be copied (ui/handoff.py).
     output_dir: str | None = None
+    #: --redact: everything shown (and so copied, dumped, screenshot) is redacted.
+    redactor: Redactor | None = None
 
 
 class SparseetyApp(App[int]):
@@ -103,7 +108,13 @@ class SparseetyApp(App[int]):
         self._first_query = ViewQuery(window=config.window)
         if config.window is not None:
             self.worker.set_query(self._first_query)
-        self.details = DetailCache()
+        # Redaction goes through the one funnel of shown text (safe_text.escape) and the
+        # details built (a secret spans tokens: redacted over the joined text).
+        set_redactor(config.redactor)
+        redactor = config.redactor
+        self.details = DetailCache(
+            None if redactor is None else lambda detail: redact_detail(detail, redactor)
+        )
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(config.theme or default_theme_name())
         self._shown_version = -1
@@ -172,6 +183,7 @@ class SparseetyApp(App[int]):
 
     def on_unmount(self) -> None:
         self.worker.stop()
+        set_redactor(None)
 
     @property
     def main_screen(self) -> MainScreen:
@@ -256,6 +268,7 @@ class SparseetyApp(App[int]):
         return not self.is_headless and stream is not None and stream.isatty()
 
     def on_hand_off(self, message: HandOff) -> None:
+        message.text = redact(message.text)  # what is copied is what was shown
         osc52 = self._terminal_clipboard()
         if osc52:
             self.copy_to_clipboard(message.text)

@@ -583,3 +583,22 @@ def test_three_logs_show_a_file_column_and_three_engines(
     screen = tmux.wait_for(lambda s: " 3/3 " in s, "the third engine")
     tmux.keys("q")
     assert exit_status(status) == "0"
+
+
+def test_redacted_tail_shows_the_badge_and_no_secret(tmux: Tmux, tmp_path: Path) -> None:
+    """``tail --redact`` in a real terminal: the REDACTED badge, and neither the planted
+    email nor the phone number on the table or the request's detail, even beside escapes."""
+    key = tmp_path / "redact.key"
+    key.write_text("0123456789abcdef" * 4)
+    key.chmod(0o600)
+    log = tmp_path / "secrets.jsonl"
+    prompt = "mail \x1b[2Jann.lee@example.com or call +1 (415) 555-0132 tail-marker"
+    log.write_text(request("sec-1", prompt=prompt, user="alice-77"))
+    start_tail(tmux, tmp_path, log, "--redact", "--redact-key-file", str(key), "--request", "sec-1")
+    screen = tmux.wait_for(lambda s: "tail-marker" in s, "the redacted prompt")
+    assert "[email:" in screen and "[REDACTED:phone]" in screen
+    assert "ann.lee" not in screen and "555-0132" not in screen and "\\x1b[" in screen
+    tmux.keys("Escape")
+    screen = tmux.wait_for(lambda s: "REDACTED" in s and "sec-1" in s, "the badge")
+    assert "ann.lee" not in screen
+    tmux.keys("q")

@@ -32,7 +32,7 @@ from sparseety_tui.core.timing import derive_times
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
 from sparseety_tui.ui.messages import HandOff
-from sparseety_tui.ui.safe_text import display_path, escape, safe_text
+from sparseety_tui.ui.safe_text import display_path, escape, redacting, safe_text
 from sparseety_tui.ui.widgets.counts import count_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
 from sparseety_tui.ui.widgets.sparkline import bar, sparkline
@@ -399,6 +399,8 @@ class DetailScreen(Screen[None]):
                     parts.append(f"e{expert}" + (f" {w:.2f}" if isinstance(w, float) else ""))
                 out.append(f"L{layer:<3}", "dim")
                 out.append(("  ".join(parts) or "—") + "\n")
+        elif self.detail.expert_counts and redacting():
+            out.append("per-token routing not shown: --redact (--keep-routing shows it)\n", "dim")
         elif self.detail.expert_counts:
             why = (
                 "prefill skipped: served from the prefix cache"

@@ -20,11 +20,11 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sparseety_tui.core.errors import ErrorRecord
-from sparseety_tui.core.literal import escape
 from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.error_places import Places
 from sparseety_tui.ui.fmt import fit
+from sparseety_tui.ui.safe_text import escape
 
 #: Widths from which the request id and the date are shown.
 REQUEST_MIN_WIDTH = 110

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.widget import Widget
 
 from sparseety_tui.ingest.snapshot import Snapshot
-from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.safe_text import escape, redacting
 from sparseety_tui.ui.sorting import sort_words
 from sparseety_tui.ui.widgets.sparkline import bar
 
@@ -22,6 +22,7 @@ class StatusLine(Widget):
         "status-line--event",
         "status-line--error",
         "status-line--bar",
+        "status-line--redacted",
     }
 
     DEFAULT_CSS = """
@@ -32,6 +33,7 @@ class StatusLine(Widget):
     StatusLine > .status-line--event { color: $secondary; }
     StatusLine > .status-line--error { text-style: bold; color: $error; }
     StatusLine > .status-line--bar { color: $primary; }
+    StatusLine > .status-line--redacted { text-style: bold reverse; color: $error; }
     """
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
@@ -55,6 +57,9 @@ class StatusLine(Widget):
         self._state = state
         out = Text(no_wrap=True, overflow="ellipsis", end="")
         dim = self.get_component_rich_style("status-line--dim")
+        if redacting():  # say so: a screenshot of it must say it is redacted
+            out.append(" REDACTED ", self.get_component_rich_style("status-line--redacted"))
+            out.append(" ")
         if paused:
             extra = f" +{new_rows:,} new" if new_rows else ""
             out.append(f" PAUSED{extra} ", self.get_component_rich_style("status-line--paused"))

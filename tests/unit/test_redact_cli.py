@@ -1,0 +1,196 @@
+"""``--redact`` where text leaves the tool: ``extract``, ``summary``, ``analyze``, ``serve``
+answers; the per-install key; the acceptance trace of issue #14."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from cli_helpers import extract_records, summary_json
+from serve_helpers import serving
+
+from sparseety_tui.cli.main import main, parse, run
+from sparseety_tui.cli.redact_key import default_key_path
+from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.serve.settings import ServeSettings
+
+EMAIL = "ann.lee@example.com"
+PLANTED = {
+    "email": EMAIL,
+    "us_phone": "+1 (415) 555-0132",
+    "cn_phone": "13800138000",
+    "ipv4": "10.20.30.40",
+    "sk_key": "sk-proj-Abcdefghijklmnop123456",
+    "card": "4111 1111 1111 1111",
+}
+
+
+def planted_trace(tmp_path: Path) -> Path:
+    """Issue #14's trace: an email twice in two requests, a US and a Chinese phone number,
+    an IPv4 address, an sk- key and a card number, in prompts and a completion."""
+    records = [
+        {
+            "request_id": "r-1",
+            "user": "alice-77",
+            "prompt": f"I am {EMAIL}, call +1 (415) 555-0132 or 13800138000.",
+            "completion": "Noted.",
+            "prompt_tokens": 20,
+            "completion_tokens": 2,
+            "latency_s": 0.5,
+        },
+        {
+            "request_id": "r-2",
+            "prompt": f"Again {EMAIL} from 10.20.30.40 with key sk-proj-Abcdefghijklmnop123456",
+            "completion": "Card 4111 1111 1111 1111 charged.",
+            "prompt_tokens": 30,
+            "completion_tokens": 6,
+            "latency_s": 0.7,
+        },
+    ]
+    path = tmp_path / "planted.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    return path
+
+
+def no_planted(text: str) -> None:
+    for name, value in PLANTED.items():
+        assert value not in text, name
+    assert "alice-77" not in text
+
+
+def test_extract_text_redact_leaves_none_of_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = planted_trace(tmp_path)
+    assert run(["extract", "--text", "--redact", str(trace)]) == 0
+    out, err = capsys.readouterr()
+    no_planted(out)
+    first, second = (orjson.loads(line) for line in out.splitlines())
+    token = first["prompt"].split("I am ")[1].split(",")[0]
+    assert token.startswith("[email:") and token in second["prompt"]  # the same token twice
+    assert "redacted: api_key 1, card 1, email 2, ipv4 1, phone 2" in err
+    # the figures are untouched
+    plain = extract_records(capsys, str(trace))
+    for a, b in zip((first, second), plain):
+        assert {k: v for k, v in a.items() if k not in ("prompt", "completion")} == b
+
+
+def test_without_redact_the_values_are_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The test above can fail: without --redact the output holds every planted value."""
+    assert run(["extract", "--text", str(planted_trace(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert all(v in out for v in PLANTED.values())
+
+
+def test_redact_text_drops_prompts_and_completions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = extract_records(capsys, "--text", "--redact", "text", str(planted_trace(tmp_path)))
+    assert [(r["prompt"], r["completion"]) for r in records] == [(None, None)] * 2
+    assert records[0]["token_counts_from"] == {"prompt": "reported", "completion": "reported"}
+
+
+def test_a_log_after_redact_is_a_path_not_a_mode(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = planted_trace(tmp_path)
+    records = extract_records(capsys, "--text", "--redact", str(trace))
+    assert len(records) == 2 and EMAIL not in repr(records)
+
+
+def test_summary_redacts_and_says_what(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = planted_trace(tmp_path)
+    bad = tmp_path / "with_noise.log"
+    bad.write_text(f"garbage line from {EMAIL} at 10.20.30.40\n" + trace.read_text())
+    document = summary_json(capsys, "--redact", str(bad))
+    text = orjson.dumps(document).decode()
+    assert EMAIL not in text and "10.20.30.40" not in text
+    assert document["redaction"]["rules"]["email"] >= 1
+    plain = summary_json(capsys, str(bad))
+    assert document["requests"] == plain["requests"]
+    assert document["latency_s"] == plain["latency_s"]
+
+
+def test_the_key_is_made_once_mode_600_and_reused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trace = planted_trace(tmp_path)
+    key = Path(default_key_path())
+    assert not key.exists()
+    first = extract_records(capsys, "--text", "--redact", str(trace))
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    again = extract_records(capsys, "--text", "--redact", str(trace))
+    assert first == again  # the same key: the same tokens, run after run
+    other = tmp_path / "other.key"
+    other.write_text("f" * 64)
+    other.chmod(0o600)
+    elsewhere = extract_records(
+        capsys, "--text", "--redact", "--redact-key-file", str(other), str(trace)
+    )
+    assert elsewhere[0]["prompt"] != first[0]["prompt"]
+
+
+def test_a_key_others_can_read_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = tmp_path / "open.key"
+    key.write_text("f" * 64)
+    key.chmod(0o644)
+    with pytest.raises(SystemExit) as exc:
+        main(["extract", "--redact", "--redact-key-file", str(key), str(planted_trace(tmp_path))])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "readable by others" in err and len(err.strip().splitlines()) == 1
+
+
+def test_analyze_with_redact_still_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(["analyze", "--redact", "--input", str(planted_trace(tmp_path))]) == 0
+    assert "Total prompt tokens: 50" in capsys.readouterr().out
+
+
+def _get(server: Any, path: str) -> Any:
+    answer = server.get(path)
+    assert answer.status == 200, answer.body
+    return answer
+
+
+def test_serve_answers_are_redacted(tmp_path: Path) -> None:
+    trace = planted_trace(tmp_path)
+    args = parse(["serve", "--redact", str(trace)])[1]
+    settings = ServeSettings(port=0, text=True, redactor=redactor_of(args))
+    with serving([str(trace)], settings) as server:
+        for path in ("/summary", "/requests", "/requests/r-1", "/requests/r-2"):
+            no_planted(_get(server, path).body.decode())
+        detail = _get(server, "/requests/r-1").json()
+        assert detail["redaction"]["rules"]["email"] >= 1
+        posted = server.post("/extract", trace.read_bytes(), "application/x-ndjson")
+        assert posted.status == 200
+        no_planted(posted.body.decode())
+    with serving([str(trace)], ServeSettings(port=0, text=True)) as server:
+        assert EMAIL in _get(server, "/requests/r-1").body.decode()  # the test can fail
+
+
+def test_routing_and_token_ids_leave_only_with_keep_routing(tmp_path: Path) -> None:
+    sample = os.path.join(os.path.dirname(__file__), "..", "..", "sample_logs", "moe_trace.jsonl")
+    for keep in (False, True):
+        argv = ["serve", "--redact", sample] + (["--keep-routing"] if keep else [])
+        args = parse(argv)[1]
+        settings = ServeSettings(port=0, text=True, keep_routing=keep, redactor=redactor_of(args))
+        with serving([sample], settings) as server:
+            detail = _get(server, "/requests/moe-01").json()
+        tokens = detail["tokens"]
+        assert detail["expert_counts"]  # the aggregates stay
+        if keep:
+            assert any(t.get("experts") for t in tokens) and any(t.get("token_id") for t in tokens)
+        else:
+            assert not any(t.get("experts") or t.get("token_id") is not None for t in tokens)
+            assert any(t.get("text") for t in tokens)  # the text (redacted) is there
+            assert "prompt_token_ids" not in repr(detail)
