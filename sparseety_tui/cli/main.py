@@ -1,4 +1,5 @@
-"""Command line: `extract`, `summary` (batch), `tail`, `demo` (the TUI) and `serve` (HTTP).
+"""Command line: `extract`, `summary`, `compare`, `plot` (batch), `tail`, `demo` (the TUI) and
+`serve` (HTTP).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -151,6 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import serve_args
 
     serve_args.add_subcommand(sub, _add_input_options)
+
+    from sparseety_tui.cli import compare_args
+
+    compare_args.add_subcommand(sub, _add_input_options, _run_compare)
     return parser
 
 
@@ -186,7 +191,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handler: Any = {
+    handler: Any = getattr(args, "handler", None) or {
         "extract": _run_extract,
         "summary": _run_summary,
         "serve": _run_serve,
@@ -220,6 +225,12 @@ def _run_summary(args: argparse.Namespace) -> int:
     _positive(args.jobs, "--jobs")
     window_arg(args)
     return summary.run(args, _options(args))
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import compare
+
+    return compare.run(args, _options(args))
 
 
 def _run_serve(args: argparse.Namespace) -> int:
