@@ -74,6 +74,7 @@ class ReadSide:
     side: Side
     extractor: Extractor
     skipped: int
+    window: WindowSpec | None
 
 
 def read_side(spec: SideSpec, options: Options, jobs: int) -> ReadSide:
@@ -85,7 +86,9 @@ def read_side(spec: SideSpec, options: Options, jobs: int) -> ReadSide:
     rows = select_rows(extractor, shape, selection).rows if selection.narrows else None
     requests = side_requests(extractor, shape, rows)
     paths = tuple(json_text(p) for p in spec.paths)
-    return ReadSide(Side(paths, spec.window_text, document, requests), extractor, skipped)
+    return ReadSide(
+        Side(paths, spec.window_text, document, requests), extractor, skipped, spec.window
+    )
 
 
 def compare_output(
@@ -93,6 +96,10 @@ def compare_output(
 ) -> tuple[dict[str, Any], ReadSide, ReadSide]:
     """The ``compare --json`` document of the arguments, and both sides as read."""
     base_spec, cand_spec = side_specs(args)
+    if args.plot:
+        from sparseety_tui.cli.plot import check_output
+
+        check_output(args.plot)
     for name in ("resamples", "regressions", "jobs"):
         if getattr(args, name) < 0:
             raise CliError(f"--{name} must be >= 0")
@@ -130,10 +137,17 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
         Console().print(render_compare(document))
     if args.plot:
-        from sparseety_tui.cli.plot import write_plot
+        from sparseety_tui.cli.plot import PlotSide, write_plot
 
+        shape = make_shape(options)
         write_plot(
             args.plot,
-            [("baseline", base.extractor, base.side), ("candidate", cand.extractor, cand.side)],
+            [
+                PlotSide(label, read.side.paths, read.extractor, shape, Selection(None, spec))
+                for label, read, spec in (
+                    ("baseline", base, base.window),
+                    ("candidate", cand, cand.window),
+                )
+            ],
         )
     return 1 if base.skipped or cand.skipped else 0

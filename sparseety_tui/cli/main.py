@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import compare_args
 
     compare_args.add_subcommand(sub, _add_input_options, _run_compare)
+
+    from sparseety_tui.cli import plot_args
+
+    plot_args.add_subcommand(sub, _add_core_options, _run_plot)
     return parser
 
 
@@ -231,6 +235,14 @@ def _run_compare(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import compare
 
     return compare.run(args, _options(args))
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import plot
+
+    _positive(args.jobs, "--jobs")
+    window_arg(args)
+    return plot.run(args, _options(args))
 
 
 def _run_serve(args: argparse.Namespace) -> int:

@@ -195,8 +195,8 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         for name in names:
             parts.setdefault(name, []).append(np.asarray(cols[name], dtype=np.float64)[mask])
     cols = {name: np.concatenate(parts[name]) if name in parts else np.zeros(0) for name in names}
-    finished, received, latency = cols["finished_ts"], cols["received_ts"], cols["latency_s"]
-    end = np.where(_dates(finished), finished, received + latency)
+    received, latency = cols["received_ts"], cols["latency_s"]
+    end = request_end(cols)
     has_end = _dates(end)
     return {
         "cols": cols,
@@ -206,6 +206,22 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "ttft": cols["ttft_s"][has_end],
         "received": received[_dates(received)],
     }
+
+
+def request_end(cols: Mapping[str, Any]) -> Any:
+    """Each request's end as the request trends count it: its finish time, else its
+    arrival plus its latency (NaN or no date when neither is known)."""
+    import numpy as np
+
+    finished = np.asarray(cols["finished_ts"], dtype=np.float64)
+    received = np.asarray(cols["received_ts"], dtype=np.float64)
+    latency = np.asarray(cols["latency_s"], dtype=np.float64)
+    return np.where(_dates(finished), finished, received + latency)
+
+
+def is_date(values: Any) -> Any:
+    """Which of ``values`` (unix s) are dates (NaN is not)."""
+    return _dates(values)
 
 
 def _minutes_with_data(
