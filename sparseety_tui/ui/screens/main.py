@@ -27,6 +27,7 @@ from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel, warning_counts
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.prompt import Prompt
+from sparseety_tui.ui.widgets.replay_bar import ReplayBar
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.status_line import StatusLine
 from sparseety_tui.ui.widgets.totals_strip import (
@@ -77,10 +78,17 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.MAIN))
 
     def __init__(
-        self, shape: ModelShape, *, show_rate: bool = True, query: ViewQuery | None = None
+        self,
+        shape: ModelShape,
+        *,
+        show_rate: bool = True,
+        query: ViewQuery | None = None,
+        replay: bool = False,
     ) -> None:
-        """``query``: the query to start with (``tail --since/--until``'s window)."""
+        """``query``: the query to start with (``tail --since/--until``'s window);
+        ``replay``: show the replay bar (``tail --replay``, ``demo``)."""
         super().__init__(id="main")
+        self._replay = replay
         self._shape = shape
         self._show_rate = show_rate
         self.paused = False
@@ -122,8 +130,14 @@ class MainScreen(Screen[None]):
                     classes="hidden",
                 )
         yield Prompt(id="prompt", classes="hidden")
+        if self._replay:
+            yield ReplayBar(id="replay")
         yield StatusLine(id="status")
         yield Footer(compact=True)
+
+    @property
+    def replay_bar(self) -> ReplayBar:
+        return self.query_one(ReplayBar)
 
     def on_mount(self) -> None:
         self.query_one(RequestTable).focus()
