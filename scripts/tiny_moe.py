@@ -49,9 +49,13 @@ class Generation:
 
 
 class TinyMoe:
-    """Model, tokenizer and router hooks; ``generate`` returns ids and captured routing."""
+    """Model, tokenizer and router hooks; ``generate`` returns ids and captured routing.
 
-    def __init__(self) -> None:
+    ``top_k``: experts per token. The weights do not depend on it (the router scores every
+    expert; k only picks how many run), so models of different k built here are the same
+    model routed more or less sparsely."""
+
+    def __init__(self, top_k: int = TOP_K) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from tokenizers import Tokenizer
@@ -73,7 +77,7 @@ class TinyMoe:
             num_key_value_heads=KV_HEADS,
             head_dim=HEAD_DIM,
             num_experts=NUM_EXPERTS,
-            num_experts_per_tok=TOP_K,
+            num_experts_per_tok=top_k,
             norm_topk_prob=True,
             decoder_sparse_step=1,
             mlp_only_layers=MLP_ONLY_LAYERS,

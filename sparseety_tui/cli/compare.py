@@ -16,7 +16,7 @@ import orjson
 from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.summary import summarise
 from sparseety_tui.core.compare.document import Side, compare_document
-from sparseety_tui.core.compare.matching import match_requests
+from sparseety_tui.core.compare.matching import Match, match_requests
 from sparseety_tui.core.compare.requests import prompt_keys, side_requests
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape_json, json_bytes, json_text
@@ -91,9 +91,17 @@ def read_side(spec: SideSpec, options: Options, jobs: int) -> ReadSide:
     )
 
 
-def compare_output(
-    args: argparse.Namespace, options: Options
-) -> tuple[dict[str, Any], ReadSide, ReadSide]:
+@dataclass(frozen=True)
+class Compared:
+    """``compare``'s result: the document (what is printed) and what it was made from."""
+
+    document: dict[str, Any]
+    baseline: ReadSide
+    candidate: ReadSide
+    match: Match
+
+
+def compare_output(args: argparse.Namespace, options: Options) -> Compared:
     """The ``compare --json`` document of the arguments, and both sides as read."""
     base_spec, cand_spec = side_specs(args)
     if args.plot:
@@ -121,12 +129,15 @@ def compare_output(
         seed=args.seed,
         regressions_limit=args.regressions,
     )
-    return document, base, cand
+    return Compared(document, base, cand, match)
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (reported on stderr)."""
-    document, base, cand = compare_output(args, options)
+    compared = compare_output(args, options)
+    document, base, cand = compared.document, compared.baseline, compared.candidate
+    if args.tui:
+        return run_tui(args, options, compared)
     if args.json:
         sys.stdout.buffer.write(escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n")
         sys.stdout.buffer.flush()
@@ -151,3 +162,42 @@ def run(args: argparse.Namespace, options: Options) -> int:
             ],
         )
     return 1 if base.skipped or cand.skipped else 0
+
+
+#: Matched pairs the TUI's per-request table lists (the largest increase first).
+TUI_PAIRS = 2000
+
+
+def compare_app(args: argparse.Namespace, options: Options, compared: Compared) -> Any:
+    """The compare screen's app over both sides (``ui.compare_app.CompareApp``)."""
+    from sparseety_tui.core.compare.document import pair_diffs
+    from sparseety_tui.ui.compare_app import CompareApp
+    from sparseety_tui.ui.themes import ThemeError, load_themes
+
+    themes = load_themes()
+    theme = getattr(args, "theme", None)
+    if theme:
+        try:
+            themes.resolve(theme)
+        except ThemeError as exc:
+            raise CliError(str(exc)) from exc
+    base, cand = compared.baseline, compared.candidate
+    pairs, total = pair_diffs(
+        base.side.requests, cand.side.requests, compared.match, TUI_PAIRS, only_up=False
+    )
+    return CompareApp(
+        compared.document,
+        pairs,
+        total,
+        (base.extractor.freeze(), cand.extractor.freeze()),
+        (base.side.requests.rows, cand.side.requests.rows),
+        make_shape(options),
+        theme=theme,
+        themes=themes,
+    )
+
+
+def run_tui(args: argparse.Namespace, options: Options, compared: Compared) -> int:
+    app = compare_app(args, options, compared)
+    app.run()
+    return int(app.return_code or 0)

@@ -54,6 +54,13 @@ def add_subcommand(
     parser.add_argument("--candidate-window", metavar="C..D", help="the candidate's time window")
     parser.add_argument("--json", action="store_true", help="machine-readable JSON")
     parser.add_argument(
+        "--tui",
+        action="store_true",
+        help="the compare screen: figures side by side, per-request changes, both sides "
+        "of a request (⏎)",
+    )
+    parser.add_argument("--theme", metavar="NAME", help="--tui: dark, light or ansi (16 colours)")
+    parser.add_argument(
         "--plot", metavar="OUT", help="also write both sides' per-minute plots (.png/.svg/.pdf)"
     )
     parser.add_argument(

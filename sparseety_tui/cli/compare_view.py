@@ -12,84 +12,54 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sparseety_tui.core.compare.figures import figure_better, figure_unit
+from sparseety_tui.core.compare.figures import figure_unit
+from sparseety_tui.core.compare.text import (
+    change_kind,
+    fmt_ci,
+    fmt_delta,
+    fmt_rel,
+    fmt_value,
+    match_text,
+)
 from sparseety_tui.core.literal import escape
 
-
-def fmt_value(value: float | int | None, unit: str) -> str:
-    """A figure in its unit: counts with thousands separators, ratios as %."""
-    if value is None:
-        return "—"
-    if unit == "ratio":
-        return f"{100 * value:.2f}%"
-    if unit == "s":
-        return f"{value:.4f}"
-    if isinstance(value, int) or float(value).is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.2f}"
+STYLE = {"better": "green", "worse": "red", "": ""}
 
 
-def fmt_delta(value: float | None, unit: str) -> str:
-    if value is None:
-        return "—"
-    if unit == "ratio":
-        return f"{100 * value:+.2f} pp"
-    if unit == "s":
-        return f"{value:+.4f}"
-    return f"{value:+,.2f}"
-
-
-def fmt_rel(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:+.1f}%"
-
-
-def delta_style(name: str, value: float | None) -> str:
-    """Green when the change is for the better, red when for the worse."""
-    better = figure_better(name)
-    if value is None or not value or better is None:
-        return ""
-    return "green" if (value < 0) == (better == "lower") else "red"
-
-
-def _side_line(label: str, side: dict[str, Any]) -> Text:
+def side_line(label: str, side: dict[str, Any]) -> str:
     where = ", ".join(escape(p) for p in side["paths"])
     window = f" window {escape(side['window'])}" if side.get("window") else ""
-    return Text(f"{label}: {where}{window} ({side['requests']:,} requests)")
+    return f"{label}: {where}{window} ({side['requests']:,} requests)"
 
 
 def figures_table(doc: dict[str, Any]) -> Table:
     table = Table(title=Text("Figures", style="bold"), title_justify="left")
-    for i, column in enumerate(
-        ("figure", "unit", "baseline", "candidate", "Δ", "Δ%", "CI95 (paired)")
-    ):
-        table.add_column(column, justify="left" if i < 2 else "right")
+    table.add_column("figure", no_wrap=True)
+    for column in ("baseline", "candidate", "Δ", "Δ%", "CI95"):
+        table.add_column(column, justify="right", min_width=12 if column == "CI95" else None)
     base, cand = doc["baseline"]["figures"], doc["candidate"]["figures"]
     for name, entry in doc["delta"].items():
         unit = figure_unit(name)
-        ci = entry.get("ci95")
-        ci_text = "—" if not ci else f"[{fmt_delta(ci[0], unit)}, {fmt_delta(ci[1], unit)}]"
-        style = delta_style(name, entry["abs"])
+        style = STYLE[change_kind(name, entry["abs"])]
         table.add_row(
             Text(name),
-            unit,
             fmt_value(base.get(name), unit),
             fmt_value(cand.get(name), unit),
             Text(fmt_delta(entry["abs"], unit), style=style),
             Text(fmt_rel(entry["rel"]), style=style),
-            ci_text,
+            fmt_ci(entry.get("ci95"), unit),
         )
     return table
 
 
 def regressions_table(doc: dict[str, Any]) -> Table:
-    title = (
-        f"Regressions ({len(doc['regressions']):,} of {doc['regressions_total']:,}, worst first)"
-    )
+    shown, total = len(doc["regressions"]), doc["regressions_total"]
+    title = f"Regressions ({shown:,} of {total:,}, the largest increase first)"
     table = Table(title=Text(title, style="bold"), title_justify="left")
-    for i, column in enumerate(
-        ("baseline id", "candidate id", "latency s", "Δ latency", "compute", "Δ compute")
-    ):
-        table.add_column(column, justify="left" if i < 2 else "right")
+    table.add_column("baseline id")
+    table.add_column("candidate id")
+    for column in ("latency s", "Δ latency", "compute tokens", "Δ compute"):
+        table.add_column(column, justify="right")
     for r in doc["regressions"]:
         lat, comp = r["latency_s"], r["effective_compute_tokens"]
         table.add_row(
@@ -103,23 +73,11 @@ def regressions_table(doc: dict[str, Any]) -> Table:
     return table
 
 
-def match_line(doc: dict[str, Any]) -> Text:
-    how = {
-        "request_id": "by request id",
-        "prompt": "by prompt (hash of text or token ids)",
-        "workload": "not matched: workloads compared as a whole",
-    }[doc["match_by"]]
-    return Text(
-        f"matched {doc['matched']:,} {how}; only in baseline {doc['only_baseline']:,}, "
-        f"only in candidate {doc['only_candidate']:,}"
-    )
-
-
 def render_compare(doc: dict[str, Any]) -> RenderableType:
     parts: list[RenderableType] = [
-        _side_line("baseline", doc["baseline"]),
-        _side_line("candidate", doc["candidate"]),
-        match_line(doc),
+        Text(side_line("baseline", doc["baseline"])),
+        Text(side_line("candidate", doc["candidate"])),
+        Text(match_text(doc)),
         figures_table(doc),
     ]
     if doc["regressions"]:

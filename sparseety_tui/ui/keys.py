@@ -118,6 +118,19 @@ ERRORS: tuple[Key, ...] = (
     Key("c", "copy", "Copy", show=False),
 )
 
+COMPARE: tuple[Key, ...] = (
+    Key("q", "app.quit", "Quit"),
+    Key("enter", "drill", "Both sides", label="⏎"),
+    Key("tab", "switch", "Figures / requests", label="tab"),
+)
+
+COMPARE_DETAIL: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("tab", "switch", "Baseline / candidate", label="tab"),
+    Key("n", "skip_next", "Next skipped"),
+    Key("N", "skip_previous", "Prev skipped", show=False),
+)
+
 #: Only while replaying (``tail --replay``, ``demo``): the app's ``check_action`` hides
 #: them otherwise.
 REPLAY: tuple[Key, ...] = (
@@ -144,6 +157,8 @@ SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Errors", ERRORS + TABLE),
     ("Error in context", ERROR_CONTEXT),
     ("Replay (tail --replay, demo)", REPLAY),
+    ("Compare (compare --tui)", COMPARE),
+    ("Compare: both sides of a request", COMPARE_DETAIL),
 )
 
 

@@ -19,7 +19,7 @@ from sparseety_tui.core.compare.defaults import (
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
 )
-from sparseety_tui.core.compare.figures import Number, figure_unit, side_figures
+from sparseety_tui.core.compare.figures import Number, figure_unit, side_figures, skip_figure
 from sparseety_tui.core.compare.matching import Match
 from sparseety_tui.core.compare.requests import SideRequests
 from sparseety_tui.core.figures import SKIP_FIELDS
@@ -31,7 +31,7 @@ PAIRED: dict[str, Statistic] = {
     "logical_tokens": Statistic("sum", "logical_tokens"),
     "effective_compute_tokens": Statistic("sum", "effective_compute_tokens"),
     "sparse_skipped_tokens": Statistic("sum", "sparse_skipped_tokens"),
-    **{f"skipped_{name}": Statistic("sum", name) for name in SKIP_FIELDS},
+    **{skip_figure(name): Statistic("sum", name) for name in SKIP_FIELDS},
     "skip_ratio": Statistic("ratio", "sparse_skipped_tokens", over="logical_tokens"),
     **{
         f"{what}_{name}_s": Statistic("quantile", f"{what}_s", q=q)
@@ -100,11 +100,22 @@ def _side_document(side: Side, figures: Mapping[str, Number]) -> dict[str, Any]:
     }
 
 
-def regressions(
-    base: SideRequests, cand: SideRequests, match: Match, limit: int
-) -> tuple[list[dict[str, Any]], int]:
-    """Matched requests whose latency or effective compute went up, the largest relative
-    increase first (of the two), at most ``limit``; and how many there are in all."""
+@dataclass(frozen=True)
+class PairDiff:
+    """One matched pair's change: where it is on each side (positions into the sides'
+    requests) and its entry as ``regressions`` lists it."""
+
+    baseline: int
+    candidate: int
+    entry: dict[str, Any]
+
+
+def pair_diffs(
+    base: SideRequests, cand: SideRequests, match: Match, limit: int, only_up: bool = True
+) -> tuple[list[PairDiff], int]:
+    """Matched pairs by their largest relative increase, latency or effective compute
+    (the worst first), at most ``limit``; ``only_up``: only those where either went up
+    (the regressions). And how many pairs qualified in all."""
     import numpy as np
 
     if not match.matched:
@@ -117,25 +128,23 @@ def regressions(
             rel = np.where(b > 0, (c - b) / np.abs(b), np.where(c > b, np.inf, 0.0))
         parts[name] = (b, c, np.nan_to_num(rel, nan=-np.inf))
     worst = np.maximum(parts["latency_s"][2], parts["effective_compute_tokens"][2])
-    up = np.nonzero(worst > 0)[0]
-    order = up[np.argsort(-worst[up], kind="stable")][:limit]
+    chosen = np.nonzero(worst > 0)[0] if only_up else np.arange(match.matched)
+    order = chosen[np.argsort(-worst[chosen], kind="stable")][:limit]
     out = []
     for i in order.tolist():
+        at_base, at_cand = int(match.baseline[i]), int(match.candidate[i])
         entry: dict[str, Any] = {
-            "baseline_id": base.ids[int(match.baseline[i])],
-            "candidate_id": cand.ids[int(match.candidate[i])],
+            "baseline_id": base.ids[at_base],
+            "candidate_id": cand.ids[at_cand],
         }
         for name, digits in (("latency_s", 5), ("effective_compute_tokens", 2)):
             b, c, _rel = parts[name]
-            entry[name] = {
-                "baseline": _round(float(b[i]), digits),
-                "candidate": _round(float(c[i]), digits),
-                **delta(_round(float(b[i]), digits), _round(float(c[i]), digits), digits),
-            }
+            pair = _round(float(b[i]), digits), _round(float(c[i]), digits)
+            entry[name] = {"baseline": pair[0], "candidate": pair[1], **delta(*pair, digits)}
         lat, comp = parts["latency_s"][2][i], parts["effective_compute_tokens"][2][i]
         entry["worst"] = "latency" if lat >= comp else "compute"
-        out.append(entry)
-    return out, len(up)
+        out.append(PairDiff(at_base, at_cand, entry))
+    return out, len(chosen)
 
 
 def compare_document(
@@ -164,7 +173,7 @@ def compare_document(
                 entry["ci95"] = None if ci is None else [_round(v, digits) for v in ci]
                 entry["paired"] = {"pairs": pairs, "abs": _round(estimate, digits)}
         deltas[name] = entry
-    listed, total = regressions(
+    listed, total = pair_diffs(
         baseline.requests, candidate.requests, match, max(regressions_limit, 0)
     )
     return {
@@ -176,7 +185,7 @@ def compare_document(
         "only_baseline": match.only_baseline,
         "only_candidate": match.only_candidate,
         "delta": deltas,
-        "regressions": listed,
+        "regressions": [pair.entry for pair in listed],
         "regressions_total": total,
         "bootstrap": {"resamples": resamples, "seed": seed, "confidence": CONFIDENCE},
     }

@@ -58,6 +58,11 @@ def tokens_per_s(doc: Mapping[str, Any], field: str) -> Number:
     return round(float(sum(known)) / seconds, 4)
 
 
+def skip_figure(field: str) -> str:
+    """The figure name of a skip field: ``skipped_cached_tokens``, ``skipped_head_slots``."""
+    return field if field.startswith("skipped_") else f"skipped_{field}"
+
+
 _SKIP_UNITS = {
     "cached_tokens": "tokens",
     "evicted_kv_positions": "KV positions",
@@ -77,7 +82,7 @@ FIGURES: tuple[Figure, ...] = (
     ),
     Figure("sparse_skipped_tokens", "tokens", None, _at("requests", "sparse_skipped_tokens")),
     *(
-        Figure(f"skipped_{name}", _SKIP_UNITS[name], None, _at("skipped", name, "value"))
+        Figure(skip_figure(name), _SKIP_UNITS[name], None, _at("skipped", name, "value"))
         for name in SKIP_FIELDS
     ),
     Figure("skip_ratio", "ratio", None, _at("requests", "skip_ratio")),
