@@ -681,8 +681,9 @@ def compare_lines(tiny: Any, top_k: int) -> list[str]:
     lines.sort(key=lambda item: item[0])
     meta = _meta(tiny, f"the compare sample: MOE_PROMPTS with top-{top_k} of 8 experts")
     meta["topk_experts"] = top_k
-    meta["x_measured"] = meta["x_measured"][:2] + [
-        "sparse.routing (forward hooks on the routers, prefill + every decode step)"
+    meta["x_measured"] = [
+        *meta["x_measured"][:2],
+        "sparse.routing (forward hooks on the routers, prefill + every decode step)",
     ]
     meta["x_simulated"] = [
         "timestamps, latency_s, ttft_s (a timing model: MoE time per token grows with the "
