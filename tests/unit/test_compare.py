@@ -11,7 +11,7 @@ from cli_helpers import summary_json
 from compare_helpers import BASE_TS, trace_records, write_trace
 
 from sparseety_tui.cli.main import run
-from sparseety_tui.core.compare.bootstrap import Statistic, paired_interval
+from sparseety_tui.core.compare.bootstrap import Statistic, paired_intervals
 from sparseety_tui.core.compare.matching import match_requests, pair_keys
 
 
@@ -128,14 +128,37 @@ def test_interval_of_a_noisy_shift_holds_the_shift_and_is_seeded() -> None:
     rng = np.random.default_rng(3)
     base = rng.lognormal(0.0, 0.5, 400)
     cand = base + 0.1 + rng.normal(0.0, 0.05, 400)
-    stat = Statistic("quantile", "latency_s", q=0.5)
-    ci = paired_interval(stat, {"latency_s": base}, {"latency_s": cand}, 500, seed=7)
-    assert ci is not None
-    assert ci[0] <= 0.1 <= ci[1]
-    assert ci[1] - ci[0] < 0.1  # an interval, not everything
-    assert paired_interval(stat, {"latency_s": base}, {"latency_s": cand}, 500, seed=7) == ci
-    other = paired_interval(stat, {"latency_s": base}, {"latency_s": cand}, 500, seed=8)
-    assert other != ci
+    stats = {
+        "p50": Statistic("quantile", "latency_s", q=0.5),
+        "sum": Statistic("sum", "latency_s"),
+    }
+    b, c = {"latency_s": base}, {"latency_s": cand}
+    ci = paired_intervals(stats, b, c, 500, seed=7)
+    lo, hi = ci["p50"]  # type: ignore[misc]
+    assert lo <= 0.1 <= hi
+    assert hi - lo < 0.1  # an interval, not everything
+    total_lo, total_hi = ci["sum"]  # type: ignore[misc]
+    assert total_lo <= 40.0 <= total_hi  # 400 pairs x 0.1 s
+    assert paired_intervals(stats, b, c, 500, seed=7) == ci
+    assert paired_intervals(stats, b, c, 500, seed=8) != ci
+
+
+def test_quantile_by_counts_is_the_nearest_rank_of_the_resample() -> None:
+    import numpy as np
+
+    from sparseety_tui.core.compare.bootstrap import BLOCK, _quantiles
+    from sparseety_tui.core.totals import sorted_quantiles
+
+    rng = np.random.default_rng(5)
+    values = rng.normal(size=50)
+    order = np.argsort(values, kind="stable")
+    idx = rng.integers(0, 50, size=(30, 50))
+    counts = np.stack([np.bincount(row, minlength=51) for row in idx]).astype(np.int32)
+    padded = np.concatenate([order, np.full(BLOCK - 50, 50)])  # to the last column, 0
+    got = _quantiles(counts, (padded, values[order]), [0.95])[0]
+    for row, value in zip(idx, got):
+        # sorted_quantiles rounds to 5 decimals
+        assert value == pytest.approx(sorted_quantiles(values[row].copy())["p95"], abs=1e-5)
 
 
 def test_one_logs_two_windows_agree_with_summary_since_until(

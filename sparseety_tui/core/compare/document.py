@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.compare.bootstrap import Statistic, paired_interval, paired_statistic
+from sparseety_tui.core.compare.bootstrap import Statistic, paired_intervals, paired_statistics
 from sparseety_tui.core.compare.defaults import (
     CONFIDENCE,
     DEFAULT_REGRESSIONS,
@@ -74,19 +74,13 @@ def delta(base: Number, cand: Number, digits: int) -> dict[str, Any]:
     return {"abs": _round(diff, digits), "rel": _round(rel, 6)}
 
 
-def _pair_values(
-    stat: Statistic, base: SideRequests, cand: SideRequests, match: Match
+def _pair_columns(
+    base: SideRequests, cand: SideRequests, match: Match
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The matched pairs' values ``stat`` reads, only pairs whose values are all known."""
-    import numpy as np
-
-    names = [stat.value] + ([stat.over] if stat.over else [])
-    b = {name: base.values[name][match.baseline] for name in names}
-    c = {name: cand.values[name][match.candidate] for name in names}
-    known = np.ones(match.matched, dtype=bool)
-    for name in names:
-        known &= ~np.isnan(b[name]) & ~np.isnan(c[name])
-    return {k: v[known] for k, v in b.items()}, {k: v[known] for k, v in c.items()}
+    """The matched pairs' per-request values, pair by pair (NaN: unknown)."""
+    b = {name: values[match.baseline] for name, values in base.values.items()}
+    c = {name: values[match.candidate] for name, values in cand.values.items()}
+    return b, c
 
 
 def _side_document(side: Side, figures: Mapping[str, Number]) -> dict[str, Any]:
@@ -159,19 +153,20 @@ def compare_document(
     base_fig = side_figures(baseline.summary)
     cand_fig = side_figures(candidate.summary)
     names = list(base_fig) + [n for n in cand_fig if n not in base_fig]
+    paired: dict[str, Statistic] = {}
+    if match.matched:
+        paired = {name: stat for name, stat in PAIRED.items() if name in names}
+        b, c = _pair_columns(baseline.requests, candidate.requests, match)
+        estimates, pairs = paired_statistics(paired, b, c)
+        intervals = paired_intervals(paired, b, c, resamples, seed)
     deltas: dict[str, Any] = {}
     for name in names:
         digits = _digits(name)
         entry = delta(base_fig.get(name), cand_fig.get(name), digits)
-        stat = PAIRED.get(name)
-        if stat is not None and match.matched:
-            b, c = _pair_values(stat, baseline.requests, candidate.requests, match)
-            pairs = len(b[stat.value])
-            if pairs:
-                estimate = paired_statistic(stat, b, c)
-                ci = paired_interval(stat, b, c, resamples, seed)
-                entry["ci95"] = None if ci is None else [_round(v, digits) for v in ci]
-                entry["paired"] = {"pairs": pairs, "abs": _round(estimate, digits)}
+        if name in paired and pairs[name]:
+            ci = intervals[name]
+            entry["ci95"] = None if ci is None else [_round(v, digits) for v in ci]
+            entry["paired"] = {"pairs": pairs[name], "abs": _round(estimates[name], digits)}
         deltas[name] = entry
     listed, total = pair_diffs(
         baseline.requests, candidate.requests, match, max(regressions_limit, 0)
