@@ -151,6 +151,14 @@ def run(args: argparse.Namespace, options: Options) -> int:
         from sparseety_tui.cli.plot import PlotSide, write_plot
 
         shape = make_shape(options)
+        match = compared.match
+        pairs = {
+            name: (
+                base.side.requests.values[name][match.baseline],
+                cand.side.requests.values[name][match.candidate],
+            )
+            for name in ("latency_s", "effective_compute_tokens")
+        }
         write_plot(
             args.plot,
             [
@@ -160,6 +168,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
                     ("candidate", cand, cand.window),
                 )
             ],
+            pairs if match.matched else None,
         )
     return 1 if base.skipped or cand.skipped else 0
 

@@ -10,7 +10,7 @@ drawn. The series are ``core.trends.compute_trends``' (the TUI's trends screen) 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,10 +67,50 @@ def _range_text(minutes: Sequence[int]) -> str:
     return f"{start}–{end} UTC ({len(minutes)} min)"
 
 
-def plot_data(sides: Sequence[PlotSide]) -> dict[str, Any]:
+def paired_panels(pairs: Mapping[str, tuple[Any, Any]]) -> list[dict[str, Any]]:
+    """Panels of matched requests (``compare --plot``): each pair's value on both sides,
+    the pairs in the order of the baseline's latency (``pairs``: figure -> the baseline's
+    and the candidate's values, pair by pair; NaN unknown)."""
+    import numpy as np
+
+    latency = np.asarray(pairs["latency_s"][0], dtype=np.float64)
+    order = np.argsort(np.where(np.isnan(latency), np.inf, latency), kind="stable")
+    x = list(range(1, len(order) + 1))
+    out = []
+    for key, title, unit in (
+        ("latency_s", "latency of each matched request", "s"),
+        ("effective_compute_tokens", "effective compute of each matched request", "tokens"),
+    ):
+        base, cand = (np.asarray(v, dtype=np.float64)[order] for v in pairs[key])
+        lines = [
+            {"name": key.split("_")[0], "side": label, "x": x, "y": _known(values)}
+            for label, values in (("baseline", base), ("candidate", cand))
+        ]
+        out.append(
+            {
+                "key": f"pairs_{key}",
+                "title": title,
+                "unit": unit,
+                "sources": ["matched requests, in the order of the baseline's latency"],
+                "stacked": False,
+                "points": True,
+                "x_label": "matched request (by baseline latency)",
+                "lines": lines,
+            }
+        )
+    return out
+
+
+def _known(values: Any) -> list[float | None]:
+    return [None if v != v else float(v) for v in values.tolist()]
+
+
+def plot_data(
+    sides: Sequence[PlotSide], pairs: Mapping[str, tuple[Any, Any]] | None = None
+) -> dict[str, Any]:
     """Everything the picture shows, as a JSON-ready dict (module docstring). With two
     sides the x axis is minutes from each side's first minute, so runs at different
-    times overlay."""
+    times overlay; ``pairs`` (matched requests' values) add the ``paired_panels`` first."""
     overlay = len(sides) > 1
     panels: dict[str, dict[str, Any]] = {}
     described = []
@@ -110,16 +150,19 @@ def plot_data(sides: Sequence[PlotSide]) -> dict[str, Any]:
         "title": "sparseety-tui: baseline vs candidate" if overlay else "sparseety-tui",
         "sides": described,
         "x_axis": "minutes from the side's first minute" if overlay else "time (UTC)",
-        "panels": [panels[k] for k in order],
+        "panels": (paired_panels(pairs) if pairs else []) + [panels[k] for k in order],
     }
 
 
-def write_plot(out: str, sides: Sequence[PlotSide]) -> None:
-    """Draw ``sides`` to ``out`` (its suffix says the format)."""
+def write_plot(
+    out: str, sides: Sequence[PlotSide], pairs: Mapping[str, tuple[Any, Any]] | None = None
+) -> None:
+    """Draw ``sides`` (and ``pairs``, see ``plot_data``) to ``out`` (its suffix says the
+    format)."""
     from sparseety_tui.cli import plot_render
 
     check_output(out)
-    plot_render.render(plot_data(sides), out)
+    plot_render.render(plot_data(sides, pairs), out)
 
 
 def check_output(out: str) -> None:

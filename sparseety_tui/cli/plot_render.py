@@ -13,6 +13,7 @@ from typing import Any
 #: Okabe & Ito (2008): distinguishable with every common colour-vision deficiency.
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000")
 SIDE_STYLE = {None: "-", "baseline": "-", "candidate": "--"}
+SIDE_MARKER = {None: ".", "baseline": "o", "candidate": "^"}
 MAX_FILES_SHOWN = 3
 
 
@@ -58,11 +59,12 @@ def render(data: dict[str, Any], out: str) -> None:
             "grid.alpha": 0.3,
         }
     ):
-        fig, axes = plt.subplots(
-            rows, columns, figsize=(12, 2.9 * rows + 0.9), squeeze=False, sharex=True
-        )
+        fig, axes = plt.subplots(rows, columns, figsize=(12, 2.9 * rows + 0.9), squeeze=False)
         dates = data["x_axis"].startswith("time")
         for ax, panel in zip(axes.flat, panels):
+            if panel.get("x_label"):  # its own x axis (matched requests), not time
+                _draw_points(ax, panel)
+                continue
             colours: dict[str, str] = {}
             stacked = [line for line in panel["lines"] if panel["stacked"]]
             if stacked:
@@ -86,7 +88,9 @@ def render(data: dict[str, Any], out: str) -> None:
                         color=colour,
                         label=label,
                         linewidth=1.6,
-                        marker="." if len(line["x"]) < 30 else None,
+                        # Few minutes: markers, a side's own shape (one point has no line).
+                        marker=SIDE_MARKER.get(line["side"], "o") if len(line["x"]) < 30 else None,
+                        markersize=5,
                     )
             if panel["key"] == "skips" and panel["lines"]:
                 ax.set_yscale("symlog", linthresh=1.0)  # kinds differ by orders of magnitude
@@ -100,6 +104,11 @@ def render(data: dict[str, Any], out: str) -> None:
                 )
         for ax in axes.flat[len(panels) :]:
             ax.set_visible(False)
+        for ax, panel in zip(axes.flat, panels):
+            if not panel.get("x_label"):
+                xs = [x for line in panel["lines"] for x in line["x"]]
+                if len(set(xs)) == 1 and not dates:  # one minute: a point, not a span
+                    ax.set_xlim(xs[0] - 0.5, xs[0] + 0.5)
         for ax in axes[-1]:
             ax.set_xlabel(data["x_axis"])
             if dates:
@@ -110,9 +119,11 @@ def render(data: dict[str, Any], out: str) -> None:
                     mdates.MinuteLocator(interval=max(1, math.ceil(span / 8)), tz=timezone.utc)  # type: ignore[no-untyped-call]
                 )
                 ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M", tz=timezone.utc))  # type: ignore[no-untyped-call]
-        fig.suptitle(data["title"], fontsize=13, fontweight="bold", x=0.01, ha="left")
         height = fig.get_figheight()
-        fig.text(0.01, 1 - 0.45 / height, header(data), fontsize=9, va="top")
+        fig.suptitle(
+            data["title"], fontsize=13, fontweight="bold", x=0.01, y=1 - 0.12 / height, ha="left"
+        )
+        fig.text(0.01, 1 - 0.42 / height, header(data), fontsize=9, va="top")
         fig.tight_layout(rect=(0, 0, 1, 1 - (0.55 + 0.16 * len(data["sides"])) / height))
         # No creation date in the file: the same input draws the same bytes.
         metadata = {"Date": None} if out.lower().endswith(".svg") else None
@@ -120,6 +131,25 @@ def render(data: dict[str, Any], out: str) -> None:
             metadata = {"CreationDate": None}
         fig.savefig(out, dpi=110, metadata=metadata)
         plt.close(fig)
+
+
+def _draw_points(ax: Any, panel: dict[str, Any]) -> None:
+    """A panel of matched requests: each side's value per pair, baseline and candidate."""
+    for i, line in enumerate(panel["lines"]):
+        ax.plot(
+            line["x"],
+            _values(line["y"]),
+            SIDE_MARKER.get(line["side"], "o"),
+            color=PALETTE[i % len(PALETTE)],
+            label=line["side"] or line["name"],
+            markersize=5,
+            linestyle="none",
+        )
+    ax.set_title(panel["title"])
+    ax.set_ylabel(panel["unit"])
+    ax.set_xlabel(panel["x_label"])
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="best", frameon=True, framealpha=0.8)
 
 
 def _x(value: float, dates: bool, datetime: Any, timezone: Any) -> Any:

@@ -93,6 +93,10 @@ def test_compare_plot_overlays_both_sides(tmp_path: Path) -> None:
     assert any("candidate: " in t and "sparse.jsonl" in t for t in texts)
     assert "p50 (baseline)" in texts and "p50 (candidate)" in texts
     assert texts.count("minutes from the side's first minute") == 2
+    # Matched by id: each pair's latency and compute on both sides, drawn first.
+    assert "latency of each matched request" in texts
+    assert "effective compute of each matched request" in texts
+    assert texts.count("matched request (by baseline latency)") == 2
 
 
 def test_unknown_image_kind_is_an_error_before_reading(
