@@ -229,3 +229,24 @@ async def test_replay_keys_do_nothing_without_a_replay(tmp_path: Path) -> None:
         await pilot.press("full_stop", "P")
         await settle(pilot)
         assert len(app.worker.snapshot.state.store) == 24
+
+
+def test_tail_replay_options_from_the_command_line(tmp_path: Path) -> None:
+    from sparseety_tui.cli.main import build_parser
+    from sparseety_tui.cli.tui import replay_source
+    from sparseety_tui.ingest.batch import InputError
+
+    log = write_log(tmp_path / "run.jsonl")
+    parse = build_parser().parse_args
+    source = replay_source(parse(["tail", str(log), "--replay", "--from", "12:00:30"]), (str(log),))
+    assert source.clock.now() == pytest.approx(T0 + 30, abs=0.5)
+    # Relative: back from the logs' end (12:01:54), not from the clock.
+    source = replay_source(parse(["tail", str(log), "--replay", "--from", "1m"]), (str(log),))
+    assert source.clock.now() == pytest.approx(T0 + 114 - 60, abs=0.5)
+    with pytest.raises(InputError, match="speed"):
+        replay_source(parse(["tail", str(log), "--replay", "--speed", "0"]), (str(log),))
+    with pytest.raises(InputError, match="not a finished file"):
+        replay_source(
+            parse(["tail", str(tmp_path / "gone.jsonl"), "--replay"]),
+            (str(tmp_path / "gone.jsonl"),),
+        )
