@@ -364,6 +364,27 @@ def _rounded_timing(
     return round(ttft, 3), round(ttft + (completion - 1) * tpot, 3)
 
 
+def finished_record(
+    rid: str, tiny: Any, prompt: str, gen: Any, arrival: float, ttft: float, latency: float
+) -> dict[str, Any]:
+    """A finished request's record: ids, times, text and token ids (the fields every
+    model-backed request record of the samples starts with, in this order)."""
+    return {
+        "request_id": rid,
+        "model": tiny_moe_module().MODEL_NAME,
+        "state": "finished",
+        "finish_reason": "length",
+        "received_ts": iso(arrival),
+        "ts": iso(arrival + latency),
+        "ttft_s": ttft,
+        "latency_s": latency,
+        "prompt": prompt,
+        "completion": tiny.decode(gen.completion_ids),
+        "prompt_token_ids": gen.prompt_ids,
+        "completion_token_ids": gen.completion_ids,
+    }
+
+
 def moe_trace_lines(tiny: Any) -> list[str]:
     rng = random.Random(101)
     cache = RadixCacheSim()
@@ -377,20 +398,7 @@ def moe_trace_lines(tiny: Any) -> list[str]:
         cached = cache.lookup_and_insert(prompt_ids)
         ttft, latency = _rounded_timing(rng, len(prompt_ids) - cached, len(gen.completion_ids))
         simulated = ["received_ts", "ts", "ttft_s", "latency_s"]
-        rec: dict[str, Any] = {
-            "request_id": f"moe-{i + 1:02d}",
-            "model": tiny_moe_module().MODEL_NAME,
-            "state": "finished",
-            "finish_reason": "length",
-            "received_ts": iso(arrival),
-            "ts": iso(arrival + latency),
-            "ttft_s": ttft,
-            "latency_s": latency,
-            "prompt": prompt,
-            "completion": tiny.decode(gen.completion_ids),
-            "prompt_token_ids": gen.prompt_ids,
-            "completion_token_ids": gen.completion_ids,
-        }
+        rec = finished_record(f"moe-{i + 1:02d}", tiny, prompt, gen, arrival, ttft, latency)
         if cached:
             rec["cached_tokens"] = cached
             simulated.append("cached_tokens")
@@ -653,19 +661,8 @@ def compare_lines(tiny: Any, top_k: int) -> list[str]:
         ttft = round(0.030 + 0.0011 * len(prompt_ids) * moe_share + jitter, 3)
         tpot = 0.008 + 0.012 * moe_share + jitter
         latency = round(ttft + (len(gen.completion_ids) - 1) * tpot, 3)
-        rec: dict[str, Any] = {
-            "request_id": f"cmp-{i + 1:02d}",
-            "model": tiny_moe_module().MODEL_NAME,
-            "state": "finished",
-            "finish_reason": "length",
-            "received_ts": iso(arrival),
-            "ts": iso(arrival + latency),
-            "ttft_s": ttft,
-            "latency_s": latency,
-            "prompt": prompt,
-            "completion": tiny.decode(gen.completion_ids),
-            "prompt_token_ids": gen.prompt_ids,
-            "completion_token_ids": gen.completion_ids,
+        rec = finished_record(f"cmp-{i + 1:02d}", tiny, prompt, gen, arrival, ttft, latency)
+        rec |= {
             "sparse": {
                 "topk_experts": top_k,
                 "total_experts": tiny.config.num_experts,

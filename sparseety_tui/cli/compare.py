@@ -181,6 +181,7 @@ def compare_app(args: argparse.Namespace, options: Options, compared: Compared) 
     """The compare screen's app over both sides (``ui.compare_app.CompareApp``)."""
     from sparseety_tui.core.compare.document import pair_diffs
     from sparseety_tui.ui.compare_app import CompareApp
+    from sparseety_tui.ui.screens.compare import CompareData
     from sparseety_tui.ui.themes import ThemeError, load_themes
 
     themes = load_themes()
@@ -194,16 +195,15 @@ def compare_app(args: argparse.Namespace, options: Options, compared: Compared) 
     pairs, total = pair_diffs(
         base.side.requests, cand.side.requests, compared.match, TUI_PAIRS, only_up=False
     )
-    return CompareApp(
+    data = CompareData(
         compared.document,
         pairs,
         total,
         (base.extractor.freeze(), cand.extractor.freeze()),
         (base.side.requests.rows, cand.side.requests.rows),
         make_shape(options),
-        theme=theme,
-        themes=themes,
     )
+    return CompareApp(data, theme=theme, themes=themes)
 
 
 def run_tui(args: argparse.Namespace, options: Options, compared: Compared) -> int:

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from sparseety_tui.cli.main import add_jobs_option
 from sparseety_tui.core.compare.defaults import (
     DEFAULT_REGRESSIONS,
     DEFAULT_RESAMPLES,
@@ -84,12 +85,6 @@ def add_subcommand(
         metavar="N",
         help=f"regressions listed (default {DEFAULT_REGRESSIONS})",
     )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
-    )
+    add_jobs_option(parser)
     add_input_options(parser)
     parser.set_defaults(handler=handler)

@@ -92,6 +92,17 @@ def window_arg(args: argparse.Namespace) -> Any:
         raise CliError(f"--since/--until: {exc}") from None
 
 
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``: worker processes for big files (summary, compare, plot)."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
+    )
+
+
 def _add_filter_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--filter",
@@ -135,13 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     summary = sub.add_parser("summary", help="totals, skips by kind, latency, throughput")
     summary.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories")
     summary.add_argument("--json", action="store_true", help="machine-readable JSON")
-    summary.add_argument(
-        "--jobs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
-    )
+    add_jobs_option(summary)
     _add_filter_option(summary, "totals over the requests it keeps")
     _add_core_options(summary)
 

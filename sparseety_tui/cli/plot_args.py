@@ -6,6 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from sparseety_tui.cli.main import add_jobs_option
+
 
 def add_subcommand(
     sub: Any,
@@ -23,12 +25,6 @@ def add_subcommand(
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="report.png, report.svg or report.pdf"
     )
-    parser.add_argument(
-        "--jobs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
-    )
+    add_jobs_option(parser)
     add_core_options(parser)
     parser.set_defaults(handler=handler)

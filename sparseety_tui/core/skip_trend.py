@@ -18,7 +18,7 @@ from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.figures import SKIP_FIELDS, column_figures, column_inputs, column_skips
-from sparseety_tui.core.trends import Line, Trend, is_date, request_end
+from sparseety_tui.core.trends import Line, Trend, is_date, request_end, rows_mask
 from sparseety_tui.core.views import ExtractorView
 
 CHUNK_ROWS = 1 << 16
@@ -47,11 +47,7 @@ def skip_trends(
     known = {name: np.zeros(count, dtype=np.int64) for name in names}
     store = state.store
     n = len(store)
-    keep = None
-    if rows is not None:
-        keep = np.zeros(n, dtype=bool)
-        wanted = np.asarray(rows, dtype=np.int64)
-        keep[wanted[(wanted >= 0) & (wanted < n)]] = True
+    keep = rows_mask(n, rows)
     for start in range(0, n if count else 0, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
         cols = store.numeric_view(start, stop)

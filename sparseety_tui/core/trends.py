@@ -173,11 +173,7 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
 
     store = state.store
     n = len(store)
-    keep = None
-    if rows is not None:
-        keep = np.zeros(n, dtype=bool)
-        wanted = np.asarray(rows, dtype=np.int64)
-        keep[wanted[(wanted >= 0) & (wanted < n)]] = True
+    keep = rows_mask(n, rows)
     parts: dict[str, list[Any]] = {}
     names = (
         "finished_ts",
@@ -206,6 +202,18 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "ttft": cols["ttft_s"][has_end],
         "received": received[_dates(received)],
     }
+
+
+def rows_mask(n: int, rows: Any) -> Any:
+    """A boolean mask over ``n`` store rows of the ``rows`` given (None: None, every row)."""
+    import numpy as np
+
+    if rows is None:
+        return None
+    keep = np.zeros(n, dtype=bool)
+    wanted = np.asarray(rows, dtype=np.int64)
+    keep[wanted[(wanted >= 0) & (wanted < n)]] = True
+    return keep
 
 
 def request_end(cols: Mapping[str, Any]) -> Any:

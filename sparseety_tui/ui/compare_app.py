@@ -6,18 +6,14 @@ only show them. Themes as the main app's (``ui.themes``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import App
 from textual.binding import BindingType
 from textual.screen import Screen
 
-from sparseety_tui.core.compare.document import PairDiff
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ui import keys
-from sparseety_tui.ui.screens.compare import CompareScreen
+from sparseety_tui.ui.screens.compare import CompareData, CompareScreen
 from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
 
 
@@ -29,24 +25,15 @@ class CompareApp(App[int]):
     TITLE = "sparseety-tui compare"
 
     def __init__(
-        self,
-        document: dict[str, Any],
-        pairs: Sequence[PairDiff],
-        pairs_total: int,
-        sides: tuple[ExtractorView, ExtractorView],
-        rows: tuple[Any, Any],
-        shape: ModelShape,
-        *,
-        theme: str | None = None,
-        themes: ThemeSet | None = None,
+        self, data: CompareData, *, theme: str | None = None, themes: ThemeSet | None = None
     ) -> None:
         super().__init__()
-        self._screen_args = (document, pairs, pairs_total, sides, rows, shape)
+        self.data = data
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(theme or default_theme_name())
 
     def get_default_screen(self) -> Screen[None]:
-        return CompareScreen(*self._screen_args)
+        return CompareScreen(self.data)
 
     def on_mount(self) -> None:
         for theme in self.themes.themes.values():

@@ -8,6 +8,7 @@ pair diffs, built before the app starts: the screen computes nothing.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -44,6 +45,20 @@ def side_text(label: str, side: dict[str, Any]) -> Text:
     return out
 
 
+@dataclass(frozen=True)
+class CompareData:
+    """What the compare screen shows: the ``compare`` ``document``; ``pairs``, the matched
+    pairs listed (the worst first) of ``pairs_total``; each side's state (``sides``) and
+    its store rows by position (``rows``)."""
+
+    document: dict[str, Any]
+    pairs: Sequence[PairDiff]
+    pairs_total: int
+    sides: tuple[ExtractorView, ExtractorView]
+    rows: tuple[Any, Any]
+    shape: ModelShape
+
+
 class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.COMPARE))
     DEFAULT_CSS = """
@@ -53,24 +68,14 @@ class CompareScreen(Screen[None]):
     CompareScreen #pairs { height: 1fr; }
     """
 
-    def __init__(
-        self,
-        document: dict[str, Any],
-        pairs: Sequence[PairDiff],
-        pairs_total: int,
-        sides: tuple[ExtractorView, ExtractorView],
-        rows: tuple[Any, Any],
-        shape: ModelShape,
-    ) -> None:
-        """``pairs``: the matched pairs shown (the worst first), of ``pairs_total``;
-        ``sides``: each side's state; ``rows``: each side's store rows by position."""
+    def __init__(self, data: CompareData) -> None:
         super().__init__(id="compare")
-        self.document = document
-        self.pairs = list(pairs)
-        self.pairs_total = pairs_total
-        self.sides = sides
-        self.rows = rows
-        self.shape = shape
+        self.document = data.document
+        self.pairs = list(data.pairs)
+        self.pairs_total = data.pairs_total
+        self.sides = data.sides
+        self.rows = data.rows
+        self.shape = data.shape
 
     def compose(self) -> ComposeResult:
         doc = self.document
