@@ -168,9 +168,12 @@ class IngestWorker:
         clock: Callable[[], float] = time.monotonic,
         on_wake: Callable[[], None] | None = None,
         source: LineSource | None = None,
+        log_seconds_per_second: Callable[[], float] | None = None,
     ) -> None:
         """``source``: where lines come from instead of following ``options.paths`` (a
-        replay, ``ingest.replay.ReplaySource``). ``on_wake`` is called (from the worker thread; it must not block) whenever a
+        replay, ``ingest.replay.ReplaySource``); ``log_seconds_per_second``: how fast the
+        log's time runs against the wall now (a replay's speed, 0 while paused), so that
+        tok/s is per second of the log, as it was when written. ``on_wake`` is called (from the worker thread; it must not block) whenever a
         snapshot is published (at most every ``publish_gap_s``), so the UI shows each one as
         it comes and never needs to poll."""
         self._extractor = extractor
@@ -190,6 +193,7 @@ class IngestWorker:
         self._thread: threading.Thread | None = None
         self._watcher: LineSource | None = None
         self._source = source
+        self._log_speed = log_seconds_per_second
         self._followed: dict[str, _Followed] = {}  # path -> its incarnations' files
         self._fed_at: dict[int, float] = {}  # file -> when lines last came (not flushed since)
         self._backfills: list[_Backfill] = []
@@ -741,6 +745,8 @@ class IngestWorker:
         if last is None or last[2] != progress:
             return
         dt = at - last[0]
+        if self._log_speed is not None:  # a replay: per second of the log's own time
+            dt *= self._log_speed()
         if dt > 0:
             self._rate.append(max(0.0, (tokens - last[1]) / dt))
 

@@ -124,7 +124,13 @@ class SparseetyApp(App[int]):
             self.config.live,
             on_wake=self._wake_from_worker,
             source=self.replay,
+            log_seconds_per_second=self._replay_speed if self.replay is not None else None,
         )
+
+    def _replay_speed(self) -> float:
+        """Log seconds a wall second now (0 while paused): the worker's tok/s per log second."""
+        clock = self.replay.clock if self.replay is not None else None
+        return 0.0 if clock is None or clock.paused else clock.speed
 
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(

@@ -250,3 +250,24 @@ def test_tail_replay_options_from_the_command_line(tmp_path: Path) -> None:
             parse(["tail", str(tmp_path / "gone.jsonl"), "--replay"]),
             (str(tmp_path / "gone.jsonl"),),
         )
+
+
+def test_tokens_per_second_of_a_replay_are_per_log_second(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "run.jsonl")
+    speed = [10.0]
+    worker = IngestWorker(
+        Extractor(tokens=TokenCounter()),
+        DEFAULT_SHAPE,
+        LiveOptions(paths=(str(log),), start="start"),
+        source=open_replay([str(log)], speed=10),
+        log_seconds_per_second=lambda: speed[0],
+    )
+    for at, tokens in ((0.0, 0), (1.0, 1000), (2.0, 1500)):
+        worker._totals = {"requests": {"prompt_tokens": tokens, "completion_tokens": 0}}
+        worker._sample_rate(at, ())
+    # 1,000 tokens in a wall second at x10 are 100 tokens a second of the log.
+    assert list(worker._rate) == [100.0, 50.0]
+    speed[0] = 0.0  # paused: the log's time stands still, no rate to show
+    worker._totals = {"requests": {"prompt_tokens": 1500, "completion_tokens": 0}}
+    worker._sample_rate(3.0, ())
+    assert list(worker._rate) == [100.0, 50.0]

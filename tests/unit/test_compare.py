@@ -220,3 +220,33 @@ def run_main(argv: list[str]) -> int:
         main(argv)
     code = stop.value.code
     return int(code) if isinstance(code, int) else 1
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def test_the_sample_comparison_top8_vs_top2(capsys: pytest.CaptureFixture[str]) -> None:
+    dense = str(SAMPLES / "compare" / "dense_topk8.jsonl")
+    sparse = str(SAMPLES / "compare" / "sparse_topk2.jsonl")
+    doc = compare_json(capsys, dense, sparse)
+    assert (doc["match_by"], doc["matched"]) == ("request_id", 16)
+    for side, path in (("baseline", dense), ("candidate", sparse)):
+        alone = summary_json(capsys, path)
+        for name, where in SUMMARY_PATHS.items():
+            assert doc[side]["figures"][name] == _at(alone, where), (side, name)
+        layers, imbalance = alone["experts"]["layers"], alone["experts"]["imbalance_max_over_mean"]
+        assert layers == [1, 2, 3]  # the tiny model's MoE layers, from the routing
+        for layer, value in zip(layers, imbalance):
+            assert doc[side]["figures"][f"expert_imbalance_layer_{layer}"] == value
+    # All 8 experts run: every layer's load is even; top-2 routing is not.
+    assert all(doc["baseline"]["figures"][f"expert_imbalance_layer_{n}"] == 1 for n in (1, 2, 3))
+    assert all(doc["delta"][f"expert_imbalance_layer_{n}"]["abs"] > 0 for n in (1, 2, 3))
+    assert doc["delta"]["effective_compute_tokens"]["abs"] < 0
+    assert doc["delta"]["latency_p50_s"]["abs"] < 0
+
+
+def test_directory_mode_reads_only_top_level_files(capsys: pytest.CaptureFixture[str]) -> None:
+    document = summary_json(capsys, str(SAMPLES))
+    read = [Path(f["path"]) for f in document["files"]]
+    assert read and all(path.parent == SAMPLES for path in read)  # not sample_logs/compare/
+    assert len(read) == len([p for p in SAMPLES.iterdir() if p.suffix in (".jsonl", ".log")])
