@@ -40,7 +40,8 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
         "--replay",
         action="store_true",
         help="play finished logs as if live, by their own times (keys: P pause, . step, "
-        "[ ] -/+1 min, { } -/+10 min, < > speed); the logs are read in place, never written",
+        "[ ] -/+1 min, { } -/+10 min, J seek to a time, < > speed); the logs are read in place, "
+        "never written",
     )
     tail.add_argument(
         "--speed",

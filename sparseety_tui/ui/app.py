@@ -29,13 +29,19 @@ from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.idmatch import PrefixMatches, ambiguous_message
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
-from sparseety_tui.core.timewindow import WindowSpec
+from sparseety_tui.core.timewindow import WindowError, WindowSpec, parse_bound
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.replay import ReplaySource
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import MAX_PUBLISH_GAP_S, MIN_PUBLISH_GAP_S, IngestWorker
 from sparseety_tui.ui import handoff, keys
-from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
+from sparseety_tui.ui.messages import (
+    HandOff,
+    OpenRequest,
+    QueryChanged,
+    ReplaySeek,
+    SnapshotReady,
+)
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.errors import ErrorsScreen
@@ -185,6 +191,27 @@ class SparseetyApp(App[int]):
 
     def action_replay_seek(self, seconds: float) -> None:
         self.replay_seek_to(self.replay.clock.now() + seconds if self.replay else 0.0)
+
+    def action_replay_jump(self) -> None:
+        while len(self.screen_stack) > 1:  # the prompt is the table's
+            self.pop_screen()
+        self.main_screen.open_seek_prompt()
+
+    def on_replay_seek(self, message: ReplaySeek) -> None:
+        """``J``'s time: absolute, a clock time on the logs' last day, or relative to the
+        logs' end (``core.timewindow.parse_bound``, as ``--from``)."""
+        replay = self.replay
+        if replay is None or not message.text.strip():
+            return
+        try:
+            at = parse_bound(message.text.strip()).resolve(replay.end)
+        except WindowError as exc:
+            self.main_screen.say(f"seek: {exc}", error=True)
+            return
+        if at is None:
+            self.main_screen.say("seek: no time in the logs to count from", error=True)
+            return
+        self.replay_seek_to(at)
 
     def replay_seek_to(self, at: float) -> None:
         """Play from log time ``at``: forward, the lines up to it come at once; backward,

@@ -142,6 +142,7 @@ REPLAY: tuple[Key, ...] = (
     Key("right_curly_bracket", "replay_seek(600)", "Forward 10 min", show=False, label="}"),
     Key("less_than_sign", "replay_speed(0.5)", "Half speed", show=False, label="<"),
     Key("greater_than_sign", "replay_speed(2)", "Double speed", show=False, label=">"),
+    Key("J", "replay_jump", "Seek to a time", show=False),
 )
 
 ERROR_CONTEXT: tuple[Key, ...] = (Key("escape,q", "back", "Back", label="esc"),)

@@ -215,6 +215,17 @@ async def test_app_keys_pause_step_seek_and_speed(tmp_path: Path) -> None:
         assert app.replay.clock.now() == T0 + 6
         assert len(app.worker.snapshot.state.store) == 2
         assert app.replay.clock.speed == 2 and app.replay.clock.paused
+        await pilot.press("J")
+        await pilot.pause()
+        await pilot.press(*"12:01:30", "enter")  # seek to a time, as --from reads it
+        await settle(pilot)
+        assert app.replay.clock.now() == T0 + 90
+        assert len(app.worker.snapshot.state.store) == 19  # r00..r15, u4, u9, u14
+        await pilot.press("J")
+        await pilot.pause()
+        await pilot.press(*"nonsense", "enter")
+        await settle(pilot)
+        assert app.replay.clock.now() == T0 + 90  # a bad time changes nothing
         await pilot.press("P")
         assert not app.replay.clock.paused
 

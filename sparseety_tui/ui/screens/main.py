@@ -22,7 +22,7 @@ from sparseety_tui.core.totals import worst_imbalance
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.handoff import row_text, summary_command
-from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged
+from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, ReplaySeek
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel, warning_counts
 from sparseety_tui.ui.widgets.heatmap import Heatmap
@@ -458,6 +458,12 @@ class MainScreen(Screen[None]):
     def action_goto(self) -> None:
         self._open_prompt("goto", "", "go to request id (or part of it)")
 
+    def open_seek_prompt(self) -> None:
+        """The replay's ``J``: a time to play from (the app seeks, ``ReplaySeek``)."""
+        self._open_prompt(
+            "seek", "", "replay from: 12:03, 2026-11-30T12:03:10, 10m (before the end) (esc: close)"
+        )
+
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
         prompt = self.query_one("#prompt", Prompt)
         self._prompt_mode = mode
@@ -493,6 +499,8 @@ class MainScreen(Screen[None]):
             self.go_to_request(event.value.strip())
         elif mode == "window":
             self.set_window(event.value)
+        elif mode == "seek":
+            self.post_message(ReplaySeek(event.value))
 
     def _apply_filter(self, text: str, *, final: bool) -> None:
         try:

@@ -22,7 +22,7 @@ def replay_text(status: Mapping[str, Any]) -> str:
     return f"{mark} replay {at} UTC {pace}{state} · {status['lines']:,}/{status['of']:,} lines"
 
 
-KEYS_HINT = "P pause · . step · [ ] ∓1 min · { } ∓10 min · < > speed"
+KEYS_HINT = "P pause · . step · [ ] ∓1 min · { } ∓10 min · J seek · < > speed"
 
 
 class ReplayBar(Widget):
