@@ -282,3 +282,24 @@ def test_tokens_per_second_of_a_replay_are_per_log_second(tmp_path: Path) -> Non
     worker._totals = {"requests": {"prompt_tokens": 1500, "completion_tokens": 0}}
     worker._sample_rate(3.0, ())
     assert list(worker._rate) == [100.0, 50.0]
+
+
+async def _replay_midway(pilot: object) -> None:
+    await settle(pilot)
+    await pilot.press("J")  # type: ignore[attr-defined]
+    await pilot.pause()  # type: ignore[attr-defined]
+    await pilot.press(*"2026-11-30T12:00:06Z", "enter")  # type: ignore[attr-defined]
+    await settle(pilot)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_replay_screen(snap_compare: object, size: tuple[int, int]) -> None:
+    """The main screen of a replay paused midway: the replay bar says where and how."""
+    paths = ("tests/app/data/trace.jsonl",)  # relative: the same on every machine
+    source = open_replay(paths, speed=10)
+    source.clock.pause()
+    config = AppConfig(
+        live=LiveOptions(paths=paths, start="start", track_rate=False), replay=source, theme="dark"
+    )
+    app = SparseetyApp(config)
+    assert snap_compare(app, terminal_size=size, run_before=_replay_midway)  # type: ignore[operator]
