@@ -57,7 +57,9 @@ def side_specs(args: argparse.Namespace) -> tuple[SideSpec, SideSpec]:
     elif len(paths) == 2 and base_window is None and cand_window is None:
         base_paths, cand_paths = paths[:1], paths[1:]
     elif base_window is not None or cand_window is not None:
-        base_paths = cand_paths = paths  # one run, two windows
+        # One run, two windows: each side reads it as `summary --since/--until` would
+        # (equal by construction, at the cost of reading the run twice).
+        base_paths = cand_paths = paths
     else:
         raise CliError(
             "compare needs two sides: BASELINE CANDIDATE, PATH... --vs PATH..., or "

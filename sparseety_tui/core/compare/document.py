@@ -71,6 +71,8 @@ def delta(base: Number, cand: Number, digits: int) -> dict[str, Any]:
         return {"abs": None, "rel": None}
     diff = float(cand) - float(base)
     rel = diff / abs(float(base)) if base else None
+    if isinstance(base, int) and isinstance(cand, int):  # counts stay whole numbers
+        return {"abs": cand - base, "rel": _round(rel, 6)}
     return {"abs": _round(diff, digits), "rel": _round(rel, 6)}
 
 

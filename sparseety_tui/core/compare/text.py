@@ -25,6 +25,8 @@ def fmt_delta(value: float | None, unit: str) -> str:
         return f"{100 * value:+.2f} pp"
     if unit == "s":
         return f"{value:+.4f}"
+    if float(value).is_integer():
+        return f"{int(value):+,}"
     return f"{value:+,.2f}"
 
 
