@@ -250,3 +250,28 @@ def test_directory_mode_reads_only_top_level_files(capsys: pytest.CaptureFixture
     read = [Path(f["path"]) for f in document["files"]]
     assert read and all(path.parent == SAMPLES for path in read)  # not sample_logs/compare/
     assert len(read) == len([p for p in SAMPLES.iterdir() if p.suffix in (".jsonl", ".log")])
+
+
+def test_match_by_prompt_over_many_records_and_repeated_prompts(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Thousands of records (read in bulk, by the native scanner when built): each
+    prompt's lines are re-read for its digest; a prompt sent twice pairs in order."""
+    for name, prefix, shift in (("a", "x", 0.0), ("b", "y", 0.1)):
+        records = [
+            {
+                "request_id": f"{prefix}-{i}",
+                "prompt": f"question {i % 2500}",  # every prompt twice
+                "prompt_tokens": 10,
+                "completion_tokens": 5,
+                "latency_s": round(0.5 + i / 10000 + shift, 4),
+            }
+            for i in range(5000)
+        ]
+        write_trace(tmp_path / f"{name}.jsonl", records)
+    doc = compare_json(capsys, str(tmp_path / "a.jsonl"), str(tmp_path / "b.jsonl"))
+    assert (doc["match_by"], doc["matched"]) == ("prompt", 5000)
+    first = doc["regressions"][0]
+    # x-i pairs with y-i: the k-th sending of a prompt with the k-th.
+    assert first["baseline_id"][2:] == first["candidate_id"][2:]
+    assert first["latency_s"]["abs"] == pytest.approx(0.1, abs=1e-4)

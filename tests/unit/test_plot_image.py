@@ -15,7 +15,6 @@ from sparseety_tui.core.selection import Selection
 from sparseety_tui.core.trends import compute_trends
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
-pytest.importorskip("matplotlib")  # the `plot` extra (in `test`: CI has it)
 
 SVG = "{http://www.w3.org/2000/svg}"
 
