@@ -28,6 +28,7 @@ covers; an engine figure is None in a minute with no stats line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,8 +122,8 @@ def compute_trends(
     first, last = int(min(seen) // 60), int(max(seen) // 60)
     if since is not None:
         first = max(first, int(since // 60))
-    if until is not None:
-        last = min(last, int(until // 60))
+    if until is not None:  # exclusive: a window to 12:03 ends with the minute 12:02
+        last = min(last, math.ceil(until / 60) - 1)
     if last < first:
         return Trends((), ())
     older = 0

@@ -16,7 +16,8 @@ plays with that one. A file with no time at all plays one line per log second.
 ``start`` (``--from``: lines before it are read at once, as ``tail`` shows what a file
 holds) and can be paused, stepped (to the next line's time) and sought. Several files
 share one clock (an incident over several logs stays in step); ``align="each"`` starts
-every file at the clock's start instead (the demo's unrelated samples).
+every file at the clock's start instead, the newest file's first time (the demo's unrelated
+samples: their rows keep their own times).
 """
 
 from __future__ import annotations
@@ -323,7 +324,8 @@ def open_replay(
     if not timed and not untimed:
         raise ReplayError("no files to replay")
     origin = min((f.times[0] for f in timed), default=0.0)
-    if align == "each":
+    if align == "each":  # every file starts at the newest file's start (the clock's)
+        origin = max(f.times[0] for f in timed) if timed else origin
         for f in timed:
             shift = origin - f.times[0]
             f.times = [t + shift for t in f.times]

@@ -150,6 +150,17 @@ def test_untimed_file_plays_a_line_a_second_and_each_aligns(tmp_path: Path) -> N
     assert later == {str(plain): b"two\n"}
     with pytest.raises(ReplayError):
         open_replay([str(timed)], speed=0)
+    # align="each": files of different days start together, at the newest one's start.
+    later = tmp_path / "c.jsonl"
+    later.write_bytes(
+        b'{"request_id": "c0", "ts": %d}\n{"request_id": "c1", "ts": %d}\n'
+        % (T0 + 86400, T0 + 86402)
+    )
+    both = open_replay([str(timed), str(later)], speed=1, align="each", clock=wall)
+    assert both.origin == T0 + 86400
+    assert sorted(released_ids(both)) == ["c0", "r00"]
+    wall.now += 2
+    assert released_ids(both) == ["c1"]  # r01 is 6 s after r00
 
 
 def test_a_finished_replay_gives_the_batch_totals(tmp_path: Path) -> None:

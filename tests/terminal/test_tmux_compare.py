@@ -53,3 +53,12 @@ def test_replay_plays_a_finished_log_and_pauses(tmux: Tmux, tmp_path: Path) -> N
     tmux.keys("q")
     assert exit_status(status) == "0"
     assert log.read_bytes() == before
+
+
+def test_demo_is_a_replay_of_the_samples(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    status = start_sized(tmux, tmp_path, (140, 36), "demo", "--speed", "50")
+    # The samples start at the clock's start together: the newest one's first time.
+    tmux.wait_for(lambda s: "replay 2026-11-30 12:0" in s, "the replay bar")
+    tmux.wait_for(lambda s: "count_only_" in s and "moe_trace" in s, "rows of several samples")
+    tmux.keys("q")
+    assert exit_status(status) == "0"

@@ -275,3 +275,22 @@ def test_match_by_prompt_over_many_records_and_repeated_prompts(
     # x-i pairs with y-i: the k-th sending of a prompt with the k-th.
     assert first["baseline_id"][2:] == first["candidate_id"][2:]
     assert first["latency_s"]["abs"] == pytest.approx(0.1, abs=1e-4)
+
+
+def test_rich_report_shows_both_sides_regressions_and_ids_literally(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "240")  # no line wrapped inside a path
+    base = trace_records(n=30, topk=2)
+    cand = trace_records(n=30, topk=2, latency_shift=0.2)
+    for records in (base, cand):
+        records[0]["request_id"] = "evil\x1b[31m-id"
+    a = write_trace(tmp_path / "a.jsonl", base)
+    b = write_trace(tmp_path / "b.jsonl", cand)
+    assert run(["compare", str(a), str(b)]) == 0
+    out = capsys.readouterr().out
+    assert f"baseline: {a}" in out and f"candidate: {b}" in out
+    assert "matched 30 by request id" in out
+    assert "Regressions (20 of 30" in out
+    assert "latency_p95_s" in out and "effective_compute_tokens" in out
+    assert "\x1b[31m" not in out and "evil\\x1b[31m-id" in out

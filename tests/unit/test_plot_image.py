@@ -108,3 +108,12 @@ def test_unknown_image_kind_is_an_error_before_reading(
     assert stop.value.code == 2
     error = capsys.readouterr().err
     assert "must end in .png, .svg, .pdf" in error and "missing" not in error.split("-o")[0]
+
+
+def test_a_window_is_in_the_header(trace: Path, tmp_path: Path) -> None:
+    out = tmp_path / "w.svg"
+    args = ["plot", str(trace), "-o", str(out), "--since", "2026-11-30T12:01"]
+    assert run([*args, "--until", "2026-11-30T12:03"]) == 0
+    header = next(t for t in svg_texts(out) if "run.jsonl" in t)
+    assert "2026-11-30 12:01–12:03 UTC (2 min)" in header
+    assert "window 2026-11-30T12:01..2026-11-30T12:03" in header
