@@ -15,7 +15,6 @@ from sparseety_tui.core.selection import Selection
 from sparseety_tui.core.trends import compute_trends
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
-
 SVG = "{http://www.w3.org/2000/svg}"
 
 
