@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write sample_logs/: small, deterministic logs of every input the tool reads.
 
-    python scripts/make_sample_logs.py            # all files (needs the `samples` extra: torch)
+    python scripts/make_sample_logs.py            # all files (needs the `capture` extra: torch)
     python scripts/make_sample_logs.py --no-model # only the files that need no torch
 
 Every run with the same versions writes the same bytes: fixed seeds, one torch thread,
@@ -13,7 +13,9 @@ Files (the spec of the JSONL ones is docs/trace-format.md):
 - two_records.jsonl      the two request-level records of the README, byte for byte
 - count_only_500.jsonl   500 synthetic count-only request records
 - kv_lines.log           synthetic `key=value | key=value` request lines
-- moe_trace.jsonl        real per-token MoE routing of a tiny random-init Qwen3-MoE model,
+- moe_trace.jsonl        real per-token MoE routing of a tiny Qwen3-MoE model trained on
+                         stdlib docstrings (scripts/train_tiny_moe.py; --random-init: the
+                         untrained one), recorded with sparseety_tui.capture as `record` does,
                          plus labelled simulated sparse attention, head masks, drops, cache
 - token_stream.jsonl     the same kind of data as streamed `"type": "token"` lines of four
                          concurrent requests, between their request records
@@ -312,7 +314,7 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
 
     return {
         "type": "meta",
-        "model": tiny_moe_module().MODEL_NAME,
+        "model": tiny.name,
         "moe_layers": tiny.moe_layers,
         "num_layers": tiny.config.num_hidden_layers,
         "total_experts": tiny.config.num_experts,
@@ -324,7 +326,11 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
         "x_description": description,
         "x_measured": [
             "prompt_token_ids (real tokenizer ids of the prompt text)",
-            "completion_token_ids (sampled by the random-init model: gibberish text)",
+            (
+                "completion_token_ids (sampled by the random-init model: gibberish text)"
+                if tiny.trained is None
+                else "completion_token_ids (sampled by the model trained on stdlib docstrings)"
+            ),
             "sparse.routing, sparse.routing_weights / token experts, weights "
             "(forward hooks on the routers, prefill + every decode step)",
         ],
@@ -340,13 +346,31 @@ def _meta(tiny: Any, description: str) -> dict[str, Any]:
             "vocab_size": tiny.vocab_size,
             "vocab_note": "the model's vocabulary is the tokenizer's full id space (129,280 "
             "incl. added tokens); ids are real tokenizer ids, no mapping; added/special "
-            "tokens are suppressed when sampling",
+            + (
+                "tokens are suppressed when sampling"
+                if tiny.trained is None
+                else "tokens, and the ids the training text never used, are suppressed when sampling"
+            ),
             "seed": tiny_moe_module().SEED,
-            "weights": "random init (no checkpoint was loaded)",
-            "sampling": "do_sample, temperature 1.0, top_k 64, fixed torch seed",
+            "weights": _weights_note(tiny),
+            "sampling": f"do_sample, temperature {tiny.sampling['temperature']}, "
+            f"top_k {tiny.sampling['top_k']}, fixed torch seed",
             "config": "sample_logs/models/tiny-qwen3-moe/config.json",
         },
     }
+
+
+def _weights_note(tiny: Any) -> str:
+    if tiny.trained is None:
+        return "random init (no checkpoint was loaded)"
+    t = tiny.trained
+    return (
+        f"trained by scripts/train_tiny_moe.py from this random init: seed {t['seed']}, "
+        f"{t['steps']} steps of {t['batch']}x{t['seq_len']} tokens on the docstrings of "
+        f"{len(t['modules'])} standard-library modules (Python {t['python']}, "
+        f"{t['corpus_tokens']:,} tokens, sha256 {t['corpus_sha256'][:12]}), loss "
+        f"{t['loss_first']} -> {t['loss_last_50_mean']} (mean of the last 50 steps)"
+    )
 
 
 def tiny_moe_module() -> Any:
@@ -371,7 +395,7 @@ def finished_record(
     model-backed request record of the samples starts with, in this order)."""
     return {
         "request_id": rid,
-        "model": tiny_moe_module().MODEL_NAME,
+        "model": tiny.name,
         "state": "finished",
         "finish_reason": "length",
         "received_ts": iso(arrival),
@@ -519,7 +543,7 @@ def token_stream_lines(tiny: Any) -> list[str]:
                 "request_id": rid,
                 "state": "received",
                 "ts": iso(arrival),
-                "model": tiny_moe_module().MODEL_NAME,
+                "model": tiny.name,
                 "prompt": prompt,
             },
         )
@@ -689,21 +713,34 @@ def compare_lines(tiny: Any, top_k: int) -> list[str]:
     return [dumps(meta)] + [dumps(r) for _t, r in lines]
 
 
-def write_compare_files(out: Path) -> None:
+def write_compare_files(out: Path, weights: Path | None) -> None:
+    """compare/: the model of moe_trace.jsonl (``weights``: trained, else random init) at
+    top-8 and at top-2 of 8."""
     for name, top_k in COMPARE_TOPK:
-        tiny = tiny_moe_module().TinyMoe(top_k=top_k)
+        tiny = tiny_moe_module().TinyMoe(weights, top_k=top_k)
         write(out / "compare" / name, compare_lines(tiny, top_k))
 
 
-def write_model_files(out: Path) -> None:
-    tiny = tiny_moe_module().TinyMoe()
+def ensure_weights(weights: Path | None) -> None:
+    """Train the sample model into ``weights`` if it is not there (None: random init)."""
+    if weights is not None and not (weights / "model.safetensors").is_file():
+        print(f"training the sample model into {weights} (a few CPU-minutes, once)")
+        tiny_moe_module()  # puts scripts/ on the path
+        import train_tiny_moe
+
+        train_tiny_moe.main(["--out", str(weights)])
+
+
+def write_model_files(out: Path, weights: Path | None) -> None:
+    ensure_weights(weights)
+    tiny = tiny_moe_module().TinyMoe(weights)
     config_path = out / "models" / "tiny-qwen3-moe" / "config.json"
     config_path.parent.mkdir(parents=True, exist_ok=True)
     config_path.write_text(json.dumps(tiny.config_dict(), indent=2, sort_keys=True) + "\n")
     print(f"wrote {config_path.relative_to(out)}")
     write(out / "moe_trace.jsonl", moe_trace_lines(tiny))
     write(out / "token_stream.jsonl", token_stream_lines(tiny))
-    write_compare_files(out)
+    write_compare_files(out, weights)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -715,6 +752,17 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the files that need torch (moe_trace, token_stream)",
     )
     parser.add_argument(
+        "--weights",
+        type=Path,
+        default=ROOT / "build" / "tiny-moe-docstrings",
+        help="the trained sample model (scripts/train_tiny_moe.py; trained here if absent)",
+    )
+    parser.add_argument(
+        "--random-init",
+        action="store_true",
+        help="the untrained model instead (the sample files before training)",
+    )
+    parser.add_argument(
         "--only-compare",
         action="store_true",
         help="only compare/ (the top-k 8 vs 2 pair; needs torch)",
@@ -722,14 +770,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
+    weights = None if args.random_init else args.weights
     if args.only_compare:
-        write_compare_files(out)
+        ensure_weights(weights)
+        write_compare_files(out, weights)
         return 0
     write_two_records(out)
     write_count_only(out)
     write_kv_lines(out)
     if not args.no_model:
-        write_model_files(out)
+        write_model_files(out, weights)
     return 0
 
 

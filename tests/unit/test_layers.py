@@ -14,7 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "sparseety_tui"
 #: Top to bottom; a module may import its own layer and the layers below it.
 LAYERS: list[set[str]] = [
     {"cli"},
-    {"ui", "serve"},  # the TUI and the HTTP API: both on ingest, neither imports the other
+    # the TUI, the HTTP API and the routing capture: all on ingest, none imports another
+    {"ui", "serve", "capture"},
     {"ingest"},
     {"core"},
     {"formats"},
@@ -106,3 +107,40 @@ def test_the_check_sees_upward_imports() -> None:
     assert upward_imports("sparseety_tui.serve.probe", "import sparseety_tui.ui.app\n") == [
         "sparseety_tui.ui.app"
     ]
+
+
+def _module_level_imports(source: str) -> list[str]:
+    """Imports that run when the module is imported (not inside a function)."""
+    tree = ast.parse(source)
+    out: list[str] = []
+    for node in tree.body:
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                break
+            if isinstance(inner, ast.Import):
+                out.extend(alias.name for alias in inner.names)
+            elif isinstance(inner, ast.ImportFrom) and inner.module:
+                out.append(inner.module)
+    return out
+
+
+def test_torch_and_capture_stay_in_capture_and_the_cli_imports_them_lazily() -> None:
+    """Only capture/ imports torch; the cli reaches capture (and torch) only inside the
+    functions of its capture commands, so every other command runs without the extra."""
+    for path in MODULES:
+        parts = path.relative_to(PACKAGE).parts
+        if parts[0] == "capture":
+            continue
+        source = path.read_text()
+        names = imports_of(module_name(path), source)
+        heavy = [
+            n for n in names if n.split(".")[0] == "torch" or n.startswith("sparseety_tui.capture")
+        ]
+        if parts[0] != "cli":
+            assert heavy == [], path
+            continue
+        eager = [
+            n for n in _module_level_imports(source)
+            if n.split(".")[0] == "torch" or n.startswith("sparseety_tui.capture")
+        ]  # fmt: skip
+        assert eager == [], path

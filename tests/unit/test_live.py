@@ -228,6 +228,27 @@ def test_big_file_shows_tail_first_then_backfills(tmp_path: Path) -> None:
         worker.stop()
 
 
+def test_finished_backfill_totals_are_not_throttled(tmp_path: Path) -> None:
+    """Once a big file's older part is read, its totals and order are computed at once:
+    the throttle between recomputes (here an hour) is for lines that keep coming, and a
+    backfill ends once. Before, the last totals waited for it (~2 s on 1 GB)."""
+    log = tmp_path / "big.jsonl"
+    lines = [record(i) for i in range(3000)]
+    write(log, lines)
+    size = log.stat().st_size
+    worker = start(
+        [log], big_file_bytes=size // 2, tail_window_bytes=size // 10, totals_interval_s=3600
+    )
+    try:
+        assert worker.drain(30), "the last totals waited for the throttle"
+        snap = worker.snapshot
+        assert snap.rows == 3000 and snap.totals_rows == 3000
+        assert snap.totals is not None
+        assert snap.totals["requests"]["count"] == 3000
+    finally:
+        worker.stop()
+
+
 def test_last_n_lines(tmp_path: Path) -> None:
     log = tmp_path / "a.jsonl"
     write(log, [record(i) for i in range(100)])
