@@ -19,7 +19,7 @@ DESCRIPTION = (
     "imbalance, errors) and their deltas. Requests are matched by id when the sides share "
     "ids, else by prompt (a hash of its text or token ids; prompts are never printed), "
     "else the workloads are compared as a whole. Matched requests give paired deltas with "
-    "a seeded bootstrap 95%% interval, and the regressions (largest latency or compute "
+    "a seeded bootstrap 95% interval, and the regressions (largest latency or compute "
     "increase first)."
 )
 

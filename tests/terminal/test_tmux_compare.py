@@ -6,7 +6,13 @@ import json
 import re
 from pathlib import Path
 
-from test_tmux import Tmux, exit_status, start_sized, tmux  # noqa: F401  (the fixture)
+from test_tmux import (  # noqa: F401  (tmux: the fixture)
+    Tmux,
+    exit_status,
+    pytestmark,  # skipped, like test_tmux, where tmux is not installed
+    start_sized,
+    tmux,
+)
 
 SPARSE = "sample_logs/compare/sparse_topk2.jsonl"
 DENSE = "sample_logs/compare/dense_topk8.jsonl"
