@@ -111,12 +111,11 @@ def render(data: dict[str, Any], out: str) -> None:
                     ax.set_xlim(xs[0] - 0.5, xs[0] + 0.5)
         for ax in axes[-1]:
             ax.set_xlabel(data["x_axis"])
-            if dates:
-                span = max(
-                    1, len(panels[0]["lines"][0]["x"]) if panels and panels[0]["lines"] else 1
-                )
+            minutes = max((len(line["x"]) for p in panels for line in p["lines"]), default=0)
+            if dates and minutes:  # no times at all: matplotlib's default axis
+                every = max(1, math.ceil(minutes / 8))
                 ax.xaxis.set_major_locator(
-                    mdates.MinuteLocator(interval=max(1, math.ceil(span / 8)), tz=timezone.utc)  # type: ignore[no-untyped-call]
+                    mdates.MinuteLocator(interval=every, tz=timezone.utc)  # type: ignore[no-untyped-call]
                 )
                 ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M", tz=timezone.utc))  # type: ignore[no-untyped-call]
         height = fig.get_figheight()

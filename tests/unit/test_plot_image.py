@@ -116,3 +116,13 @@ def test_a_window_is_in_the_header(trace: Path, tmp_path: Path) -> None:
     header = next(t for t in svg_texts(out) if "run.jsonl" in t)
     assert "2026-11-30 12:01–12:03 UTC (2 min)" in header
     assert "window 2026-11-30T12:01..2026-11-30T12:03" in header
+
+
+def test_a_log_without_times_still_draws_and_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    out = tmp_path / "e.svg"
+    assert run(["plot", str(empty), "-o", str(out)]) == 0
+    texts = svg_texts(out)
+    assert any("empty.jsonl" in t and "no times" in t for t in texts)
+    assert "not in these logs" in texts
