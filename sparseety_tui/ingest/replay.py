@@ -221,10 +221,6 @@ class ReplaySource:
         clock.paused = self.clock.paused
         return ReplaySource([ReplayFile(f.path, f.offsets, f.times) for f in self.files], clock)
 
-    @property
-    def finished(self) -> bool:
-        return all(f.released >= f.lines for f in self.files)
-
     def status(self) -> dict[str, Any]:
         """What the status line shows: log time, speed, paused, done."""
         released = sum(f.released for f in self.files)
