@@ -23,10 +23,12 @@ samples: their rows keep their own times).
 from __future__ import annotations
 
 import bisect
+import math
 import os
 import re
 import threading
 import time
+from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,11 +82,12 @@ def line_time(data: bytes) -> float | None:
 @dataclass
 class ReplayFile:
     """One file's lines: where each starts (``offsets``, one more for the end) and when it
-    plays (``times``, non-decreasing, on the clock's time line)."""
+    plays (``times``, non-decreasing, on the clock's time line). Arrays of 8 bytes a line,
+    not lists of Python numbers (~40 bytes a line each): a replay indexes every line."""
 
     path: str
-    offsets: list[int]
-    times: list[float]
+    offsets: array[int]
+    times: array[float]
     released: int = 0  # lines handed to the worker so far
 
     @property
@@ -95,28 +98,31 @@ class ReplayFile:
         return self.times[self.released] if self.released < self.lines else None
 
 
-def index_file(path: str) -> tuple[list[int], list[float | None]]:
-    """Each line's start offset (plus the end) and own time: one read of the file."""
-    offsets: list[int] = []
-    times: list[float | None] = []
+def index_file(path: str) -> tuple[array[int], array[float]]:
+    """Each line's start offset (plus the end) and own time (NaN: none): one read of the
+    file."""
+    offsets: array[int] = array("q")
+    times: array[float] = array("d")
     end = 0
     for line in iter_lines(path):
         offsets.append(line.offset)
-        times.append(line_time(line.data))
+        found = line_time(line.data)
+        times.append(math.nan if found is None else found)
         end = line.offset + line.length
     offsets.append(end)
     return offsets, times
 
 
-def play_times(own: Sequence[float | None]) -> list[float] | None:
-    """The times lines play at (module docstring); None when no line has a time."""
-    first = next((t for t in own if t is not None), None)
+def play_times(own: Sequence[float | None]) -> array[float] | None:
+    """The times lines play at (module docstring; ``own``: each line's time, None or NaN
+    when it has none); None when no line has a time."""
+    first = next((t for t in own if t is not None and t == t), None)
     if first is None:
         return None
-    out: list[float] = []
+    out: array[float] = array("d")
     last = first
     for t in own:
-        if t is not None and t > last:
+        if t is not None and t > last:  # NaN > x is False
             last = t
         out.append(last)
     return out
@@ -309,7 +315,7 @@ def open_replay(
     """A replay of ``paths`` (each read once now, to index its lines and times) from log
     time ``start`` (None: the first line's); ``align`` as in the module docstring."""
     timed: list[ReplayFile] = []
-    untimed: list[tuple[str, list[int]]] = []
+    untimed: list[tuple[str, array[int]]] = []
     for path in paths:
         offsets, own = index_file(path)
         times = play_times(own)
@@ -324,9 +330,10 @@ def open_replay(
         origin = max(f.times[0] for f in timed) if timed else origin
         for f in timed:
             shift = origin - f.times[0]
-            f.times = [t + shift for t in f.times]
+            f.times = array("d", (t + shift for t in f.times))
     for path, offsets in untimed:  # one line a log second from the start
-        timed.append(ReplayFile(path, offsets, [origin + i for i in range(len(offsets) - 1)]))
+        seconds = array("d", (origin + i for i in range(len(offsets) - 1)))
+        timed.append(ReplayFile(path, offsets, seconds))
     order = {path: i for i, path in enumerate(paths)}
     timed.sort(key=lambda f: order[f.path])
     return ReplaySource(timed, ReplayClock(origin if start is None else start, speed, clock))
