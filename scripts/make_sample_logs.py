@@ -20,6 +20,10 @@ Files (the spec of the JSONL ones is docs/trace-format.md):
 - token_stream.jsonl     the same kind of data as streamed `"type": "token"` lines of four
                          concurrent requests, between their request records
 - models/tiny-qwen3-moe/config.json  that model's config, for `--model-config`
+- compare/dense_topk8.jsonl, compare/sparse_topk2.jsonl   the same prompts through the same
+                         model twice, every expert (top-8 of 8) and top-2 of 8, for
+                         `sparseety-tui compare` (a subdirectory: `summary sample_logs/` and
+                         `demo` read only the top-level files)
 """
 
 from __future__ import annotations
@@ -384,6 +388,27 @@ def _rounded_timing(
     return round(ttft, 3), round(ttft + (completion - 1) * tpot, 3)
 
 
+def finished_record(
+    rid: str, tiny: Any, prompt: str, gen: Any, arrival: float, ttft: float, latency: float
+) -> dict[str, Any]:
+    """A finished request's record: ids, times, text and token ids (the fields every
+    model-backed request record of the samples starts with, in this order)."""
+    return {
+        "request_id": rid,
+        "model": tiny.name,
+        "state": "finished",
+        "finish_reason": "length",
+        "received_ts": iso(arrival),
+        "ts": iso(arrival + latency),
+        "ttft_s": ttft,
+        "latency_s": latency,
+        "prompt": prompt,
+        "completion": tiny.decode(gen.completion_ids),
+        "prompt_token_ids": gen.prompt_ids,
+        "completion_token_ids": gen.completion_ids,
+    }
+
+
 def moe_trace_lines(tiny: Any) -> list[str]:
     rng = random.Random(101)
     cache = RadixCacheSim()
@@ -397,20 +422,7 @@ def moe_trace_lines(tiny: Any) -> list[str]:
         cached = cache.lookup_and_insert(prompt_ids)
         ttft, latency = _rounded_timing(rng, len(prompt_ids) - cached, len(gen.completion_ids))
         simulated = ["received_ts", "ts", "ttft_s", "latency_s"]
-        rec: dict[str, Any] = {
-            "request_id": f"moe-{i + 1:02d}",
-            "model": tiny.name,
-            "state": "finished",
-            "finish_reason": "length",
-            "received_ts": iso(arrival),
-            "ts": iso(arrival + latency),
-            "ttft_s": ttft,
-            "latency_s": latency,
-            "prompt": prompt,
-            "completion": tiny.decode(gen.completion_ids),
-            "prompt_token_ids": gen.prompt_ids,
-            "completion_token_ids": gen.completion_ids,
-        }
+        rec = finished_record(f"moe-{i + 1:02d}", tiny, prompt, gen, arrival, ttft, latency)
         if cached:
             rec["cached_tokens"] = cached
             simulated.append("cached_tokens")
@@ -648,13 +660,79 @@ def _token_event(
     emit(clock, ev)
 
 
-def write_model_files(out: Path, weights: Path | None) -> None:
+# -- a real comparison: one model, two top-k ----------------------------------------
+
+COMPARE_TOPK = (("dense_topk8.jsonl", 8), ("sparse_topk2.jsonl", 2))
+COMPARE_SEED = 303
+
+
+def compare_lines(tiny: Any, top_k: int) -> list[str]:
+    """The MOE_PROMPTS through ``tiny`` (built with ``top_k``): the same request ids,
+    prompts and sampling seeds on both sides, so the routing (and what it changes in the
+    sampled tokens) is the only difference. Timing is simulated from a model in which a
+    token's MoE time grows with the experts it runs (labelled in the meta line)."""
+    rng = random.Random(COMPARE_SEED)  # the same draws for both sides
+    lines = []
+    arrival = 0.0
+    for i, prompt in enumerate(MOE_PROMPTS):
+        arrival += round(rng.uniform(0.4, 1.2), 3)
+        new_tokens = rng.randint(12, 28)
+        jitter = rng.uniform(0.0, 0.004)
+        prompt_ids = tiny.encode(prompt)
+        tiny.torch.manual_seed(COMPARE_SEED + i)  # the same sampling stream on both sides
+        gen = tiny.generate(prompt_ids, new_tokens)
+        moe_share = 0.25 + 0.75 * top_k / tiny.config.num_experts
+        ttft = round(0.030 + 0.0011 * len(prompt_ids) * moe_share + jitter, 3)
+        tpot = 0.008 + 0.012 * moe_share + jitter
+        latency = round(ttft + (len(gen.completion_ids) - 1) * tpot, 3)
+        rec = finished_record(f"cmp-{i + 1:02d}", tiny, prompt, gen, arrival, ttft, latency)
+        rec |= {
+            "sparse": {
+                "topk_experts": top_k,
+                "total_experts": tiny.config.num_experts,
+                "total_attention_heads": tiny.config.num_attention_heads,
+                "num_layers": tiny.config.num_hidden_layers,
+                "moe_layers": tiny.moe_layers,
+                "routing_start": 0,
+                "routing": gen.routing,
+            },
+            "x_simulated": ["received_ts", "ts", "ttft_s", "latency_s"],
+        }
+        lines.append((arrival + latency, rec))
+    lines.sort(key=lambda item: item[0])
+    meta = _meta(tiny, f"the compare sample: MOE_PROMPTS with top-{top_k} of 8 experts")
+    meta["topk_experts"] = top_k
+    meta["x_measured"] = [
+        *meta["x_measured"][:2],
+        "sparse.routing (forward hooks on the routers, prefill + every decode step)",
+    ]
+    meta["x_simulated"] = [
+        "timestamps, latency_s, ttft_s (a timing model: MoE time per token grows with the "
+        "experts run, 0.25 + 0.75 k/8 of the dense time)"
+    ]
+    return [dumps(meta)] + [dumps(r) for _t, r in lines]
+
+
+def write_compare_files(out: Path, weights: Path | None) -> None:
+    """compare/: the model of moe_trace.jsonl (``weights``: trained, else random init) at
+    top-8 and at top-2 of 8."""
+    for name, top_k in COMPARE_TOPK:
+        tiny = tiny_moe_module().TinyMoe(weights, top_k=top_k)
+        write(out / "compare" / name, compare_lines(tiny, top_k))
+
+
+def ensure_weights(weights: Path | None) -> None:
+    """Train the sample model into ``weights`` if it is not there (None: random init)."""
     if weights is not None and not (weights / "model.safetensors").is_file():
         print(f"training the sample model into {weights} (a few CPU-minutes, once)")
         tiny_moe_module()  # puts scripts/ on the path
         import train_tiny_moe
 
         train_tiny_moe.main(["--out", str(weights)])
+
+
+def write_model_files(out: Path, weights: Path | None) -> None:
+    ensure_weights(weights)
     tiny = tiny_moe_module().TinyMoe(weights)
     config_path = out / "models" / "tiny-qwen3-moe" / "config.json"
     config_path.parent.mkdir(parents=True, exist_ok=True)
@@ -662,6 +740,7 @@ def write_model_files(out: Path, weights: Path | None) -> None:
     print(f"wrote {config_path.relative_to(out)}")
     write(out / "moe_trace.jsonl", moe_trace_lines(tiny))
     write(out / "token_stream.jsonl", token_stream_lines(tiny))
+    write_compare_files(out, weights)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -683,14 +762,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the untrained model instead (the sample files before training)",
     )
+    parser.add_argument(
+        "--only-compare",
+        action="store_true",
+        help="only compare/ (the top-k 8 vs 2 pair; needs torch)",
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
+    weights = None if args.random_init else args.weights
+    if args.only_compare:
+        ensure_weights(weights)
+        write_compare_files(out, weights)
+        return 0
     write_two_records(out)
     write_count_only(out)
     write_kv_lines(out)
     if not args.no_model:
-        write_model_files(out, None if args.random_init else args.weights)
+        write_model_files(out, weights)
     return 0
 
 

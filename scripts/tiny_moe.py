@@ -53,9 +53,13 @@ class Generation:
 
 
 class TinyMoe:
-    """Model, tokenizer and router hooks; ``generate`` returns ids and captured routing."""
+    """Model, tokenizer and router hooks; ``generate`` returns ids and captured routing.
 
-    def __init__(self, weights: Path | None = None) -> None:
+    ``top_k``: experts per token. The weights do not depend on it (the router scores every
+    expert; k only picks how many run), so models of different k built here are the same
+    model routed more or less sparsely."""
+
+    def __init__(self, weights: Path | None = None, top_k: int = TOP_K) -> None:
         """Random init from ``SEED``; with ``weights``, a folder written by
         train_tiny_moe.py, its trained weights, and generation limited to the ids it was
         trained on (the others' rows were never trained)."""
@@ -80,7 +84,7 @@ class TinyMoe:
             num_key_value_heads=KV_HEADS,
             head_dim=HEAD_DIM,
             num_experts=NUM_EXPERTS,
-            num_experts_per_tok=TOP_K,
+            num_experts_per_tok=top_k,
             norm_topk_prob=True,
             decoder_sparse_step=1,
             mlp_only_layers=MLP_ONLY_LAYERS,

@@ -1,6 +1,6 @@
-"""Command line: `extract`, `summary`, `analyze` (batch), `tail`, `demo` (the TUI), `serve`
-(HTTP), `redact` (a shareable copy of a log), `config` (the effective settings) and `record`
-(routing capture from a local model; needs the capture extra).
+"""Command line: `extract`, `summary`, `analyze`, `compare`, `plot` (batch), `tail`, `demo`
+(the TUI), `serve` (HTTP), `redact` (a shareable copy of a log), `config` (the effective
+settings) and `record` (routing capture from a local model; needs the capture extra).
 
 Imports stay light: Textual, numpy, tokenizers and transformers load only inside the
 subcommand that needs them, so `sparseety-tui --help` is instant.
@@ -18,7 +18,7 @@ from sparseety_tui.core.literal import escape
 
 PROG = "sparseety-tui"
 #: The commands that honour --redact (every one takes --config).
-REDACTING = ("extract", "summary", "analyze", "serve", "tail", "demo", "redact")
+REDACTING = ("extract", "summary", "analyze", "compare", "plot", "serve", "tail", "demo", "redact")
 
 
 class CliError(Exception):
@@ -95,6 +95,17 @@ def window_arg(args: argparse.Namespace) -> Any:
         raise CliError(f"--since/--until: {exc}") from None
 
 
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``: worker processes for big files (summary, compare, plot)."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
+    )
+
+
 def _add_filter_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--filter",
@@ -143,13 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories")
     tutorial_args.add_input_option(summary)
     summary.add_argument("--json", action="store_true", help="machine-readable JSON")
-    summary.add_argument(
-        "--jobs",
-        type=int,
-        default=0,
-        metavar="N",
-        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
-    )
+    add_jobs_option(summary)
     _add_filter_option(summary, "totals over the requests it keeps")
     _add_core_options(summary)
     tutorial_args.add_analyze(sub, _add_core_options)
@@ -161,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     from sparseety_tui.cli import serve_args
 
     serve_args.add_subcommand(sub, _add_input_options)
+
+    from sparseety_tui.cli import compare_args
+
+    compare_args.add_subcommand(sub, _add_input_options, _run_compare)
+
+    from sparseety_tui.cli import plot_args
+
+    plot_args.add_subcommand(sub, _add_core_options, _run_plot)
 
     from sparseety_tui.cli import record
 
@@ -240,7 +253,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handler: Any = {
+    handler: Any = getattr(args, "handler", None) or {
         "extract": _run_extract,
         "summary": _run_summary,
         "serve": _run_serve,
@@ -312,6 +325,20 @@ def _run_config(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import config_view
 
     return config_view.run(args, build_parser())
+
+
+def _run_compare(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import compare
+
+    return compare.run(args, _options(args))
+
+
+def _run_plot(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import plot
+
+    _positive(args.jobs, "--jobs")
+    window_arg(args)
+    return plot.run(args, _options(args))
 
 
 def _run_serve(args: argparse.Namespace) -> int:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 import orjson
 
 from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
+from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape_json, json_bytes, quote
 from sparseety_tui.core.report import summary_document
+from sparseety_tui.core.selection import Selection
 from sparseety_tui.core.timewindow import WindowedEngineSeries
 from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape
 from sparseety_tui.ingest.parallel import ingest_all
@@ -22,16 +25,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     stderr and the summary covers the rest)."""
     selection = selection_args(args)
     redactor = redactor_of(args)
-    window = selection.window
-    inputs = batch_inputs(args.paths)
-    # A window keeps the stats lines that may be in it (core.timewindow); range workers
-    # hand back only sums, so a windowed summary reads each file in one process.
-    engine = WindowedEngineSeries(window) if window is not None else None
-    extractor = make_extractor(options, engine=engine)
-    for item in inputs.skipped:
-        warn(f"skipped {quote(item.path)}: {item.reason}")
-    ingest_all(extractor, options, inputs.files, jobs=1 if window is not None else args.jobs)
-    document = summary_document(extractor, make_shape(options), selection)
+    _extractor, skipped, document = summarise(args.paths, options, selection, args.jobs)
     if redactor is not None:
         document = redactor.document(document)
         document["redaction"] = redactor.summary()
@@ -46,4 +40,24 @@ def run(args: argparse.Namespace, options: Options) -> int:
         console = Console()
         console.print(render_summary(document))
         report_redaction(redactor)  # the JSON says it in its ``redaction`` key
-    return 1 if inputs.skipped else 0
+    return 1 if skipped else 0
+
+
+def summarise(
+    paths: list[str], options: Options, selection: Selection, jobs: int
+) -> tuple[Extractor, int, dict[str, Any]]:
+    """Read ``paths`` and build their ``summary --json`` document for ``selection``: the
+    extractor, how many directory entries were skipped (each reported on stderr), and the
+    document. ``compare`` reads each of its sides through this, so a side's figures are
+    ``summary``'s."""
+    window = selection.window
+    inputs = batch_inputs(paths)
+    # A window keeps the stats lines that may be in it (core.timewindow); range workers
+    # hand back only sums, so a windowed summary reads each file in one process.
+    engine = WindowedEngineSeries(window) if window is not None else None
+    extractor = make_extractor(options, engine=engine)
+    for item in inputs.skipped:
+        warn(f"skipped {quote(item.path)}: {item.reason}")
+    ingest_all(extractor, options, inputs.files, jobs=1 if window is not None else jobs)
+    document = summary_document(extractor, make_shape(options), selection)
+    return extractor, len(inputs.skipped), document

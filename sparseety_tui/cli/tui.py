@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import os
+from dataclasses import replace
+from typing import Any
 
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.redact import Redactor
@@ -73,6 +75,28 @@ def output_dir(args: argparse.Namespace) -> str | None:
     return path
 
 
+def replay_source(args: argparse.Namespace, paths: tuple[str, ...]) -> Any:
+    """``--replay``'s source over ``paths`` (files that exist: a replay plays what was
+    written), from ``--from``; a bad option is an ``InputError``."""
+    from sparseety_tui.core.timewindow import WindowError, parse_bound
+    from sparseety_tui.ingest.replay import ReplayError, open_replay
+
+    for path in paths:
+        if not os.path.isfile(path):
+            raise InputError(f"--replay: {quote(path)} is not a finished file")
+    try:
+        bound = parse_bound(args.replay_from) if args.replay_from else None
+        source = open_replay(paths, speed=args.speed)
+    except (WindowError, ReplayError) as exc:
+        raise InputError(f"--replay: {exc}") from exc
+    if bound is not None:
+        start = bound.resolve(source.end)
+        if start is None:
+            raise InputError(f"--from {args.replay_from}: no time in the logs to count from")
+        source.seek(start)
+    return source
+
+
 def run(command: str, args: argparse.Namespace) -> int:
     from sparseety_tui.cli.redaction import redactor_of
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
@@ -92,14 +116,19 @@ def run(command: str, args: argparse.Namespace) -> int:
             format=args.format, tokenizer=args.tokenizer, model_config=args.model_config
         )
         paths, directories = tail_inputs(args.paths)
+        replay = replay_source(args, paths) if args.replay else None
+        if not args.replay and (args.replay_from or args.speed != 1.0):
+            raise InputError("--speed and --from go with --replay")
+        live = live_options(args, paths, directories)
         config = AppConfig(
-            live=live_options(args, paths, directories),
+            live=replace(live, start="start", directories=()) if replay else live,
             options=options,
             theme=args.theme,
             request_id=args.request,
             window=window_arg(args),
             output_dir=output_dir(args),
             redactor=redactor,
+            replay=replay,
         )
         # Builds the Extractor with ingest.batch.make_extractor, which loads a named
         # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
@@ -112,28 +141,24 @@ def run(command: str, args: argparse.Namespace) -> int:
 
 
 def run_demo(args: argparse.Namespace, themes: object, redactor: Redactor | None = None) -> int:
-    from sparseety_tui.ingest import replay
+    """``tail --replay`` of the logs directly in ``sample_logs/``, each from its start."""
+    from sparseety_tui.ingest.replay import ReplayError, open_replay, sample_paths
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
     from sparseety_tui.ui.themes import ThemeSet
 
     assert isinstance(themes, ThemeSet)
     try:
-        plan = replay.plan()
-    except replay.DemoError as exc:
+        paths = tuple(sample_paths())
+        source = open_replay(paths, speed=args.speed, align="each")
+    except ReplayError as exc:
         raise InputError(str(exc)) from exc
-    replayer = replay.Replayer(plan, rate=args.rate)
-    replayer.start()
-    try:
-        paths = tuple(str(p) for p in plan.outputs.values())
-        config = AppConfig(
-            live=LiveOptions(paths=paths, start="start"),
-            theme=args.theme,
-            title="sparseety-tui demo",
-            redactor=redactor,
-        )
-        app = SparseetyApp(config, themes=themes)
-        app.run()
-        return app.return_code or 0
-    finally:
-        replayer.stop()
-        replay.cleanup(plan)
+    config = AppConfig(
+        live=LiveOptions(paths=paths, start="start"),
+        theme=args.theme,
+        title="sparseety-tui demo",
+        redactor=redactor,
+        replay=source,
+    )
+    app = SparseetyApp(config, themes=themes)
+    app.run()
+    return app.return_code or 0

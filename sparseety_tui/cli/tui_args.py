@@ -37,16 +37,46 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
     start.add_argument("--last", type=int, metavar="N", help="start N lines before the end")
     tail.add_argument("--poll", action="store_true", help="poll instead of file events (NFS)")
     tail.add_argument(
+        "--replay",
+        action="store_true",
+        help="play finished logs as if live, by their own times (keys: P pause, . step, "
+        "[ ] -/+1 min, { } -/+10 min, J seek to a time, < > speed); the logs are read in place, "
+        "never written",
+    )
+    tail.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        metavar="X",
+        help="--replay: log seconds per second (default 1: real time; 10: ten times faster)",
+    )
+    tail.add_argument(
+        "--from",
+        dest="replay_from",
+        metavar="T",
+        help="--replay: start at log time T (what comes before is shown at once); "
+        "2026-11-30T10:00, 10:00, or 10m (before the logs' end)",
+    )
+    tail.add_argument(
         "--output-dir",
         metavar="DIR",
         help="where screenshots and text that could not be copied go (default: "
         "$SPARSEETY_TUI_OUTPUT_DIR, else the current directory)",
     )
 
-    demo = sub.add_parser("demo", help="replay the bundled sample logs into the UI")
+    demo = sub.add_parser(
+        "demo",
+        help="replay the bundled sample logs in the UI (tail --replay of sample_logs/)",
+        description="tail --replay of the logs directly in sample_logs/ (each file from the "
+        "start, side by side), read in place.",
+    )
     demo.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
     demo.add_argument(
-        "--rate", type=float, default=40.0, metavar="LPS", help="lines per second (default 40)"
+        "--speed",
+        type=float,
+        default=10.0,
+        metavar="X",
+        help="log seconds per second (default 10)",
     )
 
 

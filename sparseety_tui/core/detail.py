@@ -499,3 +499,10 @@ def request_text(extractor: ExtractorView, row: int) -> dict[str, Any]:
     """Prompt and completion text of one request, re-read from its lines."""
     fields = _read_payloads(extractor, row, raw=False).fields
     return {"prompt": fields.get("prompt"), "completion": fields.get("completion")}
+
+
+def request_prompt(extractor: ExtractorView, row: int) -> dict[str, Any]:
+    """Prompt text and prompt token ids of one request, re-read from its lines (``compare``
+    matches requests of two runs by a digest of these)."""
+    fields = _read_payloads(extractor, row, raw=False).fields
+    return {"prompt": fields.get("prompt"), "prompt_token_ids": fields.get("prompt_token_ids")}

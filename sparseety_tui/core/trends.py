@@ -28,6 +28,7 @@ covers; an engine figure is None in a minute with no stats line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -121,8 +122,8 @@ def compute_trends(
     first, last = int(min(seen) // 60), int(max(seen) // 60)
     if since is not None:
         first = max(first, int(since // 60))
-    if until is not None:
-        last = min(last, int(until // 60))
+    if until is not None:  # exclusive: a window to 12:03 ends with the minute 12:02
+        last = min(last, math.ceil(until / 60) - 1)
     if last < first:
         return Trends((), ())
     older = 0
@@ -173,11 +174,7 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
 
     store = state.store
     n = len(store)
-    keep = None
-    if rows is not None:
-        keep = np.zeros(n, dtype=bool)
-        wanted = np.asarray(rows, dtype=np.int64)
-        keep[wanted[(wanted >= 0) & (wanted < n)]] = True
+    keep = rows_mask(n, rows)
     parts: dict[str, list[Any]] = {}
     names = (
         "finished_ts",
@@ -195,8 +192,8 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         for name in names:
             parts.setdefault(name, []).append(np.asarray(cols[name], dtype=np.float64)[mask])
     cols = {name: np.concatenate(parts[name]) if name in parts else np.zeros(0) for name in names}
-    finished, received, latency = cols["finished_ts"], cols["received_ts"], cols["latency_s"]
-    end = np.where(_dates(finished), finished, received + latency)
+    received, latency = cols["received_ts"], cols["latency_s"]
+    end = request_end(cols)
     has_end = _dates(end)
     return {
         "cols": cols,
@@ -206,6 +203,34 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "ttft": cols["ttft_s"][has_end],
         "received": received[_dates(received)],
     }
+
+
+def rows_mask(n: int, rows: Any) -> Any:
+    """A boolean mask over ``n`` store rows of the ``rows`` given (None: None, every row)."""
+    import numpy as np
+
+    if rows is None:
+        return None
+    keep = np.zeros(n, dtype=bool)
+    wanted = np.asarray(rows, dtype=np.int64)
+    keep[wanted[(wanted >= 0) & (wanted < n)]] = True
+    return keep
+
+
+def request_end(cols: Mapping[str, Any]) -> Any:
+    """Each request's end as the request trends count it: its finish time, else its
+    arrival plus its latency (NaN or no date when neither is known)."""
+    import numpy as np
+
+    finished = np.asarray(cols["finished_ts"], dtype=np.float64)
+    received = np.asarray(cols["received_ts"], dtype=np.float64)
+    latency = np.asarray(cols["latency_s"], dtype=np.float64)
+    return np.where(_dates(finished), finished, received + latency)
+
+
+def is_date(values: Any) -> Any:
+    """Which of ``values`` (unix s) are dates (NaN is not)."""
+    return _dates(values)
 
 
 def _minutes_with_data(

@@ -44,9 +44,9 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.extractor import Extractor
@@ -59,6 +59,7 @@ from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import FileStatus, LiveOptions, Snapshot
 from sparseety_tui.sources import FileFollower, LogWatcher, RawLine, SourceEvent
+from sparseety_tui.sources.follower import FollowBatch
 from sparseety_tui.sources.lines import Chunk, iter_chunks
 
 if TYPE_CHECKING:
@@ -98,6 +99,30 @@ HEAVY_DUTY = 5.0
 TRIM_INTERVAL_S = 2.0
 #: ...and at most once per this many times the trim's own cost (<= 2 % of a core).
 TRIM_DUTY = 50.0
+
+
+class _HasPath(Protocol):
+    @property
+    def path(self) -> str: ...
+
+
+class LineSource(Protocol):
+    """What the worker reads lines from: ``sources.LogWatcher`` (following files), or a
+    replay (``ingest.replay.ReplaySource``)."""
+
+    @property
+    def followers(self) -> Sequence[_HasPath]: ...
+
+    @property
+    def needs_polling(self) -> bool: ...
+
+    def poll_all(self) -> list[tuple[str, FollowBatch]]: ...
+
+    def wait(self, timeout_s: float | None) -> bool: ...
+
+    def wake(self) -> None: ...
+
+    def stop(self) -> None: ...
 
 
 @dataclass
@@ -142,8 +167,13 @@ class IngestWorker:
         *,
         clock: Callable[[], float] = time.monotonic,
         on_wake: Callable[[], None] | None = None,
+        source: LineSource | None = None,
+        log_seconds_per_second: Callable[[], float] | None = None,
     ) -> None:
-        """``on_wake`` is called (from the worker thread; it must not block) whenever a
+        """``source``: where lines come from instead of following ``options.paths`` (a
+        replay, ``ingest.replay.ReplaySource``); ``log_seconds_per_second``: how fast the
+        log's time runs against the wall now (a replay's speed, 0 while paused), so that
+        tok/s is per second of the log, as it was when written. ``on_wake`` is called (from the worker thread; it must not block) whenever a
         snapshot is published (at most every ``publish_gap_s``), so the UI shows each one as
         it comes and never needs to poll."""
         self._extractor = extractor
@@ -161,7 +191,9 @@ class IngestWorker:
         self._query = ViewQuery()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._watcher: LogWatcher | None = None
+        self._watcher: LineSource | None = None
+        self._source = source
+        self._log_speed = log_seconds_per_second
         self._followed: dict[str, _Followed] = {}  # path -> its incarnations' files
         self._fed_at: dict[int, float] = {}  # file -> when lines last came (not flushed since)
         self._backfills: list[_Backfill] = []
@@ -321,6 +353,11 @@ class IngestWorker:
         self._trim_due = now + max(TRIM_INTERVAL_S, TRIM_DUTY * cost)
 
     def _open(self) -> None:
+        if self._source is not None:  # a replay: its lines come as the clock reaches them
+            self._watcher = self._source
+            for follower in self._source.followers:
+                self._follow(follower.path)
+            return
         options = self.options
         start: Literal["start", "end"] = "start"
         watcher = LogWatcher(
@@ -712,6 +749,8 @@ class IngestWorker:
         if last is None or last[2] != progress:
             return
         dt = at - last[0]
+        if self._log_speed is not None:  # a replay: per second of the log's own time
+            dt *= self._log_speed()
         if dt > 0:
             self._rate.append(max(0.0, (tokens - last[1]) / dt))
 

@@ -9,6 +9,7 @@ writer's store: every row, count and detail comes from a snapshot.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -30,12 +31,19 @@ from sparseety_tui.core.literal import quote
 from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
 from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.redact.detail import redact_detail
-from sparseety_tui.core.timewindow import WindowSpec
+from sparseety_tui.core.timewindow import WindowError, WindowSpec, parse_bound
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
+from sparseety_tui.ingest.replay import ReplaySource
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import MAX_PUBLISH_GAP_S, MIN_PUBLISH_GAP_S, IngestWorker
 from sparseety_tui.ui import handoff, keys
-from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, SnapshotReady
+from sparseety_tui.ui.messages import (
+    HandOff,
+    OpenRequest,
+    QueryChanged,
+    ReplaySeek,
+    SnapshotReady,
+)
 from sparseety_tui.ui.safe_text import redact, set_redactor
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
@@ -61,6 +69,9 @@ ACTIVE_S = 1.0
 #: thread (its CPU time per snapshot shown, averaged), so drawing takes at most
 #: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S.
 FRAME_DUTY = 4.0
+#: How often the replay bar shows the replay clock.
+REPLAY_BAR_S = 0.25
+MIN_REPLAY_SPEED, MAX_REPLAY_SPEED = 1 / 64, 4096.0
 
 
 @dataclass(frozen=True)
@@ -76,11 +87,13 @@ class AppConfig:
     output_dir: str | None = None
     #: --redact: everything shown (and so copied, dumped, screenshot) is redacted.
     redactor: Redactor | None = None
+    #: tail --replay / demo: the lines come from this replay, not from following the files.
+    replay: ReplaySource | None = None
 
 
 class SparseetyApp(App[int]):
     CSS_PATH = "app.tcss"
-    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.GLOBAL))
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.GLOBAL + keys.REPLAY))
 
     def __init__(
         self,
@@ -97,13 +110,9 @@ class SparseetyApp(App[int]):
         self.title = config.title
         self.live_options = config.live
         self.shape = shape if shape is not None else make_shape(config.options)
+        self.replay = config.replay
         # The worker owns the Extractor: only its thread writes or reads it.
-        self.worker = IngestWorker(
-            extractor if extractor is not None else make_extractor(config.options),
-            self.shape,
-            config.live,
-            on_wake=self._wake_from_worker,
-        )
+        self.worker = self._new_worker(extractor)
         # --since/--until: the first query, the same object for the worker and the screen.
         self._first_query = ViewQuery(window=config.window)
         if config.window is not None:
@@ -125,9 +134,27 @@ class SparseetyApp(App[int]):
         self._request_reported = False
         self._request_prefix = PrefixMatches()  # --request as a prefix, once the read settled
 
+    def _new_worker(self, extractor: Extractor | None = None) -> IngestWorker:
+        return IngestWorker(
+            extractor if extractor is not None else make_extractor(self.config.options),
+            self.shape,
+            self.config.live,
+            on_wake=self._wake_from_worker,
+            source=self.replay,
+            log_seconds_per_second=self._replay_speed if self.replay is not None else None,
+        )
+
+    def _replay_speed(self) -> float:
+        """Log seconds a wall second now (0 while paused): the worker's tok/s per log second."""
+        clock = self.replay.clock if self.replay is not None else None
+        return 0.0 if clock is None or clock.paused else clock.speed
+
     def get_default_screen(self) -> Screen[None]:
         return MainScreen(
-            self.shape, show_rate=self.live_options.track_rate, query=self._first_query
+            self.shape,
+            show_rate=self.live_options.track_rate,
+            query=self._first_query,
+            replay=self.replay is not None,
         )
 
     def on_mount(self) -> None:
@@ -139,6 +166,86 @@ class SparseetyApp(App[int]):
         self.worker.start()
         self._last_change = time.monotonic()
         self._timer = self.set_timer(self.config.tick_s, self._tick_loop)
+        if self.replay is not None:
+            self.set_interval(REPLAY_BAR_S, self._show_replay)
+
+    # -- replay (tail --replay, demo) --------------------------------------------------------
+
+    def _show_replay(self) -> None:
+        if self.replay is not None and self.is_running:
+            with contextlib.suppress(NoMatches):
+                self.main_screen.replay_bar.show(self.replay.status())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action.startswith("replay_"):
+            return self.replay is not None
+        return True
+
+    def action_replay_pause(self) -> None:
+        assert self.replay is not None
+        self.replay.clock.toggle()
+        self.replay.wake()
+        self._show_replay()
+
+    def action_replay_step(self) -> None:
+        assert self.replay is not None
+        self.replay.clock.pause()
+        self.replay.step()
+        self._show_replay()
+
+    def action_replay_speed(self, factor: float) -> None:
+        assert self.replay is not None
+        speed = min(MAX_REPLAY_SPEED, max(MIN_REPLAY_SPEED, self.replay.clock.speed * factor))
+        self.replay.clock.set_speed(speed)
+        self.replay.wake()
+        self._show_replay()
+
+    def action_replay_seek(self, seconds: float) -> None:
+        self.replay_seek_to(self.replay.clock.now() + seconds if self.replay else 0.0)
+
+    def action_replay_jump(self) -> None:
+        while len(self.screen_stack) > 1:  # the prompt is the table's
+            self.pop_screen()
+        self.main_screen.open_seek_prompt()
+
+    def on_replay_seek(self, message: ReplaySeek) -> None:
+        """``J``'s time: absolute, a clock time on the logs' last day, or relative to the
+        logs' end (``core.timewindow.parse_bound``, as ``--from``)."""
+        replay = self.replay
+        if replay is None or not message.text.strip():
+            return
+        try:
+            at = parse_bound(message.text.strip()).resolve(replay.end)
+        except WindowError as exc:
+            self.main_screen.say(f"seek: {exc}", error=True)
+            return
+        if at is None:
+            self.main_screen.say("seek: no time in the logs to count from", error=True)
+            return
+        self.replay_seek_to(at)
+
+    def replay_seek_to(self, at: float) -> None:
+        """Play from log time ``at``: forward, the lines up to it come at once; backward,
+        a new worker reads the files again up to ``at`` (lines read cannot be unread)."""
+        replay = self.replay
+        assert replay is not None
+        at = min(max(at, replay.origin), replay.end)
+        if at >= replay.clock.now():
+            replay.seek(at)
+        else:
+            old = self.worker
+            self.replay = replay.rewound(at)
+            self.worker = self._new_worker()
+            query = self.main_screen.table.snapshot.query
+            old.stop()
+            self.details = DetailCache()
+            self._shown_version = -1
+            self.worker.set_query(query)
+            self.worker.start()
+            # The screens on top show rows of the old worker's state: back to the table.
+            while len(self.screen_stack) > 1:
+                self.pop_screen()
+        self._show_replay()
 
     def _tick_loop(self) -> None:
         """A one-shot timer re-armed after each tick while snapshots keep coming, so ticks

@@ -118,6 +118,33 @@ ERRORS: tuple[Key, ...] = (
     Key("c", "copy", "Copy", show=False),
 )
 
+COMPARE: tuple[Key, ...] = (
+    Key("q", "app.quit", "Quit"),
+    Key("enter", "drill", "Both sides", label="⏎"),
+    Key("tab", "switch", "Figures / requests", label="tab"),
+)
+
+COMPARE_DETAIL: tuple[Key, ...] = (
+    Key("escape", "back", "Back", label="esc"),
+    Key("tab", "switch", "Baseline / candidate", label="tab"),
+    Key("n", "skip_next", "Next skipped"),
+    Key("N", "skip_previous", "Prev skipped", show=False),
+)
+
+#: Only while replaying (``tail --replay``, ``demo``): the app's ``check_action`` hides
+#: them otherwise.
+REPLAY: tuple[Key, ...] = (
+    Key("P", "replay_pause", "Pause replay", show=False),
+    Key("full_stop", "replay_step", "Step to the next line", show=False, label="."),
+    Key("left_square_bracket", "replay_seek(-60)", "Back 1 min", show=False, label="["),
+    Key("right_square_bracket", "replay_seek(60)", "Forward 1 min", show=False, label="]"),
+    Key("left_curly_bracket", "replay_seek(-600)", "Back 10 min", show=False, label="{"),
+    Key("right_curly_bracket", "replay_seek(600)", "Forward 10 min", show=False, label="}"),
+    Key("less_than_sign", "replay_speed(0.5)", "Half speed", show=False, label="<"),
+    Key("greater_than_sign", "replay_speed(2)", "Double speed", show=False, label=">"),
+    Key("J", "replay_jump", "Seek to a time", show=False),
+)
+
 ERROR_CONTEXT: tuple[Key, ...] = (Key("escape,q", "back", "Back", label="esc"),)
 
 HELP: tuple[Key, ...] = (Key("escape,question_mark,q", "back", "Close", label="esc"),)
@@ -130,6 +157,9 @@ SCREENS: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Trends", TRENDS),
     ("Errors", ERRORS + TABLE),
     ("Error in context", ERROR_CONTEXT),
+    ("Replay (tail --replay, demo)", REPLAY),
+    ("Compare (compare --tui)", COMPARE),
+    ("Compare: both sides of a request", COMPARE_DETAIL),
 )
 
 

@@ -37,3 +37,11 @@ class HandOff(Message):
         self.what = what
         self.text = text
         self.stem = stem
+
+
+class ReplaySeek(Message):
+    """Seek the replay to the time the user typed (``J``): the app reads and applies it."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text

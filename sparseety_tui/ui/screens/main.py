@@ -22,11 +22,12 @@ from sparseety_tui.core.totals import worst_imbalance
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.handoff import row_text, summary_command
-from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged
+from sparseety_tui.ui.messages import HandOff, OpenRequest, QueryChanged, ReplaySeek
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel, warning_counts
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.prompt import Prompt
+from sparseety_tui.ui.widgets.replay_bar import ReplayBar
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.status_line import StatusLine
 from sparseety_tui.ui.widgets.totals_strip import (
@@ -77,10 +78,17 @@ class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.MAIN))
 
     def __init__(
-        self, shape: ModelShape, *, show_rate: bool = True, query: ViewQuery | None = None
+        self,
+        shape: ModelShape,
+        *,
+        show_rate: bool = True,
+        query: ViewQuery | None = None,
+        replay: bool = False,
     ) -> None:
-        """``query``: the query to start with (``tail --since/--until``'s window)."""
+        """``query``: the query to start with (``tail --since/--until``'s window);
+        ``replay``: show the replay bar (``tail --replay``, ``demo``)."""
         super().__init__(id="main")
+        self._replay = replay
         self._shape = shape
         self._show_rate = show_rate
         self.paused = False
@@ -122,8 +130,14 @@ class MainScreen(Screen[None]):
                     classes="hidden",
                 )
         yield Prompt(id="prompt", classes="hidden")
+        if self._replay:
+            yield ReplayBar(id="replay")
         yield StatusLine(id="status")
         yield Footer(compact=True)
+
+    @property
+    def replay_bar(self) -> ReplayBar:
+        return self.query_one(ReplayBar)
 
     def on_mount(self) -> None:
         self.query_one(RequestTable).focus()
@@ -444,6 +458,12 @@ class MainScreen(Screen[None]):
     def action_goto(self) -> None:
         self._open_prompt("goto", "", "go to request id (or part of it)")
 
+    def open_seek_prompt(self) -> None:
+        """The replay's ``J``: a time to play from (the app seeks, ``ReplaySeek``)."""
+        self._open_prompt(
+            "seek", "", "replay from: 12:03, 2026-11-30T12:03:10, 10m (before the end) (esc: close)"
+        )
+
     def _open_prompt(self, mode: str, value: str, placeholder: str) -> None:
         prompt = self.query_one("#prompt", Prompt)
         self._prompt_mode = mode
@@ -479,6 +499,8 @@ class MainScreen(Screen[None]):
             self.go_to_request(event.value.strip())
         elif mode == "window":
             self.set_window(event.value)
+        elif mode == "seek":
+            self.post_message(ReplaySeek(event.value))
 
     def _apply_filter(self, text: str, *, final: bool) -> None:
         try:

@@ -1,0 +1,168 @@
+"""The compare screen (``compare --tui``): both sides side by side, a row per figure, and
+the matched requests' changes; ``⏎`` on a request shows both sides of it.
+
+Everything shown comes from the ``compare`` document (``core.compare.document``) and its
+pair diffs, built before the app starts: the screen computes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from sparseety_tui.core.compare.document import PairDiff
+from sparseety_tui.core.compare.figures import figure_unit
+from sparseety_tui.core.compare.text import (
+    change_kind,
+    fmt_ci,
+    fmt_delta,
+    fmt_rel,
+    fmt_value,
+    match_text,
+)
+from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.ui import keys
+from sparseety_tui.ui.safe_text import escape
+
+CHANGE_STYLE = {"better": "bold green", "worse": "bold red", "": ""}
+
+
+def side_text(label: str, side: dict[str, Any]) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis", end="")
+    out.append(f"{label:<9} ", "bold")
+    out.append(", ".join(escape(p) for p in side["paths"]))
+    if side.get("window"):
+        out.append(f"  window {escape(side['window'])}", "dim")
+    out.append(f"  {side['requests']:,} requests", "dim")
+    return out
+
+
+@dataclass(frozen=True)
+class CompareData:
+    """What the compare screen shows: the ``compare`` ``document``; ``pairs``, the matched
+    pairs listed (the worst first) of ``pairs_total``; each side's state (``sides``) and
+    its store rows by position (``rows``)."""
+
+    document: dict[str, Any]
+    pairs: Sequence[PairDiff]
+    pairs_total: int
+    sides: tuple[ExtractorView, ExtractorView]
+    rows: tuple[Any, Any]
+    shape: ModelShape
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.COMPARE))
+    DEFAULT_CSS = """
+    CompareScreen #compare-head { height: auto; padding: 0 1; background: $panel; }
+    CompareScreen #figures { height: 1fr; }
+    CompareScreen #pairs-title { height: 1; padding: 0 1; background: $panel; }
+    CompareScreen #pairs { height: 1fr; }
+    """
+
+    def __init__(self, data: CompareData) -> None:
+        super().__init__(id="compare")
+        self.document = data.document
+        self.pairs = list(data.pairs)
+        self.pairs_total = data.pairs_total
+        self.sides = data.sides
+        self.rows = data.rows
+        self.shape = data.shape
+
+    def compose(self) -> ComposeResult:
+        doc = self.document
+        head = Text(end="")
+        head.append_text(side_text("baseline", doc["baseline"]))
+        head.append("\n")
+        head.append_text(side_text("candidate", doc["candidate"]))
+        head.append("\n")
+        head.append(match_text(doc), "dim")
+        yield Static(head, id="compare-head")
+        yield DataTable(id="figures", cursor_type="row", zebra_stripes=True)
+        yield Static(self._pairs_title(), id="pairs-title")
+        yield DataTable(id="pairs", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def _pairs_title(self) -> Text:
+        doc = self.document
+        if not doc["matched"]:
+            return Text("no matched requests: the workloads are compared as a whole", "dim")
+        return Text(
+            f"per request: {len(self.pairs):,} of {self.pairs_total:,} matched, the largest "
+            f"increase (latency or compute) first; {doc['regressions_total']:,} went up",
+            "bold",
+        )
+
+    def on_mount(self) -> None:
+        doc = self.document
+        figures = self.query_one("#figures", DataTable)
+        figures.add_columns("figure", "baseline", "candidate", "Δ", "Δ%", "CI95 (paired)")
+        base, cand = doc["baseline"]["figures"], doc["candidate"]["figures"]
+        for name, entry in doc["delta"].items():
+            unit = figure_unit(name)
+            style = CHANGE_STYLE[change_kind(name, entry["abs"])]
+            figures.add_row(
+                name,
+                Text(fmt_value(base.get(name), unit), justify="right"),
+                Text(fmt_value(cand.get(name), unit), justify="right"),
+                Text(fmt_delta(entry["abs"], unit), style=style, justify="right"),
+                Text(fmt_rel(entry["rel"]), style=style, justify="right"),
+                Text(fmt_ci(entry.get("ci95"), unit), justify="right"),
+            )
+        table = self.query_one("#pairs", DataTable)
+        table.add_columns("baseline id", "candidate id", "latency s", "Δ", "compute", "Δ")
+        for pair in self.pairs:
+            lat, comp = pair.entry["latency_s"], pair.entry["effective_compute_tokens"]
+            table.add_row(
+                Text(escape(pair.entry["baseline_id"])),
+                Text(escape(pair.entry["candidate_id"])),
+                Text(
+                    f"{fmt_value(lat['baseline'], 's')} → {fmt_value(lat['candidate'], 's')}",
+                    justify="right",
+                ),
+                _rel(lat),
+                Text(
+                    f"{fmt_value(comp['baseline'], 'tokens')} → "
+                    f"{fmt_value(comp['candidate'], 'tokens')}",
+                    justify="right",
+                ),
+                _rel(comp),
+            )
+        (table if self.pairs else figures).focus()
+
+    def action_switch(self) -> None:
+        figures = self.query_one("#figures", DataTable)
+        pairs = self.query_one("#pairs", DataTable)
+        (figures if pairs.has_focus else pairs).focus()
+
+    def action_drill(self) -> None:
+        table = self.query_one("#pairs", DataTable)
+        if not table.has_focus or not self.pairs:
+            return
+        pair = self.pairs[table.cursor_row]
+        base_row = int(self.rows[0][pair.baseline])
+        cand_row = int(self.rows[1][pair.candidate])
+        from sparseety_tui.ui.screens.compare_detail import CompareDetailScreen
+
+        self.app.push_screen(
+            CompareDetailScreen(pair.entry, self.sides, (base_row, cand_row), self.shape)
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        if event.data_table.id == "pairs":
+            self.action_drill()
+
+
+def _rel(change: dict[str, Any]) -> Text:
+    up = (change["abs"] or 0) > 0
+    down = (change["abs"] or 0) < 0
+    style = "bold red" if up else "green" if down else ""
+    return Text(fmt_rel(change["rel"]), style=style, justify="right")
