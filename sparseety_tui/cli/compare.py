@@ -14,12 +14,15 @@ from typing import Any
 import orjson
 
 from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.summary import summarise
 from sparseety_tui.core.compare.document import Side, compare_document
 from sparseety_tui.core.compare.matching import Match, match_requests
 from sparseety_tui.core.compare.requests import prompt_keys, side_requests
 from sparseety_tui.core.extractor import Extractor
 from sparseety_tui.core.literal import escape_json, json_bytes, json_text
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.selection import Selection, select_rows
 from sparseety_tui.core.timewindow import WindowError, WindowSpec, parse_window
 from sparseety_tui.ingest.batch import Options, make_shape
@@ -101,11 +104,13 @@ class Compared:
     baseline: ReadSide
     candidate: ReadSide
     match: Match
+    redactor: Redactor | None = None
 
 
 def compare_output(args: argparse.Namespace, options: Options) -> Compared:
     """The ``compare --json`` document of the arguments, and both sides as read."""
     base_spec, cand_spec = side_specs(args)
+    redactor = redactor_of(args)  # a bad rule or key: exit 2 before anything is read
     if args.plot:
         from sparseety_tui.cli.plot import check_output
 
@@ -131,7 +136,11 @@ def compare_output(args: argparse.Namespace, options: Options) -> Compared:
         seed=args.seed,
         regressions_limit=args.regressions,
     )
-    return Compared(document, base, cand, match)
+    if redactor is not None:
+        # Ids and paths are the document's text; what it says of each side is summary's.
+        document = redactor.document(document)
+        document["redaction"] = redactor.summary()
+    return Compared(document, base, cand, match, redactor)
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
@@ -149,6 +158,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
         from sparseety_tui.cli.compare_view import render_compare
 
         Console().print(render_compare(document))
+        report_redaction(compared.redactor)  # the JSON says it in its ``redaction`` key
     if args.plot:
         from sparseety_tui.cli.plot import PlotSide, write_plot
 
@@ -171,6 +181,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
                 )
             ],
             pairs if match.matched else None,
+            compared.redactor,
         )
     return 1 if base.skipped or cand.skipped else 0
 
@@ -204,6 +215,7 @@ def compare_app(args: argparse.Namespace, options: Options, compared: Compared) 
         (base.extractor.freeze(), cand.extractor.freeze()),
         (base.side.requests.rows, cand.side.requests.rows),
         make_shape(options),
+        compared.redactor,
     )
     return CompareApp(data, theme=theme, themes=themes)
 

@@ -15,9 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.cli.main import CliError, selection_args
+from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.summary import summarise
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.literal import json_text
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.selection import Selection, select_rows
 from sparseety_tui.core.skip_trend import skip_trends
 from sparseety_tui.core.trends import Trend, compute_trends
@@ -155,14 +158,22 @@ def plot_data(
 
 
 def write_plot(
-    out: str, sides: Sequence[PlotSide], pairs: Mapping[str, tuple[Any, Any]] | None = None
+    out: str,
+    sides: Sequence[PlotSide],
+    pairs: Mapping[str, tuple[Any, Any]] | None = None,
+    redactor: Redactor | None = None,
 ) -> None:
     """Draw ``sides`` (and ``pairs``, see ``plot_data``) to ``out`` (its suffix says the
-    format)."""
+    format); with ``redactor``, its text (file names, the title) redacted and the title
+    saying so."""
     from sparseety_tui.cli import plot_render
 
     check_output(out)
-    plot_render.render(plot_data(sides, pairs), out)
+    data = plot_data(sides, pairs)
+    if redactor is not None:
+        data = redactor.document(data)
+        data["title"] = f"{data['title']} (REDACTED)"
+    plot_render.render(data, out)
 
 
 def check_output(out: str) -> None:
@@ -174,7 +185,9 @@ def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (reported on stderr)."""
     check_output(args.output)
     selection = selection_args(args)
+    redactor = redactor_of(args)  # a bad rule or key: exit 2 before anything is read
     extractor, skipped, _document = summarise(args.paths, options, selection, args.jobs)
     side = PlotSide(None, tuple(args.paths), extractor, make_shape(options), selection)
-    write_plot(args.output, [side])
+    write_plot(args.output, [side], redactor=redactor)
+    report_redaction(redactor)
     return 1 if skipped else 0

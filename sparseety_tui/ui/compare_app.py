@@ -13,6 +13,7 @@ from textual.binding import BindingType
 from textual.screen import Screen
 
 from sparseety_tui.ui import keys
+from sparseety_tui.ui.safe_text import set_redactor
 from sparseety_tui.ui.screens.compare import CompareData, CompareScreen
 from sparseety_tui.ui.themes import ThemeSet, default_theme_name, load_themes
 
@@ -29,6 +30,7 @@ class CompareApp(App[int]):
     ) -> None:
         super().__init__()
         self.data = data
+        set_redactor(data.redactor)  # every shown text through safe_text.escape is redacted
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(theme or default_theme_name())
 
@@ -39,6 +41,9 @@ class CompareApp(App[int]):
         for theme in self.themes.themes.values():
             self.register_theme(theme)
         self.theme = self.theme_name
+
+    def on_unmount(self) -> None:
+        set_redactor(None)
 
     async def settle(self, timeout: float = 30.0) -> bool:
         """Nothing is read while the app runs: always settled (the main app's test hook)."""

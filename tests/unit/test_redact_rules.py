@@ -23,7 +23,12 @@ def redactor(**actions: str) -> Redactor:
 
 
 TRUE_POSITIVES = {
-    "email": ["ann.lee@example.com", "first+tag@mail.example.co.uk", "ünïcode@example.jp"],
+    "email": [
+        "ann.lee@example.com",
+        "first+tag@mail.example.co.uk",
+        "ünïcode@example.jp",
+        "a@b.co-op.org",
+    ],
     "phone": [
         "+1 (415) 555-0132",
         "+44 20 7946 0958",
@@ -85,6 +90,13 @@ def test_look_alikes_are_left_alone(text: str) -> None:
     r = redactor()
     assert r.text(text) == text
     assert not r.counts
+
+
+def test_an_email_inside_an_id_is_found() -> None:
+    """Request ids made of a user's address (``ann@example.com-0013``): the address goes,
+    the rest of the id stays."""
+    r = redactor(email="mask")
+    assert r.text("ann.lee@example.com-0013") == "[REDACTED:email]-0013"
 
 
 def test_key_value_secrets_keep_their_name() -> None:

@@ -94,7 +94,7 @@ MEMO_ENTRIES = 65_536
 class Redactor:
     """Rules applied to text and documents, with the counts of what each replaced."""
 
-    key: bytes
+    key: bytes = field(repr=False)  # the HMAC key: never in a repr, a log or a traceback
     rules: Sequence[Rule] = BUILTIN
     user_keys: Sequence[str] = USER_KEYS
     user_action: str = "hash"

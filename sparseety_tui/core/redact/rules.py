@@ -112,7 +112,9 @@ BUILTIN: tuple[Rule, ...] = (
     Rule(
         "email",
         re.compile(
-            r"(?<![\w.+-])[\w.+-]{1,64}@(?:[\w-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])",
+            # The domain ends where no letter, digit or dot-label follows: an id that goes on
+            # after it with a hyphen (``ann@example.com-0013``) still hides the address.
+            r"(?<![\w.+-])[\w.+-]{1,64}@(?:[\w-]{1,63}\.)+[A-Za-z]{2,24}(?!\w|-?[\w-]*\.[A-Za-z])",
         ),
         "hash",
         ("@",),

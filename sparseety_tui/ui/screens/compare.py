@@ -28,6 +28,7 @@ from sparseety_tui.core.compare.text import (
     match_text,
 )
 from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import escape
@@ -57,6 +58,9 @@ class CompareData:
     sides: tuple[ExtractorView, ExtractorView]
     rows: tuple[Any, Any]
     shape: ModelShape
+    #: --redact: shown text goes through ``safe_text.escape`` (set by the app), and each
+    #: request's detail is redacted over its joined text, as in the main app.
+    redactor: Redactor | None = None
 
 
 class CompareScreen(Screen[None]):
@@ -76,6 +80,7 @@ class CompareScreen(Screen[None]):
         self.sides = data.sides
         self.rows = data.rows
         self.shape = data.shape
+        self.redactor = data.redactor
 
     def compose(self) -> ComposeResult:
         doc = self.document
@@ -85,6 +90,8 @@ class CompareScreen(Screen[None]):
         head.append_text(side_text("candidate", doc["candidate"]))
         head.append("\n")
         head.append(match_text(doc), "dim")
+        if self.redactor is not None:
+            head.append("  REDACTED", "bold reverse")
         yield Static(head, id="compare-head")
         yield DataTable(id="figures", cursor_type="row", zebra_stripes=True)
         yield Static(self._pairs_title(), id="pairs-title")
@@ -153,7 +160,9 @@ class CompareScreen(Screen[None]):
         from sparseety_tui.ui.screens.compare_detail import CompareDetailScreen
 
         self.app.push_screen(
-            CompareDetailScreen(pair.entry, self.sides, (base_row, cand_row), self.shape)
+            CompareDetailScreen(
+                pair.entry, self.sides, (base_row, cand_row), self.shape, self.redactor
+            )
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -15,6 +15,8 @@ from textual.widgets import Footer, Static
 from sparseety_tui.core.compare.text import fmt_rel, fmt_value
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import RequestDetail, build_detail
+from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.redact.detail import redact_detail
 from sparseety_tui.core.views import ExtractorView
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import escape
@@ -38,14 +40,16 @@ class CompareDetailScreen(Screen[None]):
         sides: tuple[ExtractorView, ExtractorView],
         rows: tuple[int, int],
         shape: ModelShape,
+        redactor: Redactor | None = None,
     ) -> None:
         """``entry``: the pair as ``regressions`` lists it; ``rows``: its store row on
-        each side."""
+        each side; ``redactor`` (--redact): each detail redacted over its joined text."""
         super().__init__(id="compare-detail")
         self.entry = entry
         self.sides = sides
         self.rows = rows
         self.shape = shape
+        self.redactor = redactor
         self.details: list[RequestDetail | None] = [None, None]
 
     def compose(self) -> ComposeResult:
@@ -101,6 +105,8 @@ class CompareDetailScreen(Screen[None]):
         for i in (0, 1):
             try:
                 detail = build_detail(self.sides[i], self.rows[i])
+                if self.redactor is not None:
+                    detail = redact_detail(detail, self.redactor)
             except Exception as exc:  # one request's detail must never end the app
                 self.app.call_from_thread(self._failed, i, f"{type(exc).__name__}: {exc}")
                 continue
