@@ -179,6 +179,7 @@ WRAPPERS: dict[str, tuple[str | None, Wrap]] = {
 TIME_FROM_WRAPPER = (
     ("throughput_per_minute",),
     ("throughput_per_minute_by",),
+    ("requests", "requests_per_minute"),
     ("engine", "per_minute_mean"),
     ("engine", "last", "ts"),
     ("errors", "recent"),
