@@ -177,8 +177,14 @@ def write_plot(
 
 
 def check_output(out: str) -> None:
+    """That ``out`` can be drawn: a known image kind, and matplotlib installed (checked
+    before anything is read: a missing extra costs no wait)."""
     if not out.lower().endswith(FORMATS):
         raise CliError(f"-o {out!r}: the name must end in {', '.join(FORMATS)}")
+    try:
+        import matplotlib  # noqa: F401  (plot_render draws with it)
+    except ImportError:
+        raise CliError("plots need matplotlib: pip install 'sparseety-tui[plot]'") from None
 
 
 def run(args: argparse.Namespace, options: Options) -> int:

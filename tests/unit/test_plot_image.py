@@ -126,3 +126,25 @@ def test_a_log_without_times_still_draws_and_says_so(tmp_path: Path) -> None:
     texts = svg_texts(out)
     assert any("empty.jsonl" in t and "no times" in t for t in texts)
     assert "not in these logs" in texts
+
+
+def test_without_matplotlib_plot_is_one_line_before_reading(
+    trace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    from sparseety_tui.cli.main import main
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the plot extra were absent
+    for argv in (
+        ["plot", str(trace), "-o", str(tmp_path / "p.png")],
+        ["compare", str(trace), str(trace), "--plot", str(tmp_path / "c.png")],
+    ):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        out, err = capsys.readouterr()
+        assert err.strip() == (
+            "sparseety-tui: error: plots need matplotlib: pip install 'sparseety-tui[plot]'"
+        )
+        assert out == ""  # nothing was read or reported before
