@@ -36,14 +36,16 @@ from typing import Any, Literal
 
 import orjson
 
+from sparseety_tui.formats.clean import LocalClock
 from sparseety_tui.formats.timestamps import parse_timestamp
+from sparseety_tui.formats.vllm.clock import stamp_year
 from sparseety_tui.sources.follower import FollowBatch, LineSegment
 from sparseety_tui.sources.lines import Chunk, iter_lines
 
 _TS_KEYS = ("ts", "finished_ts", "first_token_ts", "received_ts")
 #: ISO-like stamps near a line's start (after a level or wrapper prefix).
 _ISO = re.compile(rb"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d:\d\d(?:[.,]\d{1,9})?)(Z|[+-]\d\d:?\d\d)?")
-#: vLLM's ``INFO 11-30 12:00:01`` (no year: only the spacing of lines matters here).
+#: vLLM's ``INFO 11-30 12:00:01`` (no year: ``LineTimes`` infers it as the parser does).
 _MONTH_DAY = re.compile(rb"\b(\d\d)-(\d\d) (\d\d:\d\d:\d\d)\b")
 _HEAD_BYTES = 96
 #: Bytes handed to the worker in one poll (as the follower's batch budget).
@@ -54,29 +56,59 @@ class ReplayError(Exception):
     """Nothing to replay; the message says why."""
 
 
-def line_time(data: bytes) -> float | None:
-    """The time a line carries (module docstring), unix seconds; None without one."""
-    if data[:1] == b"{":
+class LineTimes:
+    """The time each line of one file carries (module docstring), unix seconds, read as
+    the file's parser reads it: a trace record's times as the trace format says (no zone:
+    UTC); a server line's stamp without a zone in the host's zone, and vLLM's ``MM-DD``
+    stamps with the year its parser infers from the file's mtime (``reference``), so the
+    replay clock shows the times the table shows and ``--from`` means the same."""
+
+    def __init__(self, reference: float | None = None) -> None:
+        self._reference = reference
+        self._year: int | None = None
+        self._last_month = 0
+        self._local = LocalClock()
+
+    def __call__(self, data: bytes) -> float | None:
+        if data[:1] == b"{":
+            try:
+                obj = orjson.loads(data)
+            except orjson.JSONDecodeError:
+                obj = None
+            if isinstance(obj, dict):
+                for key in _TS_KEYS:
+                    found = parse_timestamp(obj.get(key))
+                    if found is not None:
+                        return found
+                return None
+        head = data[:_HEAD_BYTES]
+        iso = _ISO.search(head)
+        if iso is not None:
+            text = (iso.group(1) + b"T" + iso.group(2).replace(b",", b".")).decode()
+            if iso.group(3):
+                return parse_timestamp(text + iso.group(3).decode())
+            year, month, day = (int(x) for x in iso.group(1).split(b"-"))
+            return self._local_time(year, month, day, iso.group(2).replace(b",", b"."))
+        month_day = _MONTH_DAY.search(head)
+        if month_day is not None:
+            month, day = int(month_day.group(1)), int(month_day.group(2))
+            self._year = stamp_year(self._year, self._last_month, month, day, self._reference)
+            self._last_month = month
+            return self._local_time(self._year, month, day, month_day.group(3))
+        return None
+
+    def _local_time(self, year: int, month: int, day: int, clock: bytes) -> float | None:
+        hour, minute, second = clock.split(b":")
         try:
-            obj = orjson.loads(data)
-        except orjson.JSONDecodeError:
-            obj = None
-        if isinstance(obj, dict):
-            for key in _TS_KEYS:
-                found = parse_timestamp(obj.get(key))
-                if found is not None:
-                    return found
+            ts = self._local.to_unix(year, month, day, int(hour), int(minute), float(second))
+        except ValueError:
             return None
-    head = data[:_HEAD_BYTES]
-    iso = _ISO.search(head)
-    if iso is not None:
-        text = (iso.group(1) + b"T" + iso.group(2).replace(b",", b".")).decode()
-        return parse_timestamp(text + (iso.group(3) or b"").decode())
-    month_day = _MONTH_DAY.search(head)
-    if month_day is not None:
-        month, day, clock = (g.decode() for g in month_day.groups())
-        return parse_timestamp(f"2000-{month}-{day}T{clock}")
-    return None
+        return None if ts != ts else ts  # NaN: no such local time
+
+
+def line_time(data: bytes) -> float | None:
+    """The time one line carries, out of any file (``LineTimes`` without a reference)."""
+    return LineTimes()(data)
 
 
 @dataclass
@@ -104,9 +136,10 @@ def index_file(path: str) -> tuple[array[int], array[float]]:
     offsets: array[int] = array("q")
     times: array[float] = array("d")
     end = 0
+    time_of = LineTimes(os.stat(path).st_mtime)
     for line in iter_lines(path):
         offsets.append(line.offset)
-        found = line_time(line.data)
+        found = time_of(line.data)
         times.append(math.nan if found is None else found)
         end = line.offset + line.length
     offsets.append(end)

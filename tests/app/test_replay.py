@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from pathlib import Path
 
 import orjson
@@ -66,10 +67,48 @@ def released_ids(source: object) -> list[str]:
     return ids
 
 
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # vLLM: no year in the stamp (the parser infers it from the file's mtime), local zone
+        [
+            b"INFO 02-22 06:35:18 [logger.py:43] Received request cmpl-a: prompt: 'hi', "
+            b"params: SamplingParams(n=1, max_tokens=8), prompt_token_ids: [1, 2, 3], lora_request: None.",
+            b"INFO 02-22 06:35:20 [logger.py:43] Received request cmpl-b: prompt: 'yo', "
+            b"params: SamplingParams(n=1, max_tokens=8), prompt_token_ids: [4, 5], lora_request: None.",
+        ],
+        # SGLang: a stamp with a year but no zone (the host's)
+        [
+            b"[2026-02-22 06:35:18] Receive: obj=GenerateReqInput(rid='a', text='hi')",
+            b"[2026-02-22 06:35:20] Receive: obj=GenerateReqInput(rid='b', text='yo')",
+        ],
+    ],
+    ids=["vllm", "sglang"],
+)
+def test_replay_times_are_the_parsers_times(tmp_path: Path, lines: list[bytes]) -> None:
+    """The replay bar's clock and ``--from`` read a line's stamp as its format's parser
+    does (the table's times): a vLLM stamp played in the year 2000 made the bar show
+    2000-02-22 and an absolute ``--from`` miss every line."""
+    import os
+
+    log = tmp_path / "server.log"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    march = 1772323200.0  # 2026-03-01T00:00:00Z: the year is the mtime's
+    os.utime(log, (march, march))
+    extractor = ingest_paths(Options(), [str(log)])
+    store = extractor.store
+    parsed = sorted(float(store.get("received_ts", row)) for row in range(len(store)))
+    assert len(parsed) == 2 and parsed[0] > 1.7e9
+    source = open_replay([str(log)])
+    assert list(source.files[0].times) == parsed
+
+
 def test_line_times_from_records_and_server_stamps() -> None:
     assert line_time(b'{"ts": "2026-11-30T12:00:01Z"}') == T0 + 1
     assert line_time(b'{"received_ts": 1796040002.5, "x": 1}') == T0 + 2.5
-    assert line_time(b"INFO 2026-11-30 12:00:03,250 started") == T0 + 3.25
+    # A server line's stamp without a zone is the host's local time, as its parser reads it.
+    local = time.mktime((2026, 11, 30, 12, 0, 3, 0, 0, -1)) + 0.25
+    assert line_time(b"INFO 2026-11-30 12:00:03,250 started") == local
     vllm = line_time(b"INFO 11-30 12:00:04 [engine.py:1] Avg prompt throughput")
     assert vllm is not None and line_time(b"INFO 11-30 12:00:05 [x]") == vllm + 1
     assert line_time(b"no time here") is None

@@ -17,6 +17,22 @@ from sparseety_tui.formats.clean import LocalClock, wrapper_time
 _WRAP_STAMP_RE = re.compile(rb"\[?(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)")
 
 
+def stamp_year(
+    year: int | None, last_month: int, month: int, day: int, reference: float | None
+) -> int:
+    """The year of a ``MM-DD`` stamp: for a file's first stamp, the year of ``reference``
+    (the file's mtime; None: now) unless the stamp's date is after it (then the year
+    before); after that ``year``, plus one when the month falls back by half a year or more
+    from the last stamp's (Dec -> Jan)."""
+    if year is None:
+        ref = time.localtime(reference if reference is not None else time.time())
+        year = ref.tm_year
+        if (month, day) > (ref.tm_mon, ref.tm_mday + 1):
+            year -= 1
+        return year
+    return year + 1 if month <= last_month - 6 else year
+
+
 class YearClock:
     """The timestamp methods of ``VllmParser`` (a mixin: the state below is set by its
     ``__init__``, ``_clock`` by ``ServerLogParser``'s)."""
@@ -36,14 +52,7 @@ class YearClock:
         return ts
 
     def _year_for(self, month: int, day: int) -> int:
-        if self._year is None:
-            ref = time.localtime(self._reference if self._reference is not None else time.time())
-            year = ref.tm_year
-            if (month, day) > (ref.tm_mon, ref.tm_mday + 1):
-                year -= 1
-            self._year = year
-        elif month <= self._last_month - 6:
-            self._year += 1  # Dec -> Jan wrap
+        self._year = stamp_year(self._year, self._last_month, month, day, self._reference)
         self._last_month = month
         return self._year
 
