@@ -122,6 +122,19 @@ def test_text_logs_keep_their_shape_and_lose_ids(
     same_figures(capsys, log, tmp_path / "copy.log")
 
 
+def test_sglang_input_ids_are_zeroed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang logs a request's ``input_ids`` (its prompt, to anyone with the tokenizer):
+    the copy keeps their number, so the prompt count stays, and loses the ids."""
+    log = tmp_path / "sglang.log"
+    log.write_text(
+        "[2025-03-03 17:53:04] Receive: obj=GenerateReqInput(text=None, "
+        "input_ids=[151646, 198, 5405], sampling_params={'max_new_tokens': 8}, rid='r1')\n"
+    )
+    text = redacted_copy(capsys, log, tmp_path / "copy.log")
+    assert "input_ids=[0, 0, 0]" in text and "151646" not in text
+    same_figures(capsys, log, tmp_path / "copy.log")
+
+
 def test_never_over_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     trace = planted_trace(tmp_path)
     before = trace.read_bytes()

@@ -38,6 +38,13 @@ def test_raw_text_line_loses_id_lists() -> None:
     assert "SamplingParams(n=1)" in shown and r.counts["routing"] == 1
 
 
+def test_raw_sglang_line_loses_input_ids() -> None:
+    r = make_redactor(RedactSettings(mode="on"), KEY)
+    line = "[2025-03-03 17:53:04] Receive: obj=GenerateReqInput(input_ids=[151646, 198], rid='a')"
+    shown = raw_text(line, r)
+    assert "input_ids=[dropped]" in shown and "151646" not in shown
+
+
 def test_a_detail_redacted_keeps_its_figures() -> None:
     extractor = make_extractor(Options())
     ingest_file(extractor, str(ROOT / "sample_logs" / "moe_trace.jsonl"))

@@ -55,7 +55,8 @@ def redact_tokens(texts: list[str], redactor: Redactor) -> list[str]:
 #: Lists of token ids or routing in a text log line (``prompt_token_ids: [1, 2, ...]``,
 #: ``routed_experts=[[...]]``): replaced by ``[dropped]`` unless ``keep_routing``.
 _ID_LISTS = re.compile(
-    r"(?P<k>\b(?:\w*token_ids|routed_experts|routing(?:_weights)?|experts|weights)\b"
+    r"(?P<k>\b(?:\w*(?:token_ids|input_ids|output_ids)|routed_experts|routing(?:_weights)?"
+    r"|experts|weights)\b"
     r"[\"']?\s*[:=]\s*)\[[\d\s,.\[\]eE+-]*\]"
 )
 

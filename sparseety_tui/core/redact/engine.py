@@ -61,6 +61,9 @@ ROUTING_KEYS = frozenset(
         "prompt_token_ids",
         "completion_token_ids",
         "output_token_ids",
+        "input_ids",  # SGLang's request and response fields
+        "origin_input_ids",
+        "output_ids",
     }
 )
 

@@ -29,8 +29,11 @@ import orjson
 from sparseety_tui.core.literal import json_bytes
 from sparseety_tui.core.redact.engine import Redactor
 
-#: A list of token ids in a text line (vLLM's ``prompt_token_ids: [1, 2, 3]``).
-_TOKEN_IDS = re.compile(r"(?P<k>\b\w*token_ids\b[\"']?\s*[:=]\s*)\[(?P<ids>[\d\s,]*)\]")
+#: A list of token ids in a text line (vLLM's ``prompt_token_ids: [1, 2, 3]``, SGLang's
+#: ``input_ids=[1, 2, 3]`` and ``output_ids``): the prompt itself, to anyone with the tokenizer.
+_TOKEN_IDS = re.compile(
+    r"(?P<k>\b\w*(?:token_ids|input_ids|output_ids)\b[\"']?\s*[:=]\s*)\[(?P<ids>[\d\s,]*)\]"
+)
 #: The base64 routing of an API response logged in a line (formats/routing.py).
 _ROUTED_BLOB = re.compile(r"(?P<k>routed_experts[\"']?\s*[:=]\s*[\"'])[A-Za-z0-9+/=]{8,}")
 _DIGITS = re.compile(r"\d+")
@@ -55,7 +58,7 @@ def text_line(line: str, redactor: Redactor) -> str:
     """A line that is not JSON, with its shape kept (see the module)."""
     if redactor.drop_text and ("prompt" in line or "text" in line):
         redactor.counts[TEXT_KEPT] += 1
-    if "token_ids" in line:
+    if "_ids" in line:
         line, n = _TOKEN_IDS.subn(_zeroed, line)
         redactor.counts["token_ids"] += n
     if not redactor.keep_routing and "routed_experts" in line:
@@ -68,7 +71,7 @@ def _zero_ids(value: Any, redactor: Redactor) -> Any:
     """``value`` with the token-id lists inside its strings zeroed (a log shipper's JSON
     wrapping a vLLM line holds them as text)."""
     if isinstance(value, str):
-        if "token_ids" not in value:
+        if "_ids" not in value:
             return value
         zeroed, n = _TOKEN_IDS.subn(_zeroed, value)
         redactor.counts["token_ids"] += n

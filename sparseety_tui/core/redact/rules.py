@@ -172,7 +172,10 @@ def user_rule(keys: Sequence[str], action: str) -> Rule:
     names = "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
     return Rule(
         "user_id",
-        re.compile(rf"(?<![{_WORD}])(?:{names})[\"']?\s*[:=]\s*[\"']?(?P<v>[^\s\"',}}\]]+)"),
+        # The value is an id's characters (letters of any script, digits, ``. @ + - / : # | ~``):
+        # it ends at punctuation, so it cannot take in the start of a secret written after
+        # it (``user_id=u-1「+1 (415) 555-0132`` kept ``(415) 555-0132`` for a second pass).
+        re.compile(rf"(?<![{_WORD}])(?:{names})[\"']?\s*[:=]\s*[\"']?(?P<v>[\w.@+\-/:#|~]+)"),
         action,
         ("=", ":"),
     )
