@@ -120,10 +120,8 @@ class SparseetyApp(App[int]):
         # Redaction goes through the one funnel of shown text (safe_text.escape) and the
         # details built (a secret spans tokens: redacted over the joined text).
         set_redactor(config.redactor)
-        redactor = config.redactor
-        self.details = DetailCache(
-            None if redactor is None else lambda detail: redact_detail(detail, redactor)
-        )
+        self.redactor = config.redactor
+        self.details = self._new_details()
         self.themes = themes if themes is not None else load_themes()
         self.theme_name = self.themes.resolve(config.theme or default_theme_name())
         self._shown_version = -1
@@ -238,7 +236,7 @@ class SparseetyApp(App[int]):
             self.worker = self._new_worker()
             query = self.main_screen.table.snapshot.query
             old.stop()
-            self.details = DetailCache()
+            self.details = self._new_details()
             self._shown_version = -1
             self.worker.set_query(query)
             self.worker.start()
@@ -246,6 +244,13 @@ class SparseetyApp(App[int]):
             while len(self.screen_stack) > 1:
                 self.pop_screen()
         self._show_replay()
+
+    def _new_details(self) -> DetailCache:
+        """An empty cache of request details, redacted as they are built under --redact."""
+        redactor = self.redactor
+        return DetailCache(
+            None if redactor is None else lambda detail: redact_detail(detail, redactor)
+        )
 
     def _tick_loop(self) -> None:
         """A one-shot timer re-armed after each tick while snapshots keep coming, so ticks

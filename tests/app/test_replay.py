@@ -283,6 +283,37 @@ async def test_app_keys_pause_step_seek_and_speed(tmp_path: Path) -> None:
 
 
 @async_test
+async def test_a_backward_seek_keeps_details_redacted(tmp_path: Path) -> None:
+    """A backward seek starts a new worker and a new detail cache: under --redact the new
+    cache redacts too (it was a plain one, and details opened after it showed the text)."""
+    from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
+
+    records = [
+        {"request_id": f"r{i}", "prompt": f"mail ann{i}@example.com", "completion": "ok",
+         "prompt_tokens": 4, "completion_tokens": 1, "ts": T0 + 6 * i}
+        for i in range(20)
+    ]  # fmt: skip
+    log = tmp_path / "run.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    source = open_replay([str(log)])
+    source.clock.pause()
+    redactor = make_redactor(RedactSettings(mode="on"), b"k" * 32)
+    live = LiveOptions(paths=(str(log),), start="start", track_rate=False)
+    app = SparseetyApp(AppConfig(live=live, replay=source, redactor=redactor))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("right_square_bracket")  # +1 min
+        await settle(pilot)
+        await pilot.press("left_square_bracket")  # back: a new worker and detail cache
+        await settle(pilot)
+        state = app.worker.snapshot.state
+        assert state is not None and len(state.store) >= 1
+        detail = app.details.get(state, 0)
+        shown = "".join(t.text for t in detail.tokens)
+        assert "example.com" not in shown and "[email:" in shown
+
+
+@async_test
 async def test_replay_keys_do_nothing_without_a_replay(tmp_path: Path) -> None:
     log = write_log(tmp_path / "run.jsonl")
     app = SparseetyApp(AppConfig(live=LiveOptions(paths=(str(log),), start="start")))
