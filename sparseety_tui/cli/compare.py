@@ -147,6 +147,8 @@ def run(args: argparse.Namespace, options: Options) -> int:
     """0, or 1 when entries of a named directory could not be read (reported on stderr)."""
     compared = compare_output(args, options)
     document, base, cand = compared.document, compared.baseline, compared.candidate
+    if args.plot:  # before the report or the screen: --tui --plot writes it too
+        write_compare_plot(args.plot, options, compared)
     if args.tui:
         return run_tui(args, options, compared)
     if args.json:
@@ -159,31 +161,34 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
         Console().print(render_compare(document))
         report_redaction(compared.redactor)  # the JSON says it in its ``redaction`` key
-    if args.plot:
-        from sparseety_tui.cli.plot import PlotSide, write_plot
-
-        shape = make_shape(options)
-        match = compared.match
-        pairs = {
-            name: (
-                base.side.requests.values[name][match.baseline],
-                cand.side.requests.values[name][match.candidate],
-            )
-            for name in ("latency_s", "effective_compute_tokens")
-        }
-        write_plot(
-            args.plot,
-            [
-                PlotSide(label, read.side.paths, read.extractor, shape, Selection(None, spec))
-                for label, read, spec in (
-                    ("baseline", base, base.window),
-                    ("candidate", cand, cand.window),
-                )
-            ],
-            pairs if match.matched else None,
-            compared.redactor,
-        )
     return 1 if base.skipped or cand.skipped else 0
+
+
+def write_compare_plot(out: str, options: Options, compared: Compared) -> None:
+    """``--plot``: both sides' per-minute panels, after the matched requests' own."""
+    from sparseety_tui.cli.plot import PlotSide, write_plot
+
+    base, cand, match = compared.baseline, compared.candidate, compared.match
+    shape = make_shape(options)
+    pairs = {
+        name: (
+            base.side.requests.values[name][match.baseline],
+            cand.side.requests.values[name][match.candidate],
+        )
+        for name in ("latency_s", "effective_compute_tokens")
+    }
+    write_plot(
+        out,
+        [
+            PlotSide(label, read.side.paths, read.extractor, shape, Selection(None, spec))
+            for label, read, spec in (
+                ("baseline", base, base.window),
+                ("candidate", cand, cand.window),
+            )
+        ],
+        pairs if match.matched else None,
+        compared.redactor,
+    )
 
 
 #: Matched pairs the TUI's per-request table lists (the largest increase first).

@@ -97,6 +97,21 @@ def test_compare_plot_overlays_both_sides(tmp_path: Path) -> None:
     assert texts.count("matched request (by baseline latency)") == 2
 
 
+def test_compare_tui_with_plot_writes_the_plot_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--tui returned before the --plot it had checked was drawn."""
+    from sparseety_tui.cli import compare
+
+    shown: list[object] = []
+    monkeypatch.setattr(compare, "run_tui", lambda _a, _o, compared: shown.append(compared) or 0)
+    dense = write_trace(tmp_path / "dense.jsonl", trace_records(topk=8))
+    sparse = write_trace(tmp_path / "sparse.jsonl", trace_records(topk=2))
+    out = tmp_path / "cmp.svg"
+    assert run(["compare", str(dense), str(sparse), "--tui", "--plot", str(out)]) == 0
+    assert len(shown) == 1 and "latency of each matched request" in svg_texts(out)
+
+
 def test_unknown_image_kind_is_an_error_before_reading(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
