@@ -76,10 +76,6 @@ class RoutingCapture:
         for calls in self._calls.values():
             calls.clear()
 
-    def calls(self) -> dict[int, list[tuple[Any, Any]]]:
-        """Per MoE layer, per forward pass: ``(indices [rows, k], weights [rows, k])``."""
-        return self._calls
-
     def rows(self) -> Routing:
         """The recorded calls as position rows (batch of one). Every MoE layer must have
         seen the same calls with the same row counts, else the recording is not one

@@ -30,6 +30,7 @@ from sparseety_tui.capture.routed import (
     is_npy,
     reshape_flat,
 )
+from sparseety_tui.formats.pylit import as_float
 
 
 class ResponseError(ValueError):
@@ -140,9 +141,7 @@ def _sglang_native(
         "completion_tokens": _int(info.get("completion_tokens")),
         "cached_tokens": _int(info.get("cached_tokens")),
         "finish_reason": finish.get("type") if isinstance(finish, dict) else None,
-        "latency_s": info.get("e2e_latency")
-        if isinstance(info.get("e2e_latency"), (int, float))
-        else None,
+        "latency_s": as_float(info.get("e2e_latency")),  # NaN/inf: unknown, never bad JSON
     }
     return _sglang_flat(rid, value, info.get("routed_experts_dtype", "int32"), req, fields, options)
 

@@ -158,6 +158,23 @@ def test_sglang_native_generate_base64_int32_with_start_len(
     assert a["x_routing_source"] == "sglang base64 int32"
 
 
+def test_a_nan_latency_is_unknown_not_bad_json(
+    real: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """json.loads takes NaN; the trace must stay JSON (json.dumps would write NaN)."""
+    r = real[0]
+    response = {
+        "text": " hello", "output_ids": r["completion"],
+        "meta_info": {"id": "n1", "prompt_tokens": len(r["prompt"]),
+                      "completion_tokens": len(r["completion"]), "e2e_latency": float("nan"),
+                      "routed_experts": int32_b64(r["routing"])},
+    }  # fmt: skip
+    values = [{"request": {"input_ids": r["prompt"]}, "response": response}]
+    (rec,) = _import(capsys, tmp_path, values, "--top-k", "2")
+    assert rec.get("latency_s") is None
+    assert "NaN" not in (tmp_path / "trace.jsonl").read_text()
+
+
 def test_sglang_openai_sgl_ext_and_batch(
     real: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
