@@ -5,9 +5,9 @@ detail screen shows) as JSON, with what may reveal the text left out unless aske
 - Per-token routing (experts, weights, skipped heads of each token) only with
   ``--keep-routing``: routing, token by token, reveals the text as much as the text does.
 - The raw log lines only with both: a line holds the text and the routing as logged.
-- With ``--redact``, the whole answer is redacted (``core.redact``): token texts as one
-  text per phase (a secret spans tokens), then every string; ``--redact text`` leaves
-  no text at all.
+- With ``--redact``, the answer is redacted (``core.redact``), each part once: the
+  request record, token texts as one text per phase (a secret spans tokens), raw lines and
+  problems; ``--redact text`` leaves no text at all.
 
 Per-request aggregates (tokens per expert, skips per head, per layer) and each token's
 position, phase and skip kinds are always there: they are the figures, not the text.
@@ -16,6 +16,7 @@ position, phase and skip kinds are always there: they are the figures, not the t
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from sparseety_tui.core.detail import RequestDetail, request_text
@@ -44,7 +45,13 @@ def detail_document(
     if with_text:
         record = {**record, **request_text(state, row)}
     if redactor is not None:
-        detail = redact_detail(detail, redactor)
+        # Each part once: the record here, the detail (tokens over their joined text, raw
+        # lines, problems) by redact_detail; the rest of the answer is numbers and names.
+        # A second pass over the whole answer counted every token's text again.
+        record = redactor.document(record)
+        # (the detail's own copy of the record's fields is not in the answer: not redacted,
+        # so not counted a second time)
+        detail = redact_detail(replace(detail, fields={}), redactor)
     tokens = []
     for token in detail.tokens:
         item: dict[str, Any] = {
@@ -101,6 +108,5 @@ def detail_document(
         ]
         document["raw_omitted"] = detail.raw_omitted
     if redactor is not None:
-        document = redactor.document(document)
         document["redaction"] = redactor.summary()
     return document

@@ -178,6 +178,19 @@ def test_serve_answers_are_redacted(tmp_path: Path) -> None:
         assert EMAIL in _get(server, "/requests/r-1").body.decode()  # the test can fail
 
 
+def test_serve_detail_counts_each_text_once(tmp_path: Path) -> None:
+    """``--redact text``: a detail drops the request's prompt and completion, counted once
+    each (a second pass over the answer counted every token's emptied text again)."""
+    trace = planted_trace(tmp_path)
+    args = parse(["serve", "--redact", "text", str(trace)])[1]
+    settings = ServeSettings(port=0, text=True, redactor=redactor_of(args))
+    with serving([str(trace)], settings) as server:
+        detail = _get(server, "/requests/r-1").json()
+    assert detail["tokens"] and not any(t.get("text") for t in detail["tokens"])
+    assert detail["request"]["prompt"] is None and detail["request"]["completion"] is None
+    assert detail["redaction"]["rules"]["text"] == 2
+
+
 def test_routing_and_token_ids_leave_only_with_keep_routing(tmp_path: Path) -> None:
     sample = os.path.join(os.path.dirname(__file__), "..", "..", "sample_logs", "moe_trace.jsonl")
     for keep in (False, True):
