@@ -91,7 +91,7 @@ def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
 
 def run(args: argparse.Namespace, options: Options) -> int:
     from sparseety_tui.cli.extract import _refuse_input_as_output, _write_atomic
-    from sparseety_tui.cli.main import CliError, warn
+    from sparseety_tui.cli.main import warn
     from sparseety_tui.cli.redaction import redact_settings, redactor_of
     from sparseety_tui.cli.redaction import report as report_redaction
     from sparseety_tui.core.redact.logcopy import TEXT_KEPT, TOKEN_ROUTING
@@ -100,12 +100,10 @@ def run(args: argparse.Namespace, options: Options) -> int:
     if redact_settings(args).mode == "off":
         args.redact = "on"  # the command is redaction: --redact is implied
     redactor = redactor_of(args)
-    if redactor is None:
-        raise CliError("redact: redaction could not be turned on")
+    assert redactor is not None  # the mode is on
     files = batch_inputs(args.paths).files
     if len(files) != len(args.paths):
         raise InputError("redact takes log files, not directories")
-    _refuse_input_as_output(args.output, files)
     for path, target in _targets(files, args.output):
         _refuse_input_as_output(target, files)
         extractor = make_extractor(options)

@@ -59,6 +59,17 @@ def test_the_planted_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert records[0]["prompt"].startswith("I am [email:")  # still a trace, text redacted
 
 
+def test_each_secret_counted_once(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A record whose count comes from its text: the check that the text changes (so its
+    count is frozen) counts nothing; the redaction after it counts the email once."""
+    log = tmp_path / "t.jsonl"
+    log.write_text(
+        '{"request_id": "a", "prompt": "mail ann@example.com now", "completion": "ok"}\n'
+    )
+    assert run(["redact", str(log), "-o", str(tmp_path / "c.jsonl")]) == 0
+    assert "email 1" in capsys.readouterr().err
+
+
 def test_text_dropped_counts_frozen(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """two_records' first record is counted from its text: dropping the text writes the
     count in, so summary still agrees."""

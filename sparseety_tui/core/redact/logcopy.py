@@ -95,8 +95,14 @@ def _freeze_counts(record: dict[str, Any], redactor: Redactor, count: Counter) -
         if isinstance(ids, list):  # counted from its ids: frozen when they are dropped
             if not redactor.keep_routing:
                 record[key] = len(ids)
-        elif isinstance(text, str) and (redactor.drop_text or redactor.text(text) != text):
+        elif isinstance(text, str) and (redactor.drop_text or _changes(redactor, text)):
             record[key] = count(text)
+
+
+def _changes(redactor: Redactor, text: str) -> bool:
+    """Whether redaction would change ``text``, asked of a copy with counts of its own:
+    the record is redacted (and its secrets counted) once, after."""
+    return redactor.fresh().text(text) != text
 
 
 def desequence(routing: list[Any], weights: Any) -> None:

@@ -179,8 +179,3 @@ def user_rule(keys: Sequence[str], action: str) -> Rule:
         action,
         ("=", ":"),
     )
-
-
-def custom_rule(name: str, pattern: str, action: str) -> Rule:
-    """A rule from config; ``re.error`` for a pattern that does not compile."""
-    return Rule(name, re.compile(pattern), action)
