@@ -122,6 +122,22 @@ def test_known_latency_shift_is_inside_the_interval_and_identical_sides_give_zer
     assert same["regressions"] == [] and same["regressions_total"] == 0
 
 
+def test_with_unmatched_requests_the_interval_is_the_pairs_not_the_sides(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same workload, the candidate cut to 40 of 50 requests: the sides' delta is the 10
+    missing requests, the pairs' delta is 0. The interval is the pairs': it belongs beside
+    ``paired.abs``, never beside ``abs`` (where [0, 0] read as "−24 %, beyond noise")."""
+    records = trace_records(n=50)
+    base = write_trace(tmp_path / "base.jsonl", records)
+    cand = write_trace(tmp_path / "cand.jsonl", records[:40])
+    doc = compare_json(capsys, str(base), str(cand))
+    assert (doc["matched"], doc["only_baseline"]) == (40, 10)
+    logical = doc["delta"]["logical_tokens"]
+    assert logical["abs"] < 0 and "ci95" not in logical
+    assert logical["paired"]["abs"] == 0 and logical["paired"]["ci95"] == [0, 0]
+
+
 def test_interval_of_a_noisy_shift_holds_the_shift_and_is_seeded() -> None:
     import numpy as np
 

@@ -156,6 +156,7 @@ def compare_document(
     cand_fig = side_figures(candidate.summary)
     names = list(base_fig) + [n for n in cand_fig if n not in base_fig]
     paired: dict[str, Statistic] = {}
+    complete = match.only_baseline == 0 and match.only_candidate == 0
     if match.matched:
         paired = {name: stat for name, stat in PAIRED.items() if name in names}
         b, c = _pair_columns(baseline.requests, candidate.requests, match)
@@ -167,8 +168,17 @@ def compare_document(
         entry = delta(base_fig.get(name), cand_fig.get(name), digits)
         if name in paired and pairs[name]:
             ci = intervals[name]
-            entry["ci95"] = None if ci is None else [_round(v, digits) for v in ci]
-            entry["paired"] = {"pairs": pairs[name], "abs": _round(estimates[name], digits)}
+            ci95 = None if ci is None else [_round(v, digits) for v in ci]
+            entry["paired"] = {
+                "pairs": pairs[name],
+                "abs": _round(estimates[name], digits),
+                "ci95": ci95,
+            }
+            if complete:
+                # Beside ``abs`` only when the pairs are both sides whole: with requests in
+                # one side only, ``abs`` is the sides' difference and the interval is the
+                # pairs' (``paired.abs``), of another number.
+                entry["ci95"] = ci95
         deltas[name] = entry
     listed, total = pair_diffs(
         baseline.requests, candidate.requests, match, max(regressions_limit, 0)
