@@ -279,12 +279,12 @@ class ReplaySource:
         now = self.clock.now()
         out = []
         for f in self.files:
-            stop = _bisect_right(f.times, now, f.released)
+            stop = bisect.bisect_right(f.times, now, f.released)
             if stop <= f.released:
                 continue
             first = f.offsets[f.released]
             # One batch at most MAX_BATCH_BYTES (more: the worker polls again at once).
-            limit = _bisect_right(f.offsets, first + MAX_BATCH_BYTES, f.released + 1) - 1
+            limit = bisect.bisect_right(f.offsets, first + MAX_BATCH_BYTES, f.released + 1) - 1
             more = stop > limit > f.released
             if more:
                 stop = limit
@@ -315,10 +315,6 @@ class _Follower:
     """What the worker reads of a follower: its path."""
 
     path: str
-
-
-def _bisect_right(values: Sequence[float], x: float, lo: int) -> int:
-    return bisect.bisect_right(values, x, lo)
 
 
 def _read(path: str, offset: int, length: int) -> bytes:
