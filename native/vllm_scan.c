@@ -9,7 +9,12 @@
  * line, a traceback, a prompt with escapes, an id list that is not a plain list, an
  * unusual value in SamplingParams, a 5xx access line, ``\r`` or ``\x1b``, an over-long
  * line ...) and says where, so the caller gives that line to the parser: this module
- * never decides what an odd line means. The parser's state (year clock, recent ids) and
+ * never decides what an odd line means. Asked to (``carry``), it records a line it does
+ * not read but that starts as an INFO or WARNING line of a server would ('I', 'W', '(')
+ * as K_OTHER and goes on: the caller has the parser read it at its place, and ends the
+ * run there if that line needs to (formats/vllm/native.py). For each Added line it also
+ * says which Received line of the scan, if any, had the same id last (``refs``), so that
+ * the caller needs no per-line lookups. The parser's state (year clock, recent ids) and
  * the store are updated in Python (formats/vllm/native.py, core/vllm_bulk.py);
  * tests/unit/test_native_vllm.py holds the two paths equal.
  *
@@ -26,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { K_RECEIVED = 0, K_ADDED = 1, K_ACCESS = 2, K_STOP = -1 };
+enum { K_RECEIVED = 0, K_ADDED = 1, K_ACCESS = 2, K_OTHER = 3, K_STOP = -1 };
 /* Why a scan ended (the line at ``end`` is not read unless STOP_END). */
 enum { STOP_END = 0, STOP_ODD = 1, STOP_FULL = 2 };
 
@@ -344,6 +349,17 @@ static int read_line(const uchar *data, const uchar *s, const uchar *end, line_i
     return K_STOP;
 }
 
+/* Whether a line this module does not read is one to carry (``carry``): an INFO or
+ * WARNING line of a server ('I', 'W', '(': a stats line, a 5xx access line, a warning)
+ * that does not name a request. A line that does ("Aborted request ...") would end the
+ * caller's run anyway (its event changes a row), and everything scanned after it would
+ * be scanned again; here the scan stops at it instead. Only a guess of what the caller
+ * will do: the parser decides (formats/vllm/native.py). */
+static int carried(const uchar *s, const uchar *e) {
+    if (s >= e || (*s != 'I' && *s != 'W' && *s != '(')) return 0;
+    return FIND(s, e, "equest", 0) == NULL; /* " request", "Request " */
+}
+
 /* -- the scan ---------------------------------------------------------------------- */
 
 typedef struct {
@@ -355,6 +371,9 @@ typedef struct {
     int32_t *ints;       /* [prompt_tokens, max_tokens, n][cap] per Received line */
     double *floats;      /* [temperature, top_p][cap] */
     int64_t *spans;      /* [prompt begin, prompt end][cap] */
+    int64_t *id_begin;   /* per request line: its id's [begin, end) in the data */
+    int64_t *id_end;
+    int32_t *refs;       /* per request line: see ``added_refs`` */
 } buffers;
 
 static void free_buffers(buffers *b) {
@@ -365,6 +384,9 @@ static void free_buffers(buffers *b) {
     free(b->ints);
     free(b->floats);
     free(b->spans);
+    free(b->id_begin);
+    free(b->id_end);
+    free(b->refs);
 }
 
 static int alloc_buffers(buffers *b, Py_ssize_t cap) {
@@ -378,8 +400,11 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     b->ints = malloc(3 * n * sizeof(int32_t));
     b->floats = malloc(2 * n * sizeof(double));
     b->spans = malloc(2 * n * sizeof(int64_t));
+    b->id_begin = malloc(n * sizeof(int64_t));
+    b->id_end = malloc(n * sizeof(int64_t));
+    b->refs = malloc(n * sizeof(int32_t));
     if (!b->kinds || !b->offsets || !b->lengths || !b->seg_starts || !b->ints || !b->floats ||
-        !b->spans) {
+        !b->spans || !b->id_begin || !b->id_end || !b->refs) {
         free_buffers(b);
         PyErr_NoMemory();
         return 0;
@@ -389,24 +414,78 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
 
 #define BYTES(ptr, count) PyBytes_FromStringAndSize((const char *)(ptr), (Py_ssize_t)(count))
 
+static uint64_t id_hash(const uchar *p, int64_t len) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (int64_t i = 0; i < len; i++) h = (h ^ p[i]) * 1099511628211ULL;
+    return h;
+}
+
+/* refs[r] for each of the ``requests`` request lines: for an Added line, the index
+ * (among the scan's Received lines, in order) of the last Received line before it with
+ * the same id bytes, else -1; -1 for a Received line. A table of 2^k >= 2 * received
+ * slots (so a probe always ends at an empty one), each 0 or a Received index + 1.
+ * Returns 0 when out of memory. */
+static int added_refs(const uchar *data, const buffers *b, const uint8_t *request_kinds,
+                      Py_ssize_t requests, Py_ssize_t received) {
+    size_t cap = 2;
+    while (cap < 2 * (size_t)received + 2) cap <<= 1;
+    int32_t *slots = calloc(cap, sizeof(int32_t));
+    int32_t *row_of = malloc(((size_t)received + 1) * sizeof(int32_t)); /* -> request line */
+    if (slots == NULL || row_of == NULL) {
+        free(slots);
+        free(row_of);
+        return 0;
+    }
+    Py_ssize_t seen = 0;
+    for (Py_ssize_t r = 0; r < requests; r++) {
+        const uchar *id = data + b->id_begin[r];
+        int64_t len = b->id_end[r] - b->id_begin[r];
+        size_t at = (size_t)id_hash(id, len) & (cap - 1);
+        b->refs[r] = -1;
+        for (;;) {
+            int32_t slot = slots[at];
+            if (slot == 0) break;
+            Py_ssize_t other = row_of[slot - 1];
+            if (b->id_end[other] - b->id_begin[other] == len &&
+                memcmp(data + b->id_begin[other], id, (size_t)len) == 0)
+                break;
+            at = (at + 1) & (cap - 1);
+        }
+        if (request_kinds[r] == K_RECEIVED) {
+            row_of[seen] = (int32_t)r;
+            slots[at] = (int32_t)(++seen); /* the latest Received line of this id */
+        } else if (slots[at] != 0) {
+            b->refs[r] = slots[at] - 1;
+        }
+    }
+    free(slots);
+    free(row_of);
+    return 1;
+}
+
 PyDoc_STRVAR(scan_vllm_doc,
-"scan_vllm(data, start, max_lines, max_line_bytes) -> (n, end, reason, next_end, kinds,\n"
-"offsets, lengths, ids, seg_starts, seg_stamps, ints, floats, spans)\n\n"
+"scan_vllm(data, start, max_lines, max_line_bytes, carry=0) -> (n, end, reason, next_end,\n"
+"kinds, offsets, lengths, ids, seg_starts, seg_stamps, ints, floats, spans, refs)\n\n"
 "Reads the lines of ``data`` (whole lines) from ``start`` while each is a Received,\n"
-"Added or non-5xx access line of the fast shapes; at most ``max_lines``. n lines in\n"
-"[start, end); next_end: end of the line at ``end`` (ending included), ``end`` when\n"
-"reason is STOP_END or STOP_FULL. kinds: uint8 per line (0 Received, 1 Added, 2 access);\n"
-"offsets int64 / lengths uint32 per line (relative to data; the newline counted);\n"
-"ids: one str per request line; seg_starts int32 / seg_stamps bytes: the runs of request\n"
-"lines with one stamp; per Received line, ints int32 [prompt_tokens, max_tokens, n],\n"
-"floats float64 [temperature, top_p] (NaN unknown), spans int64 [prompt begin, end]\n"
-"(-1: none), each block of k values.");
+"Added or non-5xx access line of the fast shapes (or, with ``carry``, any other line of\n"
+"at most ``max_line_bytes`` whose first byte is 'I', 'W' or '(', recorded as kind 3 and\n"
+"not read, unless it names a request); at most ``max_lines``. n lines in [start, end); next_end: end of the line at\n"
+"``end`` (ending included), ``end`` when reason is STOP_END or STOP_FULL. kinds: uint8\n"
+"per line (0 Received, 1 Added, 2 access, 3 other); offsets int64 / lengths uint32 per\n"
+"line (relative to data; the newline counted); ids: one str per request line;\n"
+"seg_starts int32 / seg_stamps bytes: the runs of request lines with one stamp; per\n"
+"Received line, ints int32 [prompt_tokens, max_tokens, n], floats float64 [temperature,\n"
+"top_p] (NaN unknown), spans int64 [prompt begin, end] (-1: none), each block of k\n"
+"values; refs int32 per request line: for an Added line the index among the Received\n"
+"lines of the last one before it with the same id, else -1.");
 
 static PyObject *scan_vllm(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer view;
     Py_ssize_t start, max_lines, max_line_bytes;
-    if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &max_lines, &max_line_bytes)) return NULL;
+    int carry = 0;
+    if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &start, &max_lines, &max_line_bytes, &carry))
+        return NULL;
     PyObject *result = NULL, *ids = NULL, *stamps = NULL;
     buffers buf;
     if (start < 0 || start > view.len || max_lines < 1 || max_line_bytes < 0) {
@@ -440,13 +519,17 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         const uchar *e = nl != NULL ? nl : data_end;
         Py_ssize_t line_end = (nl != NULL ? nl + 1 : data_end) - data;
         line_info info;
-        int kind = (e - s) > max_line_bytes ? K_STOP : read_line(data, s, e, &info);
+        int too_long = (e - s) > max_line_bytes;
+        int kind = too_long ? K_STOP : read_line(data, s, e, &info);
+        if (kind == K_STOP && carry && !too_long && carried(s, e)) kind = K_OTHER;
         if (kind == K_STOP) {
             reason = STOP_ODD;
             next_end = line_end;
             break;
         }
-        if (kind != K_ACCESS) {
+        if (kind == K_RECEIVED || kind == K_ADDED) {
+            buf.id_begin[requests] = info.id_begin;
+            buf.id_end[requests] = info.id_end;
             PyObject *id = PyUnicode_DecodeASCII((const char *)data + info.id_begin,
                                                  info.id_end - info.id_begin, NULL);
             if (id == NULL) goto done;
@@ -482,6 +565,23 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         next_end = pos;
     }
     {
+        /* (buf.kinds of the request lines, in order, for added_refs) */
+        uint8_t *request_kinds = malloc((size_t)requests + 1);
+        if (request_kinds == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0, r = 0; i < n; i++)
+            if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED)
+                request_kinds[r++] = buf.kinds[i];
+        int refs_made = added_refs(data, &buf, request_kinds, requests, received);
+        free(request_kinds);
+        if (!refs_made) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    {
         Py_ssize_t k = received;
         /* The per-Received blocks, each k long (copied out of the max_lines-wide ones). */
         int32_t *ints = malloc((size_t)(3 * k + 1) * sizeof(int32_t));
@@ -500,11 +600,11 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
             memcpy(floats + j * k, buf.floats + j * max_lines, (size_t)k * sizeof(double));
             memcpy(spans + j * k, buf.spans + j * max_lines, (size_t)k * sizeof(int64_t));
         }
-        result = Py_BuildValue("nnnnNNNONONNN", n, pos, (Py_ssize_t)reason, next_end,
+        result = Py_BuildValue("nnnnNNNONONNNN", n, pos, (Py_ssize_t)reason, next_end,
                                BYTES(buf.kinds, n), BYTES(buf.offsets, n * 8),
                                BYTES(buf.lengths, n * 4), ids, BYTES(buf.seg_starts, segs * 4),
                                stamps, BYTES(ints, k * 3 * 4), BYTES(floats, k * 2 * 8),
-                               BYTES(spans, k * 2 * 8));
+                               BYTES(spans, k * 2 * 8), BYTES(buf.refs, requests * 4));
         free(ints);
         free(floats);
         free(spans);

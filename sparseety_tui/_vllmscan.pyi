@@ -4,7 +4,20 @@ STOP_ODD: int
 STOP_FULL: int
 
 def scan_vllm(
-    data: bytes, start: int, max_lines: int, max_line_bytes: int
+    data: bytes, start: int, max_lines: int, max_line_bytes: int, carry: bool = False
 ) -> tuple[
-    int, int, int, int, bytes, bytes, bytes, list[str], bytes, list[bytes], bytes, bytes, bytes
+    int,
+    int,
+    int,
+    int,
+    bytes,
+    bytes,
+    bytes,
+    list[str],
+    bytes,
+    list[bytes],
+    bytes,
+    bytes,
+    bytes,
+    bytes,
 ]: ...

@@ -338,6 +338,8 @@ class Extractor:
                 scan = scanner(parser, data, pos, DEFAULT_MAX_LINE_BYTES)
                 if scan.n:
                     apply_server_scan(ServerTarget(self._merger, state, file, chunk.offset), scan)
+                    if parser.pending:  # completed by the run's last line, which it read
+                        self._drain_pending(state, file)
             except Exception:  # nothing was applied (core.server_bulk): the rest goes by line
                 self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
                 return

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -205,6 +205,22 @@ class RowTable(Mapping[int, _V]):
         if row not in part:
             self._len += 1
         part[row] = value
+
+    def add_new(self, rows: list[int], values: Iterable[_V]) -> None:
+        """``self[row] = value`` for each pair, in order, for rows that have no value yet:
+        one ``dict.update`` a segment instead of a method call a row."""
+        if not rows:
+            return
+        low, high = min(rows) >> SEGMENT_SHIFT, max(rows) >> SEGMENT_SHIFT
+        while len(self._parts) <= high:
+            self._parts.append({})
+        if low == high:
+            self._parts[low].update(zip(rows, values))
+        else:  # (each segment's rows keep their order)
+            pairs = list(zip(rows, values))
+            for segment in range(low, high + 1):
+                self._parts[segment].update(p for p in pairs if p[0] >> SEGMENT_SHIFT == segment)
+        self._len += len(rows)
 
     def __iter__(self) -> Iterator[int]:
         for part in self._parts:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gc
 from array import array
+from collections import deque
 from itertools import compress, repeat
 from typing import TYPE_CHECKING, Any
 
@@ -39,15 +40,20 @@ from sparseety_tui.core.store import (
 from sparseety_tui.events import LineKind, RequestPayload, SamplingInfo
 from sparseety_tui.formats.base import failure_reason
 from sparseety_tui.formats.vllm.kinds import REQUEST
-from sparseety_tui.formats.vllm.native import ACCESS, ADDED, RECEIVED, VllmScan
+from sparseety_tui.formats.vllm.native import ACCESS, ADDED, OTHER, RECEIVED, Carried, VllmScan
 
 if TYPE_CHECKING:
     from sparseety_tui.core.files import FileState
     from sparseety_tui.core.server_bulk import ServerTarget
 
 #: The per-line path's kind of each line kind of the scan.
-_KIND_NAMES = {RECEIVED: REQUEST, ADDED: REQUEST, ACCESS: LineKind.ACCESS}
 _UNPARSED = 255
+_KIND_NAMES = {
+    RECEIVED: REQUEST,
+    ADDED: REQUEST,
+    ACCESS: LineKind.ACCESS,
+    _UNPARSED: LineKind.UNPARSED,
+}
 #: Meta keys that default a row's columns (``Merger.apply_meta_defaults``).
 _META_DEFAULT_KEYS = frozenset(("topk_experts", "total_experts", "total_attention_heads"))
 _RUNNING = STATE_CODE["running"]
@@ -60,18 +66,74 @@ def apply_vllm_scan(target: ServerTarget, scan: VllmScan) -> None:
     """``core.server_bulk`` applier of ``VllmScan`` runs."""
     merger, state = target.merger, target.state
     line_kinds = scan.kinds.copy()
-    if merger._observer is not None or not _apply_bulk(target, scan, line_kinds):
-        _apply_by_line(target, scan, line_kinds)
-    _count_lines(state, line_kinds)
+    names = dict(_KIND_NAMES)
+    # The run's diagnostics are collected, then kept in line order as line by line
+    # (the bulk way makes those of Added lines before those of the carried lines).
+    kept, state.diagnostics = state.diagnostics, deque()
+    try:
+        if not np.any(scan.kinds < ACCESS):  # no request line: only carried lines
+            for carried in scan.others:
+                _merge_carried(target, scan, carried, line_kinds, names)
+        elif merger._observer is not None or not _apply_bulk(target, scan, line_kinds):
+            _apply_by_line(target, scan, line_kinds, names)
+        else:
+            # Their events cannot touch the run's rows (formats.vllm.native._carries),
+            # but for the last line's, which comes after all of them: merged after the
+            # rows.
+            for carried in scan.others:
+                _merge_carried(target, scan, carried, line_kinds, names)
+    finally:
+        made, state.diagnostics = state.diagnostics, kept
+    kept.extend(sorted(made, key=lambda d: d.line_no))
+    _count_lines(state, line_kinds, names)
 
 
-def _count_lines(state: FileState, line_kinds: np.ndarray) -> None:
+def _merge_carried(
+    target: ServerTarget,
+    scan: VllmScan,
+    carried: Carried,
+    line_kinds: np.ndarray,
+    names: dict[int, str],
+) -> None:
+    """A line the parser read in the run, as ``Extractor._run_lines`` takes it: its event
+    merged, its kind counted (unparsed, with a diagnostic, when parsing or merging it
+    failed)."""
+    merger, state = target.merger, target.state
+    line = carried.line
+    line_no = state.lines_total + 1 + line
+    kind, reason = carried.kind, carried.reason
+    if carried.event is not None:
+        offset = int(scan.offsets[line]) + target.base_offset
+        try:
+            merger.on_event(
+                carried.event, target.file, state.meta, offset, int(scan.lengths[line]), line_no
+            )
+        except Exception as exc:  # the merge changed nothing (core.merge)
+            kind, reason = LineKind.UNPARSED, failure_reason("not merged", exc)
+    if kind == LineKind.UNPARSED:
+        _unparsed(target, scan, line, line_no, reason, line_kinds, carried.text)
+        return
+    code = _code_of(names, kind)
+    line_kinds[line] = code
+
+
+def _code_of(names: dict[int, str], kind: str) -> int:
+    """The code of line kind ``kind`` among a run's ``names`` (one more when new)."""
+    for code, name in names.items():
+        if name == kind and code > ACCESS:
+            return code
+    code = max(c for c in names if c != _UNPARSED) + 1
+    names[code] = kind
+    return code
+
+
+def _count_lines(state: FileState, line_kinds: np.ndarray, names: dict[int, str]) -> None:
     """``lines_total`` and ``by_kind``, kinds first seen first (as line by line)."""
     kinds = line_kinds.tobytes()
     by_kind = state.by_kind
     seen = sorted((kinds.find(code), code) for code in set(kinds))
     for _first, code in seen:
-        name = LineKind.UNPARSED if code == _UNPARSED else _KIND_NAMES[code]
+        name = names[code]
         by_kind[name] = by_kind.get(name, 0) + kinds.count(code)
     state.lines_total += len(kinds)
 
@@ -83,7 +145,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     """The common run in bulk; False (nothing changed) when it is not one."""
     merger, state, file = target.merger, target.state, target.file
     store = merger.store
-    request_lines = np.flatnonzero(scan.kinds != ACCESS)
+    request_lines = np.flatnonzero(scan.kinds < ACCESS)
     is_received = scan.kinds[request_lines] == RECEIVED
     received_ids = list(compress(scan.ids, is_received.tolist()))
     added_ids = list(compress(scan.ids, (~is_received).tolist()))
@@ -208,8 +270,7 @@ def _added_lines(
         collecting = gc.isenabled()
         gc.disable()
         try:
-            for row, offset, length in zip(row_list, offsets, lengths):
-                more_lines[row] = [(file, offset, length)]
+            more_lines.add_new(row_list, map(list, zip(zip(repeat(file), offsets, lengths))))
         finally:
             if collecting:
                 gc.enable()
@@ -255,15 +316,22 @@ def _open_rows(merger: Merger, rows: range, file: int) -> None:
 # -- line by line ---------------------------------------------------------------------
 
 
-def _apply_by_line(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) -> None:
-    """Every request line merged with the payload the parser gives it."""
+def _apply_by_line(
+    target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray, names: dict[int, str]
+) -> None:
+    """Every request line merged with the payload the parser gives it, and every line
+    the parser read with its event, in line order."""
     merger, state, file = target.merger, target.state, target.file
     meta = state.meta
     request = 0
     received = 0
     data = scan.data
+    carried = iter(scan.others)
     for line, kind in enumerate(scan.kinds.tolist()):
         if kind == ACCESS:
+            continue
+        if kind == OTHER:
+            _merge_carried(target, scan, next(carried), line_kinds, names)
             continue
         rid = scan.ids[request]
         ts = float(scan.ts[request])
@@ -309,16 +377,24 @@ def _sampling(scan: VllmScan, i: int) -> SamplingInfo:
 
 
 def _unparsed(
-    target: ServerTarget, scan: VllmScan, line: int, line_no: int, reason: str, kinds: np.ndarray
+    target: ServerTarget,
+    scan: VllmScan,
+    line: int,
+    line_no: int,
+    reason: str,
+    kinds: np.ndarray,
+    text: bytes | None = None,
 ) -> None:
-    """A line whose event could not be merged: counted unparsed, with a diagnostic (as
-    ``Extractor._run_lines`` / ``_diagnose`` do)."""
+    """A line not parsed, or whose event could not be merged: counted unparsed, with a
+    diagnostic (as ``Extractor._run_lines`` / ``_diagnose`` do). ``text``: the line as the
+    per-line path holds it (default: its bytes without the newline)."""
     kinds[line] = _UNPARSED
     state, base_offset = target.state, target.base_offset
     start = int(scan.offsets[line])
-    text = scan.data[start : start + int(scan.lengths[line])]
-    if text.endswith(b"\n"):
-        text = text[:-1]
+    if text is None:
+        text = scan.data[start : start + int(scan.lengths[line])]
+        if text.endswith(b"\n"):
+            text = text[:-1]
     preview = text[: _PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
     if len(preview) > _PREVIEW_CHARS:
         preview = preview[:_PREVIEW_CHARS] + "…"

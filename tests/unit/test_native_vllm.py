@@ -73,7 +73,7 @@ def _snapshot(extractor: Extractor) -> dict[str, Any]:
         parser = state.parser
         if isinstance(parser, VllmParser):
             out[f"parser{i}"] = (
-                list(parser._recent),
+                parser.recent_ids(),
                 parser.remembered,
                 parser._last_stamp,
                 parser._last_ts,
@@ -354,7 +354,7 @@ def test_scan_stops_at_the_first_line_it_does_not_read() -> None:
     ]
     data = b"\n".join(lines) + b"\n"
     result = _vllmscan.scan_vllm(data, 0, 100, 1 << 20)
-    n, end, reason, next_end, kinds, _o, _l, ids, _s, stamps, ints, floats, spans = result
+    n, end, reason, next_end, kinds, _o, _l, ids, _s, stamps, ints, floats, spans, refs = result
     assert (n, reason) == (3, _vllmscan.STOP_ODD)
     assert end == sum(len(line) + 1 for line in lines[:3])
     assert next_end == len(data)
@@ -367,6 +367,38 @@ def test_scan_stops_at_the_first_line_it_does_not_read() -> None:
     assert np.frombuffer(floats, dtype=np.float64).tolist() == [0.7, 0.95]
     begin, stop = np.frombuffer(spans, dtype=np.int64).tolist()
     assert data[begin:stop] == b"x y"
+    assert np.frombuffer(refs, dtype=np.int32).tolist() == [-1, 0]
+
+
+def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_lines() -> None:
+    lines = [
+        b"INFO 11-30 12:00:00 [logger.py:43] Received request a: prompt: 'x', params: "
+        b"SamplingParams(n=1, max_tokens=5), prompt_token_ids: [1], lora_request: None.",
+        b"INFO 11-30 12:00:10 [loggers.py:116] Engine 000: Avg prompt throughput: 1.0",
+        b"INFO 11-30 12:00:00 [logger.py:43] Received request b: prompt: 'x', params: "
+        b"SamplingParams(n=1, max_tokens=5), prompt_token_ids: [1], lora_request: None.",
+        b"WARNING 11-30 12:00:11 [scheduler.py:1754] Sequence group 1 is preempted.",
+        b"INFO 11-30 12:00:12 [async_llm.py:270] Added request b.",
+        b"INFO 11-30 12:00:12 [async_llm.py:270] Added request a.",
+        b"INFO 11-30 12:00:12 [async_llm.py:270] Added request never.",
+        b"(APIServer pid=1) INFO 11-30 12:00:12 [x.py:1] anything at all",
+        b"Traceback (most recent call last):",
+        b"INFO 11-30 12:00:12 [async_llm.py:270] Added request a.",
+    ]
+    data = b"\n".join(lines) + b"\n"
+    import numpy as np
+
+    plain = _vllmscan.scan_vllm(data, 0, 100, 1 << 20)
+    assert plain[0] == 1  # without carrying it stops at the stats line
+    n, end, reason, next_end, kinds, *_, refs = _vllmscan.scan_vllm(data, 0, 100, 1 << 20, True)
+    assert (n, reason) == (8, _vllmscan.STOP_ODD)  # stops at the traceback's first line
+    assert kinds == bytes([0, 3, 0, 3, 1, 1, 1, 3])
+    assert end == sum(len(line) + 1 for line in lines[:8])
+    assert next_end == end + len(lines[8]) + 1
+    # Added b -> the 2nd Received line, a -> the 1st, never -> none.
+    assert np.frombuffer(refs, dtype=np.int32).tolist() == [-1, -1, 1, 0, -1]
+    long_line = _vllmscan.scan_vllm(data, 0, 100, 100, True)
+    assert long_line[0] == 0  # a line over max_line_bytes is never carried
 
 
 def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:

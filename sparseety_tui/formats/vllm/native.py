@@ -4,8 +4,16 @@
 of ``Received request`` / ``Added request`` / access lines that ``VllmParser.parse`` takes
 on its fast paths; this module then moves the parser's state on exactly as parsing those
 lines one by one would have (the year clock, the window of recent received ids, the
-warning flag) and hands the columns to ``core.vllm_bulk``. A line the C module is unsure
-of ends the run; so does a time stamp the clock cannot read (the parser says why).
+warning flag) and hands the columns to ``core.vllm_bulk``.
+
+A line the C module does not read (a stats line, a 5xx access line, a warning: ~1 % of a
+busy log, one every ~50 requests) is parsed here, by the parser, at its place, and the run
+goes on past it when the parser is back on its fast paths and the line's event cannot
+touch a request row (``_carries``): its kind and event ride along in ``VllmScan.others``
+and the applier merges them in line order. Any other line ends the run, as the run's last
+line when it was parsed already. So a run is a chunk, not the ~50 lines between two stats
+lines, and what a run costs once (numpy calls, 40 column appends) is paid ~15 times less
+often. A time stamp the clock cannot read also ends the run (the parser says why).
 
 ``SCANNER`` is None without the C module or with ``SPARSEETY_TUI_PURE_PYTHON=1``.
 """
@@ -13,13 +21,15 @@ of ends the run; so does a time stamp the clock cannot read (the parser says why
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
+from typing import Any
 
 import numpy as np
 
+from sparseety_tui.events import Event, LineKind
 from sparseety_tui.formats.base import LineParser
 from sparseety_tui.formats.base import ServerScanner as _ServerScanner
 from sparseety_tui.formats.vllm.parser import VllmParser
-from sparseety_tui.formats.vllm.requests import RECENT_IDS
 from sparseety_tui.native import PURE_PYTHON
 
 try:
@@ -31,20 +41,36 @@ if PURE_PYTHON:
 
 #: Lines one scan may return (bounds its buffers, ~40 B a line).
 MAX_LINES = 1 << 16
-#: Line kinds in ``VllmScan.kinds`` (native/vllm_scan.c).
-RECEIVED, ADDED, ACCESS = 0, 1, 2
+#: Line kinds in ``VllmScan.kinds``: the C module's (native/vllm_scan.c), and a line it
+#: does not read that the parser read in the run (``VllmScan.others``).
+RECEIVED, ADDED, ACCESS, OTHER = 0, 1, 2, 3
+_STOP_ODD = 1  # native/vllm_scan.c: the scan ended at a line it does not read
+
+
+@dataclass(frozen=True)
+class Carried:
+    """A line of a run that the parser read: its index in the run, its kind and event
+    as ``parse`` gave them, why it was not parsed (``kind`` unparsed), and its text as
+    the per-line path would have held it (for a diagnostic's preview)."""
+
+    line: int
+    kind: str
+    event: Event | None
+    reason: str
+    text: bytes
 
 
 @dataclass(frozen=True)
 class VllmScan:
-    """A run of lines the scanner read (``formats.base.ServerScan``), as columns.
+    """A run of lines (``formats.base.ServerScan``), as columns.
 
     Per line: ``kinds``, ``offsets`` (relative to ``data``) and ``lengths`` (the newline
     counted). Per request line (Received and Added, in order): ``ids`` (an Added line's
     mapped back as ``VllmParser._canonical`` does) and ``ts``. Per Received line:
     ``prompt_tokens`` (counted ids), ``max_tokens``, ``sampling_n`` (-1 unknown),
     ``temperature``, ``top_p`` (NaN unknown, as the columns hold them) and ``prompts``,
-    the prompt's [begin, end) in ``data`` (-1: none).
+    the prompt's [begin, end) in ``data`` (-1: none). ``others``: the ``OTHER`` lines, in
+    order; all but the last cannot touch a request row (``_carries``).
     """
 
     n: int
@@ -62,13 +88,15 @@ class VllmScan:
     temperature: np.ndarray
     top_p: np.ndarray
     prompts: np.ndarray
+    others: list[Carried]
 
 
 def _empty(data: bytes, start: int, next_end: int) -> VllmScan:
     none = np.zeros(0, dtype=np.int64)
     return VllmScan(
-        0, start, next_end, data, none, none, none, [], none, none, none, none, none, none, none
-    )
+        0, start, next_end, data, none, none, none, [], none, none, none, none, none, none,
+        none, [],
+    )  # fmt: skip
 
 
 def _line_end(data: bytes, start: int) -> int:
@@ -89,36 +117,139 @@ def _takes_fast_paths(parser: VllmParser) -> bool:
     )
 
 
+def _carries(kind: str, event: Event | None) -> bool:
+    """Whether a parsed line can ride inside a run: its event, merged after the run's
+    rows (``core.vllm_bulk``), has the effect it has at its place. True for no event, a
+    5xx access line's error (no request id: it only counts), and a stats line that
+    cannot close open rows (``core.lifecycle.Lifecycle.stats`` closes them only at an
+    idle engine line)."""
+    if kind == LineKind.UNPARSED:
+        return False
+    if event is None:
+        return True
+    if event[0] == "error":
+        return "request_id" not in event[1]
+    if event[0] == "stats":
+        p = event[1]
+        if p.get("phase") != "engine":
+            return True
+        running, waiting = p.get("running"), p.get("waiting")
+        if running is None or waiting is None:
+            return True
+        return not (running == 0 and waiting == 0 and not p.get("swapped"))
+    return False
+
+
 def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> VllmScan:
     """``formats.base.ServerScanner`` for vLLM logs (see the module docstring)."""
     assert _vllmscan is not None
     if not isinstance(parser, VllmParser) or not _takes_fast_paths(parser):
         return _empty(data, start, _line_end(data, start))
-    (
-        n,
-        end,
-        _reason,
-        next_end,
-        kinds_b,
-        offsets_b,
-        lengths_b,
-        ids,
-        seg_starts_b,
-        seg_stamps,
-        ints_b,
-        floats_b,
-        spans_b,
-    ) = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes)
-    if n == 0:
-        return _empty(data, start, next_end)
-    kinds = np.frombuffer(kinds_b, dtype=np.uint8)
-    offsets = np.frombuffer(offsets_b, dtype=np.int64)
-    lengths = np.frombuffer(lengths_b, dtype=np.uint32)
-    seg_starts = np.frombuffer(seg_starts_b, dtype=np.int32)
-    requests = len(ids)
-    # The year clock, one call per new stamp as ``_fast_request`` makes them.
-    seg_ts: list[float] = []
-    for stamp in seg_stamps:
+    raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
+    if raw[0] == 0:
+        return _empty(data, start, raw[3])
+    return _Walk(parser, data, raw).run()
+
+
+class _Walk:
+    """One C scan's lines taken in line order: the clock at each new stamp, the parser at
+    each OTHER line (ending the run where it must), the window of recent ids in bulk."""
+
+    def __init__(self, parser: VllmParser, data: bytes, raw: tuple[Any, ...]) -> None:
+        (
+            n,
+            self.end,
+            _reason,
+            self.next_end,
+            kinds_b,
+            offsets_b,
+            lengths_b,
+            self.ids,
+            seg_starts_b,
+            self.stamps,
+            ints_b,
+            floats_b,
+            spans_b,
+            refs_b,
+        ) = raw
+        self.parser, self.data, self.n = parser, data, n
+        self.kinds = np.frombuffer(kinds_b, dtype=np.uint8)
+        self.offsets = np.frombuffer(offsets_b, dtype=np.int64)
+        self.lengths = np.frombuffer(lengths_b, dtype=np.uint32)
+        self.request_lines = np.flatnonzero(self.kinds < ACCESS)
+        self.is_received = self.kinds[self.request_lines] == RECEIVED
+        # Received lines before each request line, and before each line.
+        self.received_before = np.cumsum(self.is_received) - self.is_received
+        self.seg_starts = np.frombuffer(seg_starts_b, dtype=np.int32)
+        k = len(ints_b) // 12
+        self.ints = np.frombuffer(ints_b, dtype=np.int32).reshape(3, k)
+        self.floats = np.frombuffer(floats_b, dtype=np.float64).reshape(2, k)
+        self.spans = np.frombuffer(spans_b, dtype=np.int64).reshape(2, k)
+        self.refs = np.frombuffer(refs_b, dtype=np.int32)
+        self.received_ids = list(compress(self.ids, self.is_received.tolist()))
+        self.others: list[Carried] = []
+        self.seg_ts: list[float] = []
+
+    def run(self) -> VllmScan:
+        parser = self.parser
+        recent = parser._recent
+        bulk = self._remember_in_bulk()
+        forgotten = False
+        done = 0  # request lines whose ids the window has taken (the by-line way)
+        other_lines = np.flatnonzero(self.kinds == OTHER).tolist()
+        seg_lines = self.request_lines[self.seg_starts].tolist()
+        last = -1  # the last OTHER line read
+        o = s = 0
+        cut: int | None = None  # the run ends before this line
+        while o < len(other_lines) or s < len(seg_lines):
+            if s < len(seg_lines) and (o == len(other_lines) or seg_lines[s] < other_lines[o]):
+                ts = self._clock(self.stamps[s])
+                if ts is None:
+                    cut = seg_lines[s]
+                    break
+                self.seg_ts.append(ts)
+                s += 1
+                continue
+            line = other_lines[o]
+            o += 1
+            requests_before = int(np.searchsorted(self.request_lines, line))
+            if not bulk:
+                self._remember_by_line(done, requests_before)
+                done = requests_before
+            else:  # the window as it is at this line
+                recent.look_back(self.received_ids[self._received_at(requests_before) :])
+            if line > last + 1:
+                parser._in_warning = False  # as the lines since the last one set it
+            last = line
+            carries = self._read_other(line)
+            if bulk and recent.horizon is None:
+                forgotten = True  # the line remembered an id: the ids after it went first
+            recent.look_ahead()
+            if not carries:
+                cut = line + 1
+                break
+        if cut is None:
+            cut = self.n
+            if last != self.n - 1:
+                parser._in_warning = False
+        requests = int(np.searchsorted(self.request_lines, cut))
+        if bulk:
+            kept = self._received_at(requests)
+            if kept < len(self.received_ids) and not forgotten:
+                recent.forget(self.received_ids[kept:])  # the lines not in the run
+        else:
+            self._remember_by_line(done, requests)
+        return self._scan(cut, requests)
+
+    def _received_at(self, request: int) -> int:
+        """Received lines among the first ``request`` request lines."""
+        if request >= len(self.request_lines):
+            return len(self.received_ids)
+        return int(self.received_before[request])
+
+    def _clock(self, stamp: bytes) -> float | None:
+        """The year clock, one call per new stamp as ``_fast_request`` makes them."""
+        parser = self.parser
         if stamp == parser._last_stamp:
             ts = parser._last_ts
         else:
@@ -126,66 +257,89 @@ def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) 
                 ts = parser._stamp_text(stamp)
             except Exception:  # the parser says why, on that line
                 ts = None
-        if ts is None or ts != ts:  # unknown or NaN: the per-line path's own case
-            break
-        seg_ts.append(ts)
-    if len(seg_ts) < len(seg_stamps):
-        cut_request = int(seg_starts[len(seg_ts)])
-        request_lines = np.flatnonzero(kinds != ACCESS)
-        n = int(request_lines[cut_request])
-        if n == 0:
-            return _empty(data, start, _line_end(data, start))
-        kinds, offsets, lengths = kinds[:n], offsets[:n], lengths[:n]
-        end = next_end = int(offsets[n - 1] + lengths[n - 1])
-        next_end = _line_end(data, end)
-        del ids[cut_request:]
-        requests = cut_request
-        seg_starts = seg_starts[: len(seg_ts)]
-    bounds = np.append(seg_starts, requests)
-    ts_of = np.repeat(np.array(seg_ts, dtype=np.float64), np.diff(bounds))
-    request_kinds = kinds.tobytes().translate(None, bytes([ACCESS]))
-    received = request_kinds.count(RECEIVED)
-    k_all = len(ints_b) // 12  # Received lines the C module returned (before a cut)
-    ints = np.frombuffer(ints_b, dtype=np.int32).reshape(3, k_all)[:, :received]
-    floats = np.frombuffer(floats_b, dtype=np.float64).reshape(2, k_all)[:, :received]
-    spans = np.frombuffer(spans_b, dtype=np.int64).reshape(2, k_all)[:, :received]
-    _remember_ids(parser, request_kinds, ids)
-    parser._in_warning = False
-    return VllmScan(
-        n,
-        end,
-        next_end,
-        data,
-        kinds,
-        offsets,
-        lengths,
-        ids,
-        ts_of,
-        ints[0],
-        ints[1],
-        ints[2],
-        floats[0],
-        floats[1],
-        spans,
-    )
+        return None if ts is None or ts != ts else ts  # unknown or NaN: the per-line path's
 
+    def _read_other(self, line: int) -> bool:
+        """The parser reads OTHER line ``line``; whether the run can go on past it."""
+        parser = self.parser
+        begin = int(self.offsets[line])
+        text = self.data[begin : begin + int(self.lengths[line])]
+        if text.endswith(b"\n"):
+            text = text[:-1]
+            if text.endswith(b"\r"):  # as sources.lines.split_chunk gives the line
+                text = text[:-1]
+        kind, event = parser.parse(text)
+        reason = parser.last_reason if kind == LineKind.UNPARSED else ""
+        self.others.append(Carried(line, kind, event, reason, text))
+        return _takes_fast_paths(parser) and not parser.pending and _carries(kind, event)
 
-def _remember_ids(parser: VllmParser, request_kinds: bytes, ids: list[str]) -> None:
-    """The recent-ids window as ``_remember`` / ``_canonical`` keep it, line by line (an
-    Added id is mapped against the window as it is at its line); Added ids in ``ids``
-    become what ``_canonical`` gives."""
-    recent = parser._recent
-    remembered = parser.remembered
-    for i, (kind, rid) in enumerate(zip(request_kinds, ids)):
-        if kind == RECEIVED:
-            if rid not in recent:
-                recent[rid] = None
-                remembered += 1
-                if len(recent) > RECENT_IDS:
-                    recent.popitem(last=False)
-        elif rid not in recent and rid[-9:-8] == "-":
-            ids[i] = parser._canonical(rid)
-    parser.remembered = remembered
+    def _remember_in_bulk(self) -> bool:
+        """The window takes every Received id of the scan at once, when that gives what
+        ``_remember`` / ``_canonical`` give line by line: none of the ids is in the window
+        or repeats, and no Added id would be mapped (it is in the window at its line, or
+        has no ``-`` where an engine-side suffix starts). In the window at its line: its
+        Received line in the scan (``refs``, from C) is among the ``size`` last before it,
+        or its serial from before is above the floor at that line."""
+        recent = self.parser._recent
+        added = np.flatnonzero(~self.is_received)
+        if len(added):
+            before = self.received_before[added]
+            j = self.refs[added]
+            in_window = (j >= 0) & (j < before) & (before <= j + recent.size)
+            outside = np.flatnonzero(~in_window).tolist()
+            if outside:
+                serials = recent.serials()
+                floor = recent.remembered - recent.size
+                for i in outside:
+                    rid = self.ids[int(added[i])]
+                    serial = serials.get(rid, 0)
+                    if rid[-9:-8] == "-" and not (serial > 0 and serial > floor + before[i]):
+                        return False  # _canonical would look for its front-end id
+        return recent.remember_new(self.received_ids)
+
+    def _remember_by_line(self, first: int, stop: int) -> None:
+        """Request lines [first, stop) through the window as ``_remember`` /
+        ``_canonical`` take them; Added ids in ``ids`` become what ``_canonical`` gives."""
+        parser, ids = self.parser, self.ids
+        recent = parser._recent
+        for i in range(first, stop):
+            rid = ids[i]
+            if self.is_received[i]:
+                recent.remember(rid)
+            elif rid not in recent and rid[-9:-8] == "-":
+                ids[i] = parser._canonical(rid)
+
+    def _scan(self, n: int, requests: int) -> VllmScan:
+        """The run of the first ``n`` lines (``requests`` request lines)."""
+        end = int(self.offsets[n - 1] + self.lengths[n - 1])
+        if n == self.n:
+            next_end = self.next_end
+        elif self.kinds[n - 1] == OTHER:
+            next_end = end  # it ended at a line the parser read: what follows is read anew
+        else:
+            next_end = _line_end(self.data, end)  # a stamp the clock cannot read
+        received = self._received_at(requests)
+        del self.ids[requests:]
+        bounds = np.append(self.seg_starts[: len(self.seg_ts)], requests)
+        ts = np.repeat(np.array(self.seg_ts, dtype=np.float64), np.diff(bounds))
+        return VllmScan(
+            n,
+            end,
+            next_end,
+            self.data,
+            self.kinds[:n],
+            self.offsets[:n],
+            self.lengths[:n],
+            self.ids,
+            ts,
+            self.ints[0, :received],
+            self.ints[1, :received],
+            self.ints[2, :received],
+            self.floats[0, :received],
+            self.floats[1, :received],
+            self.spans[:, :received],
+            self.others,
+        )
 
 
 SCANNER: _ServerScanner | None = scan_vllm if _vllmscan is not None else None

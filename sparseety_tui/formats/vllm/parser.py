@@ -10,7 +10,6 @@ when a terminal wrapped them, wrap.py), request lines ``RequestLines``' (request
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.access import access_line, access_result
@@ -43,7 +42,8 @@ from sparseety_tui.formats.vllm.patterns import (
     HEAD_SEARCH_RE,
     PROC_RE,
 )
-from sparseety_tui.formats.vllm.requests import RequestLines
+from sparseety_tui.formats.vllm.recent import RecentIds
+from sparseety_tui.formats.vllm.requests import RECENT_IDS, RequestLines
 from sparseety_tui.formats.vllm.wrap import WrappedStatsLines, starts_record
 from sparseety_tui.formats.wrappers import unparsed_reason
 
@@ -66,11 +66,8 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
         self._reference = reference_time
         self._year: int | None = None
         self._last_month = 0
-        #: Received ids, oldest first (OrderedDict: dropping the oldest is O(1); a dict's
-        #: ``next(iter())`` rescans the deleted slots at its front, ~4 us a call here).
-        self._recent: OrderedDict[str, None] = OrderedDict()
-        #: How many ids were ever remembered (evicted ones included).
-        self.remembered = 0
+        #: The window of received ids (formats.vllm.recent).
+        self._recent = RecentIds(RECENT_IDS)
         #: Set by a split reader (``begin_range``); None otherwise.
         self.boundary: BoundaryNotes | None = None
         self._last_stamp = b""
@@ -110,10 +107,15 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
             self._last_stamp = b""
         return self.boundary
 
+    @property
+    def remembered(self) -> int:
+        """How many ids were ever remembered (evicted ones included)."""
+        return self._recent.remembered
+
     def recent_ids(self) -> tuple[list[str], int]:
         """The window of received ids that engine-side ids are mapped against, oldest
         first, and how many ids were ever remembered."""
-        return list(self._recent), self.remembered
+        return list(self._recent), self._recent.remembered
 
     # -- dispatch -----------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ wording), DEBUG ``Request X details``, ``Added`` / ``Aborted`` / ``Finished requ
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 
 from sparseety_tui.events import Event, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import BoundaryNotes
@@ -20,6 +19,7 @@ from sparseety_tui.formats.vllm.patterns import (
     _LIFECYCLE_RE,
     _RECEIVED_RE,
 )
+from sparseety_tui.formats.vllm.recent import RecentIds
 from sparseety_tui.formats.vllm.sampling import sampling_params
 
 _PROMPT_IDS_KEYS = (b"prompt_token_ids: ", b"prompt token ids: ")
@@ -98,18 +98,12 @@ class RequestLines:
 
     pending: list[Event]
     keep_token_ids: bool
-    _recent: OrderedDict[str, None]
-    remembered: int
+    _recent: RecentIds
     boundary: BoundaryNotes | None
 
     def _remember(self, rid: str) -> None:
-        recent = self._recent
-        if rid in recent:
+        if not self._recent.remember(rid):
             return  # re-received: keeps its place in the window
-        recent[rid] = None
-        self.remembered += 1
-        if len(recent) > RECENT_IDS:
-            recent.popitem(last=False)
         notes = self.boundary
         if notes is not None and len(notes.first_inserted) < RECENT_IDS:
             notes.first_inserted.append(rid)
@@ -124,7 +118,7 @@ class RequestLines:
             if base in self._recent:
                 return base
             if self.boundary is not None:
-                self.boundary.unmapped.append((rid, base, self.remembered))
+                self.boundary.unmapped.append((rid, base, self._recent.remembered))
         return rid
 
     def _request(self, msg: bytes, ts: float | None) -> ParsedLine | None:
