@@ -398,6 +398,11 @@ LAZY_FILLS: dict[str, float] = {
 }
 
 
+def _unknown_of(typecode: str) -> float:
+    """A column's value for "not known" by its typecode (counts -1, floats NaN, codes 0)."""
+    return NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
+
+
 class LazyColumn:
     """A store column that holds no bytes while every row has its ``fill`` value.
 
@@ -425,7 +430,7 @@ class LazyColumn:
         self._array: SegmentedColumn | None = None
         self._on_array = on_array
 
-    def _is_fill(self, value: float) -> bool:
+    def is_fill(self, value: float) -> bool:
         fill = self.fill
         return value != value if fill != fill else value == fill
 
@@ -452,7 +457,7 @@ class LazyColumn:
         if self._array is None:
             if not -self._n <= row < self._n:
                 raise IndexError("array assignment index out of range")
-            if self._is_fill(value):
+            if self.is_fill(value):
                 return
         self.materialize()[row] = value
 
@@ -462,10 +467,17 @@ class LazyColumn:
         return iter([self.fill] * self._n)
 
     def append(self, value: Any) -> None:
-        if self._array is None and self._is_fill(value):
+        if self._array is None and self.is_fill(value):
             self._n += 1
         else:
             self.materialize().append(value)
+
+    def extend_fill(self, n: int) -> None:
+        """Append ``n`` rows of ``fill``."""
+        if self._array is None:
+            self._n += n
+        else:
+            self._array.frombytes((array(self.typecode, [self.fill]) * n).tobytes())
 
     def frombytes(self, blob: bytes) -> None:
         """Append rows given as the bytes of an array of this typecode."""
@@ -548,7 +560,7 @@ class RequestStore:
         }
         for name, typecode in typecodes.items():
             if name in LAZY_COLUMNS:
-                fill = NAN if typecode in "fd" else (UNKNOWN if typecode == "i" else 0)
+                fill = _unknown_of(typecode)
                 fill = LAZY_FILLS.get(name, fill)
                 self.columns[name] = LazyColumn(typecode, fill, self._array_setter(name))
             else:
@@ -655,17 +667,32 @@ class RequestStore:
         offsets: Any,
         lengths: Any,
         line_nos: Any,
+        unknown: Sequence[str] = (),
     ) -> None:
         """Append many new rows at once; ``columns`` are numpy arrays keyed by name, line
-        offsets and lengths lists or arrays. Every conversion is done before the first
-        write, so a failing one leaves the store as it was."""
+        offsets and lengths lists or arrays; the columns named in ``unknown`` get their
+        unknown value (-1, NaN, 0: a column that holds none yet stays empty). Every
+        conversion is done before the first write, so a failing one leaves the store as
+        it was."""
         import numpy as np
 
         files = self.columns["file"]
+        n = len(request_ids)
         blobs = [
             (self.columns[name], values.astype(self.columns[name].typecode, copy=False).tobytes())
             for name, values in columns.items()
         ]
+        fills: dict[str, bytes] = {}
+        lazy: list[LazyColumn] = []
+        for name in unknown:
+            column = self.columns[name]
+            code = column.typecode
+            if isinstance(column, LazyColumn) and column.is_fill(_unknown_of(code)):
+                lazy.append(column)
+            else:  # (a lazy column whose fill is another value: the unknowns are values)
+                if code not in fills:
+                    fills[code] = (array(code, [_unknown_of(code)]) * n).tobytes()
+                blobs.append((column, fills[code]))
         blobs.append((self.columns["line_no"], line_nos.astype("i", copy=False).tobytes()))
         blobs.append((files, np.full(len(request_ids), file, dtype=files.typecode).tobytes()))
         blobs.append((self.offset, np.asarray(offsets, dtype=np.int64).tobytes()))
@@ -673,6 +700,8 @@ class RequestStore:
         self.ids.extend(request_ids)
         for column, blob in blobs:
             column.frombytes(blob)
+        for lazy_column in lazy:
+            lazy_column.extend_fill(n)
 
     def touch(self, row: int) -> None:
         """Note that ``row`` is about to change in place (see ``dirty_from``)."""

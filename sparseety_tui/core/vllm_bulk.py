@@ -29,10 +29,6 @@ from sparseety_tui.core.merge import Merger
 from sparseety_tui.core.store import (
     COUNT_IDS_LOWER_BOUND,
     COUNT_REPORTED,
-    FLOAT32_COLUMNS,
-    FLOAT64_COLUMNS,
-    INT_COLUMNS,
-    NAN,
     ROW_LAYOUT,
     STATE_CODE,
     UNKNOWN,
@@ -187,20 +183,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     source = np.full(k, COUNT_REPORTED, dtype=np.uint8)
     if type(cut) is int and cut > 0:
         source[prompt >= cut] = COUNT_IDS_LOWER_BOUND
-    # Columns no vLLM line sets: one array of unknowns each type, shared (only read).
-    unknown, nan, zero = (
-        np.full(k, UNKNOWN, dtype=np.int32),
-        np.full(k, NAN, dtype=np.float64),
-        np.zeros(k, dtype=np.uint8),
-    )
     columns: dict[str, Any] = {}
-    for name in INT_COLUMNS:
-        if name != "line_no":
-            columns[name] = unknown
-    for name in (*FLOAT32_COLUMNS, *FLOAT64_COLUMNS):
-        columns[name] = nan
-    for name in ROW_LAYOUT:
-        columns.setdefault(name, zero)
     columns["prompt_tokens"] = prompt
     columns["max_tokens"] = scan.max_tokens
     columns["sampling_n"] = scan.sampling_n
@@ -209,7 +192,6 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     columns["received_ts"] = received_ts
     columns["state"] = states
     columns["prompt_source"] = source
-    columns["model"] = np.zeros(k, dtype=np.uint16)
     offsets = scan.offsets + target.base_offset
     store.extend_rows(
         encoded,
@@ -218,6 +200,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
         offsets[received_lines],
         scan.lengths[received_lines],
         line_nos[is_received],
+        unknown=[name for name in ROW_LAYOUT if name not in columns],  # no line says them
     )
     # (New rows need no ``store.touch``: they are at or above ``dirty_from``, which is at
     # most the store's length before them.)
@@ -309,7 +292,11 @@ def _open_rows(merger: Merger, rows: range, file: int) -> None:
         track.open_rows.extend(range(start, stop))
         start = stop
         if len(track.open_rows) >= track.compact_at:
-            track.open_rows = array("i", [r for r in track.open_rows if state[r] in OPEN_CODES])
+            # (Lifecycle.opened's compaction, over arrays: the same rows, in order.)
+            open_rows = np.frombuffer(track.open_rows, dtype=np.int32)
+            states = state.values(0, len(state))[open_rows]
+            kept = open_rows[np.isin(states, OPEN_CODES)]
+            track.open_rows = array("i", kept.tobytes())
             track.compact_at = max(1024, 2 * len(track.open_rows))
 
 

@@ -94,16 +94,23 @@ class RecentIds:
         their serials are ``remembered + 1 ...``; False (nothing changed) otherwise."""
         self._compact_if_over(len(ids))
         serial = self._serial
-        if not serial.keys().isdisjoint(ids):
+        start = self.remembered + 1
+        if serial.keys().isdisjoint(ids):  # the usual case: two passes in C
+            had = len(serial)
+            serial.update(zip(ids, range(start, start + len(ids))))
+            if len(serial) - had != len(ids):  # one repeats: undone
+                for rid in ids:
+                    serial.pop(rid, None)
+                return False
+        else:
             # One of them is in the dict: in the window, or evicted but not yet compacted.
             floor = self.remembered - self.size
             if any(serial.get(rid, 0) > floor for rid in ids):
                 return False
-        start = self.remembered + 1
-        fresh = dict(zip(ids, range(start, start + len(ids))))
-        if len(fresh) != len(ids):
-            return False
-        serial.update(fresh)
+            fresh = dict(zip(ids, range(start, start + len(ids))))
+            if len(fresh) != len(ids):
+                return False
+            serial.update(fresh)
         self.remembered += len(ids)
         return True
 
