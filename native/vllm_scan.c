@@ -368,6 +368,7 @@ typedef struct {
     int64_t *offsets;
     uint32_t *lengths;
     int32_t *seg_starts; /* request-line index where each run of one stamp starts */
+    int64_t *seg_stamps; /* and the offset of its stamp */
     int32_t *ints;       /* [prompt_tokens, max_tokens, n][cap] per Received line */
     double *floats;      /* [temperature, top_p][cap] */
     int64_t *spans;      /* [prompt begin, prompt end][cap] */
@@ -381,6 +382,7 @@ static void free_buffers(buffers *b) {
     free(b->offsets);
     free(b->lengths);
     free(b->seg_starts);
+    free(b->seg_stamps);
     free(b->ints);
     free(b->floats);
     free(b->spans);
@@ -397,6 +399,7 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     b->offsets = malloc(n * sizeof(int64_t));
     b->lengths = malloc(n * sizeof(uint32_t));
     b->seg_starts = malloc(n * sizeof(int32_t));
+    b->seg_stamps = malloc(n * sizeof(int64_t));
     b->ints = malloc(3 * n * sizeof(int32_t));
     b->floats = malloc(2 * n * sizeof(double));
     b->spans = malloc(2 * n * sizeof(int64_t));
@@ -404,7 +407,7 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     b->id_end = malloc(n * sizeof(int64_t));
     b->refs = malloc(n * sizeof(int32_t));
     if (!b->kinds || !b->offsets || !b->lengths || !b->seg_starts || !b->ints || !b->floats ||
-        !b->spans || !b->id_begin || !b->id_end || !b->refs) {
+        !b->spans || !b->seg_stamps || !b->id_begin || !b->id_end || !b->refs) {
         free_buffers(b);
         PyErr_NoMemory();
         return 0;
@@ -498,16 +501,16 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         PyBuffer_Release(&view);
         return NULL;
     }
-    ids = PyList_New(0);
-    stamps = PyList_New(0);
-    if (ids == NULL || stamps == NULL) goto done;
-
     const uchar *data = (const uchar *)view.buf;
     const uchar *data_end = data + view.len;
     Py_ssize_t pos = start, n = 0, requests = 0, received = 0, segs = 0;
     Py_ssize_t last_stamp = -1;
     int reason = STOP_END;
     Py_ssize_t next_end = pos;
+    int refs_made;
+    /* No Python object is made or touched until the lines are read: another thread
+     * (ingest.batch's read-ahead) can run meanwhile. (``view`` holds the data.) */
+    Py_BEGIN_ALLOW_THREADS
     while (pos < view.len) {
         if (n >= max_lines) {
             reason = STOP_FULL;
@@ -530,18 +533,8 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         if (kind == K_RECEIVED || kind == K_ADDED) {
             buf.id_begin[requests] = info.id_begin;
             buf.id_end[requests] = info.id_end;
-            PyObject *id = PyUnicode_DecodeASCII((const char *)data + info.id_begin,
-                                                 info.id_end - info.id_begin, NULL);
-            if (id == NULL) goto done;
-            int failed = PyList_Append(ids, id);
-            Py_DECREF(id);
-            if (failed) goto done;
             if (last_stamp < 0 || memcmp(data + last_stamp, data + info.stamp, 14) != 0) {
-                PyObject *stamp = BYTES(data + info.stamp, 14);
-                if (stamp == NULL) goto done;
-                failed = PyList_Append(stamps, stamp);
-                Py_DECREF(stamp);
-                if (failed) goto done;
+                buf.seg_stamps[segs] = info.stamp;
                 buf.seg_starts[segs++] = (int32_t)requests;
                 last_stamp = info.stamp;
             }
@@ -567,19 +560,33 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
     {
         /* (buf.kinds of the request lines, in order, for added_refs) */
         uint8_t *request_kinds = malloc((size_t)requests + 1);
-        if (request_kinds == NULL) {
-            PyErr_NoMemory();
-            goto done;
+        refs_made = request_kinds != NULL;
+        if (refs_made) {
+            for (Py_ssize_t i = 0, r = 0; i < n; i++)
+                if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED)
+                    request_kinds[r++] = buf.kinds[i];
+            refs_made = added_refs(data, &buf, request_kinds, requests, received);
         }
-        for (Py_ssize_t i = 0, r = 0; i < n; i++)
-            if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED)
-                request_kinds[r++] = buf.kinds[i];
-        int refs_made = added_refs(data, &buf, request_kinds, requests, received);
         free(request_kinds);
-        if (!refs_made) {
-            PyErr_NoMemory();
-            goto done;
-        }
+    }
+    Py_END_ALLOW_THREADS
+    if (!refs_made) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    ids = PyList_New(requests);
+    stamps = PyList_New(segs);
+    if (ids == NULL || stamps == NULL) goto done;
+    for (Py_ssize_t r = 0; r < requests; r++) {
+        PyObject *id = PyUnicode_DecodeASCII((const char *)data + buf.id_begin[r],
+                                             buf.id_end[r] - buf.id_begin[r], NULL);
+        if (id == NULL) goto done;
+        PyList_SET_ITEM(ids, r, id);
+    }
+    for (Py_ssize_t g = 0; g < segs; g++) {
+        PyObject *stamp = BYTES(data + buf.seg_stamps[g], 14);
+        if (stamp == NULL) goto done;
+        PyList_SET_ITEM(stamps, g, stamp);
     }
     {
         Py_ssize_t k = received;

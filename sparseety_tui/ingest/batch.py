@@ -6,8 +6,12 @@ file once, start to end, with the same Extractor.
 
 from __future__ import annotations
 
+import contextlib
 import gc
-from collections.abc import Iterator
+import queue
+import sys
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +23,9 @@ from sparseety_tui.core.file_tokens import base_tokenizer
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.formats.base import FormatFamily
 from sparseety_tui.sources.inputs import InputPath, expand, os_reason
-from sparseety_tui.sources.lines import Chunk, RawLine, iter_chunks
+from sparseety_tui.sources.lines import DEFAULT_MAX_LINE_BYTES, Chunk, RawLine, iter_chunks
 
 
 class InputError(Exception):
@@ -110,8 +115,10 @@ def make_shape(options: Options) -> ModelShape:
 def ingest_file(extractor: Extractor, path: str) -> int:
     """Read a whole file into the extractor; returns its file index."""
     file = extractor.add_file(str(Path(path)))
+    state = extractor.files[file]
     with reading(path), columns_mapped(), without_cyclic_gc():
-        extractor.feed_chunks(file, chunks_from_the_heap(iter_chunks(path)))
+        chunks = read_ahead(iter_chunks(path), lambda: state.family)
+        extractor.feed_chunks(file, chunks)
     extractor.finish_file(file)
     release_free_memory()
     return file
@@ -176,6 +183,81 @@ def chunks_from_the_heap(chunks: Iterator[Chunk | RawLine]) -> Iterator[Chunk | 
         if chunk is None:
             return
         yield chunk
+
+
+#: While a read-ahead thread runs: how often the reading thread lets it have the GIL
+#: (CPython's default, 5 ms, held the read-ahead thread up to 5 ms at each of the few
+#: points of a chunk where it needs the GIL, so that it fell behind the reader).
+READ_AHEAD_SWITCH_S = 0.0002
+
+
+def read_ahead(
+    chunks: Iterator[Chunk | RawLine], family_of: Callable[[], FormatFamily | None]
+) -> Iterator[Chunk | RawLine]:
+    """``chunks`` (``chunks_from_the_heap``), or, once the file's family can do its
+    scanner's work ahead (``FormatFamily.scan_ahead``), the rest read and scanned one
+    chunk ahead on another thread, which the native scanner lets run while it holds no
+    Python object: reading and scanning a 1 GB vLLM log (a fifth of its time) then run
+    on the second core. The chunks and what the scans give are the same either way."""
+    ahead = None
+    for item in chunks_from_the_heap(chunks):
+        yield item
+        family = family_of()
+        ahead = None if family is None else family.scan_ahead
+        if ahead is not None:
+            break
+    if ahead is None:
+        return
+    yield from _read_ahead(chunks, ahead)
+
+
+class _Done:
+    """The read-ahead thread's last word: the end of the chunks, or what it raised."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        self.error = error
+
+
+def _read_ahead(
+    chunks: Iterator[Chunk | RawLine], scan: Callable[[bytes, int], Callable[[], None]]
+) -> Iterator[Chunk | RawLine]:
+    ready: queue.Queue[tuple[Chunk | RawLine, Callable[[], None] | None] | _Done]
+    ready = queue.Queue(maxsize=2)
+    stopping = threading.Event()
+
+    def work() -> None:
+        try:
+            for item in chunks_from_the_heap(chunks):
+                use = scan(item.data, DEFAULT_MAX_LINE_BYTES) if isinstance(item, Chunk) else None
+                ready.put((item, use))
+                if stopping.is_set():
+                    return
+            ready.put(_Done(None))
+        except BaseException as exc:  # handed to the reader, which raises it
+            ready.put(_Done(exc))
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(READ_AHEAD_SWITCH_S)
+    thread = threading.Thread(target=work, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            got = ready.get()
+            if isinstance(got, _Done):
+                if got.error is not None:
+                    raise got.error
+                return
+            item, use = got
+            if use is not None:
+                use()
+            yield item
+    finally:
+        stopping.set()
+        while thread.is_alive():  # (it may wait to put one more chunk)
+            with contextlib.suppress(queue.Empty):
+                ready.get(timeout=0.05)
+        thread.join()
+        sys.setswitchinterval(switch)
 
 
 def _set_malloc(parameter: int, value: int) -> None:

@@ -20,6 +20,7 @@ often. A time stamp the clock cannot read also ends the run (the parser says why
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any
@@ -145,10 +146,56 @@ def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) 
     assert _vllmscan is not None
     if not isinstance(parser, VllmParser) or not _takes_fast_paths(parser):
         return _empty(data, start, _line_end(data, start))
-    raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
+    ahead = _ahead
+    raw = None
+    if ahead is not None and ahead.data is data and ahead.max_line_bytes == max_line_bytes:
+        raw = ahead.raws.pop(start, None)
+    if raw is None:
+        raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
     if raw[0] == 0:
         return _empty(data, start, raw[3])
     return _Walk(parser, data, raw).run()
+
+
+@dataclass(frozen=True)
+class _Ahead:
+    """The C scans of one chunk made before the reader reached it (``scan_vllm_ahead``):
+    by start offset, from the chunk's start and from after each line a scan stopped at
+    (where the Extractor asks next when it reads that line by line). A C scan depends on
+    nothing but its arguments, so one made ahead is the one ``scan_vllm`` would make."""
+
+    data: bytes
+    max_line_bytes: int
+    raws: dict[int, tuple[Any, ...]]
+
+
+#: The chunk whose scans were made ahead (reading thread only; ``_Ahead.use``).
+_ahead: _Ahead | None = None
+
+
+def scan_vllm_ahead(data: bytes, max_line_bytes: int) -> Callable[[], None]:
+    """``FormatFamily.scan_ahead``: the scans of ``data`` made now, on this thread (the C
+    module lets go of the GIL while it reads), for ``scan_vllm`` to take."""
+    assert _vllmscan is not None
+    raws: dict[int, tuple[Any, ...]] = {}
+    pos = 0
+    while pos < len(data):
+        raw = _vllmscan.scan_vllm(data, pos, MAX_LINES, max_line_bytes, True)
+        raws[pos] = raw
+        _n, end, reason, next_end = raw[:4]
+        if reason == _STOP_ODD:
+            pos = next_end  # after the line it stopped at, which the parser reads
+        elif end > pos:
+            pos = end  # the run filled the buffers
+        else:
+            break
+    ahead = _Ahead(data, max_line_bytes, raws)
+
+    def use() -> None:
+        global _ahead
+        _ahead = ahead
+
+    return use
 
 
 class _Walk:
