@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from types import FrameType
 
+#: The profile is also written this often while the app runs.
+DUMP_EVERY_S = 5.0
 WAITS = (
     "wait",
     "select",
@@ -75,7 +77,13 @@ class Sampler:
     def _run(self) -> None:
         me = threading.get_ident()
         next_cpu = 0.0
+        next_dump = time.monotonic() + DUMP_EVERY_S
         while not self._stop.wait(self.interval_s):
+            if time.monotonic() >= next_dump:
+                # Written as it goes too: a terminal closed under the app (tmux
+                # kill-server) may end the process before atexit runs.
+                next_dump = time.monotonic() + DUMP_EVERY_S
+                self.write()
             if time.monotonic() >= next_cpu:
                 # Read while the threads live: at exit the worker's are gone.
                 next_cpu = time.monotonic() + 0.5
@@ -99,6 +107,9 @@ class Sampler:
 
     def dump(self) -> None:
         self._stop.set()
+        self.write()
+
+    def write(self) -> None:
         wall = time.monotonic() - self.started
         lines = [f"wall {wall:.1f} s, process CPU {time.process_time():.1f} s"]
         for name, total in self.total.most_common():

@@ -99,6 +99,31 @@ class Snapshot:
     error: str | None = None  # the worker died: why
     #: The last totals/view computation failed (following goes on; they are tried again).
     problem: str | None = None
+    #: (state version, first row that may differ from the freeze before it) of the last
+    #: freezes, oldest first (``RowChanges``): which rows a reader drawn from an older
+    #: state can keep as they are.
+    changes: tuple[tuple[int, int], ...] = ()
+    #: Which worker made this snapshot (each worker counts its versions from 0: a reader
+    #: keeps nothing across a change of lineage, as after a replay's backward seek).
+    lineage: int = 0
+
+    def unchanged_below(self, since_version: int) -> int:
+        """Rows below this are the same in ``state`` as in the state of ``since_version``
+        (0: not known, e.g. that state is older than the changes kept)."""
+        state = self.state
+        if state is None:
+            return 0
+        if since_version == state.version:
+            return len(state.store)
+        bound = -1
+        found = False
+        for version, changed_from in self.changes:
+            if version == since_version:
+                found = True
+                bound = len(state.store)
+            elif found and version <= state.version:
+                bound = min(bound, changed_from)
+        return max(0, bound) if found else 0
 
     @property
     def rows(self) -> int:

@@ -91,14 +91,21 @@ PUBLISH_GAP_S = 0.05
 #: the p99 of write -> screen over 150 ms).
 MIN_PUBLISH_GAP_S = 0.03
 MAX_PUBLISH_GAP_S = 0.1
+#: Freezes whose changed rows a snapshot carries (``Snapshot.changes``): the UI keeps a
+#: row drawn from any of these states while it did not change (ui/widgets/request_table.py).
+ROW_CHANGES_KEPT = 64
 #: Totals and views are recomputed at most once per this many times their own cost (their
 #: thread then uses at most ~1/HEAVY_DUTY of a core), and never more often than
 #: ``LiveOptions.totals_interval_s``.
-HEAVY_DUTY = 5.0
+HEAVY_DUTY = 8.0
 #: Freed heap pages go back to the OS at most this often while the logs change...
 TRIM_INTERVAL_S = 2.0
 #: ...and at most once per this many times the trim's own cost (<= 2 % of a core).
 TRIM_DUTY = 50.0
+
+
+#: Each worker's snapshots get their own ``Snapshot.lineage``.
+_LINEAGES = itertools.count(1)
 
 
 class _HasPath(Protocol):
@@ -235,6 +242,9 @@ class IngestWorker:
         self._last_publish_key: tuple[Any, ...] = ()
         self._heavy = HeavyWorker()
         self._state: FrozenExtractor | None = None  # the last freeze
+        #: (state version, first row changed since the freeze before) of the last freezes.
+        self._changes: deque[tuple[int, int]] = deque(maxlen=ROW_CHANGES_KEPT)
+        self._lineage = next(_LINEAGES)
         self._problem: str | None = None  # the last totals/view failure
         self._trim_due = -math.inf
         self._trimmed_version = 0
@@ -667,6 +677,8 @@ class IngestWorker:
             time_span=self._time_span,
             settled=settled,
             problem=self._problem,
+            changes=tuple(self._changes),
+            lineage=self._lineage,
         )
         if self._on_wake is not None:
             self._on_wake()
@@ -772,7 +784,13 @@ class IngestWorker:
         """The Extractor's state now, frozen (again only if anything changed)."""
         state = self._state
         if state is None or state.version != self._extractor.version:
+            store = self._extractor.store
+            # Rows below the store's dirty_from and the last freeze's length are the same
+            # in the new freeze (the invariant freezing shares segments by): read before
+            # freeze() resets it.
+            changed_from = 0 if state is None else min(store.dirty_from, len(state.store))
             state = self._state = self._extractor.freeze()
+            self._changes.append((state.version, changed_from))
         return state
 
     def _file_statuses(self, state: FrozenExtractor) -> tuple[FileStatus, ...]:

@@ -68,7 +68,7 @@ ACTIVE_S = 1.0
 #: Snapshots are asked for at most once per FRAME_DUTY times what a frame costs the UI
 #: thread (its CPU time per snapshot shown, averaged), so drawing takes at most
 #: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S.
-FRAME_DUTY = 4.0
+FRAME_DUTY = 5.0
 #: How often the replay bar shows the replay clock.
 REPLAY_BAR_S = 0.25
 MIN_REPLAY_SPEED, MAX_REPLAY_SPEED = 1 / 64, 4096.0
@@ -127,6 +127,7 @@ class SparseetyApp(App[int]):
         self._shown_version = -1
         self._wake_queued = False  # a SnapshotReady is on its way (one at a time)
         self._frame_cpu = 0.0  # average UI-thread CPU seconds per snapshot shown
+        self._frames = 0  # snapshots shown
         self._frame_mark = (time.thread_time(), 0)  # (UI-thread CPU, snapshots) at the last look
         self._pending_request = config.request_id
         self._request_reported = False
@@ -281,10 +282,12 @@ class SparseetyApp(App[int]):
         """Ask the worker for snapshots no more often than FRAME_DUTY x what showing one
         costs this thread (its CPU time over the last ones shown: the table's rows, the
         totals, Textual's compositing and output)."""
-        cpu, frames = time.thread_time(), self._frame_mark[1] + 1
+        self._frames += 1
+        cpu, frames = time.thread_time(), self._frames
         last_cpu, last_frames = self._frame_mark
         if frames - last_frames < 5:
-            self._frame_mark = (last_cpu, frames)
+            # (It counted from the last mark before: the mark moved with every frame, so
+            # the cost was never measured and the gap stayed at PUBLISH_GAP_S.)
             return
         cost = (cpu - last_cpu) / (frames - last_frames)
         self._frame_mark = (cpu, frames)

@@ -2,10 +2,13 @@
 
 Only the rows on screen are ever rendered (``render_line``), from the snapshot's frozen
 store (never the writer's), so
-first paint is the same for ten rows or a million. Rendered rows are cached per snapshot
-version; a new snapshot costs a re-render of the visible rows only. The table does not keep
-row objects: which store row sits at which position comes from the snapshot's view (the
-identity, or an index array the ingest worker sorted and filtered).
+first paint is the same for ten rows or a million. Rendered rows are cached per store row:
+a new snapshot re-renders only the visible rows that changed since the state they were
+drawn from (``Snapshot.unchanged_below``) or that are drawn otherwise (width, cursor, id
+label, time pattern, file names), so a table that scrolls by a few new rows at the bottom
+renders those few. The table does not keep row objects: which store row sits at which
+position comes from the snapshot's view (the identity, or an index array the ingest worker
+sorted and filtered).
 """
 
 from __future__ import annotations
@@ -185,7 +188,14 @@ class RequestTable(ScrollView, can_focus=True):
         super().__init__(name=name, id=id, classes=classes)
         self._shape = shape
         self._snap = Snapshot()
-        self._cache: LRUCache[tuple[int, int, int, bool, str], Strip] = LRUCache(512)
+        #: store row -> (how it was drawn, (lineage, state version) drawn from, strip).
+        self._cache: LRUCache[int, tuple[tuple[object, ...], tuple[int, int], Strip]] = LRUCache(
+            512
+        )
+        #: Per snapshot: (lineage, state version) of a cached row -> rows still as then.
+        self._unchanged: dict[tuple[int, int], int] = {}
+        self._pattern_span: tuple[float, float] | None = None
+        self._pattern = time_pattern(None)
         self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
         self._layout_width = -1
@@ -222,7 +232,11 @@ class RequestTable(ScrollView, can_focus=True):
         if not self.follow and old.view is not snap.view and old.visible:
             keep_row = self.current_row  # a re-sort/re-filter: stay on the same request
         self._snap = snap
-        self._cache.clear()
+        self._unchanged = {}  # the rows kept are judged against this snapshot's changes
+        if snap.lineage != old.lineage or (not snap.lineage and snap.state is not old.state):
+            # Another worker, or a snapshot made by hand (tests): its versions say nothing
+            # about the rows drawn before.
+            self._cache.clear()
         self._name_files(snap)
         count = snap.visible
         self.virtual_size = Size(self.size.width, count + 1)
@@ -357,8 +371,15 @@ class RequestTable(ScrollView, can_focus=True):
         """Whether the ``file`` column is in the layout: more than one log is read."""
         return len(set(self._file_paths)) > 1
 
+    def _time_pattern(self) -> str:
+        """``time_pattern`` of the snapshot's span: two dates to format, once per span."""
+        span = self._snap.time_span
+        if span != self._pattern_span:
+            self._pattern_span, self._pattern = span, time_pattern(span)
+        return self._pattern
+
     def _columns(self, width: int) -> list[tuple[Column, int]]:
-        pattern = time_pattern(self._snap.time_span)
+        pattern = self._time_pattern()
         key = (width, pattern, self.shows_files)
         if key != (self._layout_width, self._layout_pattern, self._layout_files):
             cells = len(time.strftime(pattern, time.gmtime(0)))
@@ -367,26 +388,41 @@ class RequestTable(ScrollView, can_focus=True):
         return self._layout
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
+        region = self.scrollable_content_region
+        width = region.width
         if y == 0:
             return self._header(width)
+        snap = self._snap
         position = round(self.scroll_y) + y - 1
-        if position >= self._snap.visible:
+        if position >= snap.visible or snap.state is None:
             return Strip.blank(width, self._style(""))
+        row = snap.row_at(position)
         selected = position == self.cursor
-        label = self._id_label(position, width)
-        key = (self._snap.version, position, width, selected, label)
-        strip = self._cache.get(key)
-        if strip is None:
-            strip = self._render_row(position, width, selected)
-            self._cache[key] = strip
+        label = self._id_label(position, width, max(1, region.height - 1))
+        look = (width, selected, label, self._pattern, self._file_names)
+        cached = self._cache.get(row)
+        if cached is not None and cached[0] == look and row < self._still_as(cached[1]):
+            return cached[2]
+        strip = self._render_row(position, width, selected)
+        self._cache[row] = (look, (snap.lineage, snap.state.version), strip)
         return strip
 
-    def _id_label(self, position: int, width: int) -> str:
+    def _still_as(self, drawn_from: tuple[int, int]) -> int:
+        """Rows that are the same now as in the state a cached row was drawn from."""
+        bound = self._unchanged.get(drawn_from)
+        if bound is None:
+            snap = self._snap
+            lineage, version = drawn_from
+            bound = snap.unchanged_below(version) if lineage == snap.lineage else 0
+            self._unchanged[drawn_from] = bound
+        return bound
+
+    def _id_label(self, position: int, width: int, height: int | None = None) -> str:
         """The id shown at ``position``: shortened, if it must be, unlike its neighbours'."""
         id_width = next((w for c, w in self._columns(width) if c.key == "id"), 0)
         top = round(self.scroll_y)
-        height = max(1, self.scrollable_content_region.height - 1)
+        if height is None:
+            height = max(1, self.scrollable_content_region.height - 1)
         key = (self._snap.version, top, height, id_width)
         if key != self._id_labels_key:
             snap = self._snap
@@ -431,19 +467,25 @@ class RequestTable(ScrollView, can_focus=True):
         state = STATES[c["state"][row]]
         state_style = self._style(f"request-table--{state}") if state != "unknown" else dim
         segments: list[Segment] = []
-        for i, (column, w) in enumerate(self._columns(width)):
+        gap = cursor if cursor is not None else base
+        used = -1
+        for column, w in self._columns(width):
             if column.key == "id":
                 text, style = self._id_label(position, width), base
             else:
                 text, style = self._cell(store, column.key, row, state, state_style, dim, base)
             if cursor is not None:
                 style = style + cursor
-            if i:
-                segments.append(Segment(" ", cursor if cursor is not None else base))
+            if used >= 0:
+                segments.append(Segment(" ", gap))
             segments.append(Segment(fit(text, w, column.align), style))
-        strip = Strip(segments)
-        fill = cursor if cursor is not None else base
-        return strip.extend_cell_length(width, fill).crop(0, width)
+            used += w + 1
+        if used <= width:
+            if used < width:
+                segments.append(Segment(" " * (width - used), gap))
+            return Strip(segments, width)
+        # Wider than the widget (a terminal narrower than one column): cut as before.
+        return Strip(segments).crop(0, width)
 
     def _cell(
         self,
@@ -460,7 +502,7 @@ class RequestTable(ScrollView, can_focus=True):
             ts = c["received_ts"][row]
             if math.isnan(ts):
                 ts = c["finished_ts"][row]
-            return utc_text(ts, time_pattern(self._snap.time_span)) or "—", dim
+            return utc_text(ts, self._time_pattern()) or "—", dim
         if key == "id":
             return escape(store.ids[row]), base
         if key == "model":
