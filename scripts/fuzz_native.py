@@ -176,7 +176,10 @@ def _sglscan(
 def _vllmscan(
     module: ModuleType, data: object, start: int, lines: int, line_bytes: int
 ) -> tuple[int, ...]:
-    raw = module.scan_vllm(data, start, lines, line_bytes)
+    # Carrying or not (formats/vllm/native.py carries), on the same inputs.
+    raw = module.scan_vllm(data, start, lines, line_bytes, (start + lines) % 2 == 0)
+    n, requests = raw[0], len(raw[7])
+    assert len(raw[4]) == n and len(raw[13]) == 4 * requests, (n, requests)
     return raw[0], raw[1], raw[3]
 
 

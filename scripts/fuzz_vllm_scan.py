@@ -67,11 +67,13 @@ def mutate(rng: random.Random, line: bytes) -> bytes:
 
 def check(result: tuple[Any, ...], data: bytes, start: int, max_lines: int) -> None:
     n, end, _reason, next_end, kinds, offsets, lengths, ids, seg, stamps, ints, floats, spans = (
-        result
+        result[:13]
     )
+    refs = result[13]
     assert 0 <= n <= max_lines and start <= end <= next_end <= len(data)
     assert len(kinds) == n and len(offsets) == 8 * n and len(lengths) == 4 * n
-    requests = sum(1 for k in kinds if k != 2)
+    requests = sum(1 for k in kinds if k in (0, 1))
+    assert len(refs) == 4 * requests
     received = sum(1 for k in kinds if k == 0)
     assert len(ids) == requests and len(seg) == 4 * len(stamps)
     assert len(ints) == 12 * received and len(floats) == 16 * received
@@ -98,7 +100,9 @@ def main() -> None:
         start = rng.randint(0, len(data))
         max_lines = rng.randint(1, 20)
         max_line_bytes = rng.choice((1 << 20, rng.randint(0, 300)))
-        check(scan.scan_vllm(data, start, max_lines, max_line_bytes), data, start, max_lines)
+        carry = rng.random() < 0.5
+        result = scan.scan_vllm(data, start, max_lines, max_line_bytes, carry)
+        check(result, data, start, max_lines)
         inputs += 1
     print(f"{inputs} inputs, no sanitizer report", file=sys.stderr)
 

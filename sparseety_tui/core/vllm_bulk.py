@@ -143,7 +143,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     store = merger.store
     request_lines = np.flatnonzero(scan.kinds < ACCESS)
     is_received = scan.kinds[request_lines] == RECEIVED
-    received_ids = list(compress(scan.ids, is_received.tolist()))
+    received_ids = scan.received_ids
     added_ids = list(compress(scan.ids, (~is_received).tolist()))
     received_at = np.flatnonzero(is_received)  # request index of each Received line
     added_at = np.flatnonzero(~is_received)
@@ -152,10 +152,14 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     if not store.ids.all_new(encoded):
         return False  # a re-received id (or two ids of one hash): merged line by line
     base = len(store)
-    new_rows = dict(zip(received_ids, range(base, base + k)))
-    rows = np.fromiter(
-        map(new_rows.get, added_ids, repeat(-1)), dtype=np.int64, count=len(added_ids)
-    )
+    if scan.added_refs is not None:  # the Received line of each Added line, from C
+        rows = np.where(scan.added_refs >= 0, scan.added_refs.astype(np.int64) + base, -1)
+    else:
+        new_rows = dict(zip(received_ids, range(base, base + k)))
+        rows = np.fromiter(
+            map(new_rows.get, added_ids, repeat(-1)), dtype=np.int64, count=len(added_ids)
+        )
+    # (An id with no Received line before it in the run: an older row, or a new one.)
     for i in np.flatnonzero(rows < 0).tolist():
         older = store.ids.find(added_ids[i])
         if older is None:

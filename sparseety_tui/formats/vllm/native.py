@@ -71,7 +71,9 @@ class VllmScan:
     ``prompt_tokens`` (counted ids), ``max_tokens``, ``sampling_n`` (-1 unknown),
     ``temperature``, ``top_p`` (NaN unknown, as the columns hold them) and ``prompts``,
     the prompt's [begin, end) in ``data`` (-1: none). ``others``: the ``OTHER`` lines, in
-    order; all but the last cannot touch a request row (``_carries``).
+    order; all but the last cannot touch a request row (``_carries``). ``received_ids``:
+    the Received lines' ids; ``added_refs``: per Added line, which of them (its index)
+    has its id, last before it, -1 none; None when ids were mapped (then not known).
     """
 
     n: int
@@ -90,13 +92,15 @@ class VllmScan:
     top_p: np.ndarray
     prompts: np.ndarray
     others: list[Carried]
+    received_ids: list[str]
+    added_refs: np.ndarray | None
 
 
 def _empty(data: bytes, start: int, next_end: int) -> VllmScan:
     none = np.zeros(0, dtype=np.int64)
     return VllmScan(
         0, start, next_end, data, none, none, none, [], none, none, none, none, none, none,
-        none, [],
+        none, [], [], None,
     )  # fmt: skip
 
 
@@ -236,11 +240,12 @@ class _Walk:
         self.received_ids = list(compress(self.ids, self.is_received.tolist()))
         self.others: list[Carried] = []
         self.seg_ts: list[float] = []
+        self.bulk = False  # the window took the scan's ids in bulk (``run``)
 
     def run(self) -> VllmScan:
         parser = self.parser
         recent = parser._recent
-        bulk = self._remember_in_bulk()
+        bulk = self.bulk = self._remember_in_bulk()
         forgotten = False
         done = 0  # request lines whose ids the window has taken (the by-line way)
         other_lines = np.flatnonzero(self.kinds == OTHER).tolist()
@@ -367,6 +372,9 @@ class _Walk:
             next_end = _line_end(self.data, end)  # a stamp the clock cannot read
         received = self._received_at(requests)
         del self.ids[requests:]
+        refs = None
+        if self.bulk:  # (the ids are as read: the C module's references hold)
+            refs = self.refs[:requests][~self.is_received[:requests]]
         bounds = np.append(self.seg_starts[: len(self.seg_ts)], requests)
         ts = np.repeat(np.array(self.seg_ts, dtype=np.float64), np.diff(bounds))
         return VllmScan(
@@ -386,6 +394,8 @@ class _Walk:
             self.floats[1, :received],
             self.spans[:, :received],
             self.others,
+            self.received_ids[:received],
+            refs,
         )
 
 
