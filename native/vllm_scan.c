@@ -351,13 +351,15 @@ static int read_line(const uchar *data, const uchar *s, const uchar *end, line_i
 
 /* Whether a line this module does not read is one to carry (``carry``): an INFO or
  * WARNING line of a server ('I', 'W', '(': a stats line, a 5xx access line, a warning)
- * that does not name a request. A line that does ("Aborted request ...") would end the
- * caller's run anyway (its event changes a row), and everything scanned after it would
+ * that names no request, or only ends one ("Aborted request", "Finished request"). Any
+ * other line naming a request (a Received line read otherwise) would end the caller's
+ * run anyway (its event makes or changes a row), and everything scanned after it would
  * be scanned again; here the scan stops at it instead. Only a guess of what the caller
  * will do: the parser decides (formats/vllm/native.py). */
 static int carried(const uchar *s, const uchar *e) {
     if (s >= e || (*s != 'I' && *s != 'W' && *s != '(')) return 0;
-    return FIND(s, e, "equest", 0) == NULL; /* " request", "Request " */
+    if (FIND(s, e, "equest", 0) == NULL) return 1; /* " request", "Request " */
+    return FIND(s, e, "Aborted request", 0) != NULL || FIND(s, e, "Finished request", 0) != NULL;
 }
 
 /* -- the scan ---------------------------------------------------------------------- */

@@ -41,6 +41,7 @@ from sparseety_tui.formats.vllm.native import ACCESS, ADDED, OTHER, RECEIVED, Ca
 if TYPE_CHECKING:
     from sparseety_tui.core.files import FileState
     from sparseety_tui.core.server_bulk import ServerTarget
+    from sparseety_tui.core.store import RequestStore
 
 #: The per-line path's kind of each line kind of the scan.
 _UNPARSED = 255
@@ -151,6 +152,8 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     encoded = _encoded(received_ids)
     if not store.ids.all_new(encoded):
         return False  # a re-received id (or two ids of one hash): merged line by line
+    if not _ends_commute(store, scan, request_lines):
+        return False  # a request's end that only line by line merges as it should
     base = len(store)
     if scan.added_refs is not None:  # the Received line of each Added line, from C
         rows = np.where(scan.added_refs >= 0, scan.added_refs.astype(np.int64) + base, -1)
@@ -213,6 +216,35 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):
         merger.apply_meta_defaults(meta, base, base + k)
     return True
+
+
+def _ends_commute(store: RequestStore, scan: VllmScan, request_lines: np.ndarray) -> bool:
+    """Whether each request end the run carries (``formats.vllm.native.ENDS``) can be
+    merged after the run's rows with the effect it has at its line: its row is there
+    before its line (an older row, or one a Received line of the run makes before it) and
+    no later line of the run names it (so it changes the row the last, at either place).
+    An end of an id with no row would make a new row at its place among the run's."""
+    ends = [c for c in scan.others if c.event is not None and c.event[0] == "request"]
+    if not ends:
+        return True
+    ids = scan.ids
+    received = scan.kinds[request_lines] == RECEIVED
+    for i, carried in enumerate(ends):
+        assert carried.event is not None and carried.event[0] == "request"
+        rid = carried.event[1]["request_id"]
+        before = int(np.searchsorted(request_lines, carried.line))
+        later = ids[before:]
+        if rid in later or any(_request_id(c) == rid for c in ends[i + 1 :]):
+            return False
+        made_before = any(r and x == rid for r, x in zip(received[:before].tolist(), ids))
+        if not made_before and store.ids.find(rid) is None:
+            return False
+    return True
+
+
+def _request_id(carried: Carried) -> object:
+    event = carried.event
+    return event[1]["request_id"] if event is not None and event[0] == "request" else None
 
 
 def _encoded(ids: list[str]) -> EncodedIds:

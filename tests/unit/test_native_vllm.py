@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sparseety_tui.core.vllm_bulk as vllm_bulk
 import sparseety_tui.formats.vllm.native as native_module
 from sparseety_tui import _vllmscan
 from sparseety_tui.core.extractor import Extractor
@@ -195,6 +196,10 @@ def _generated_log(
                 lines.append(_received(rng, old, stamp, max_log_len))
         elif r < 0.7:
             lines.append(f"INFO {stamp} [async_llm.py:270] Added request {rid}.")  # never seen
+        elif r < 0.75 and ids:  # a request's end: recent (often in the same run) or older
+            what = rng.choice(("Aborted", "Aborted", "Finished"))
+            ended = rng.choice(ids[-3:] if rng.random() < 0.7 else ids)
+            lines.append(f"{prefix}INFO {stamp} [async_llm.py:420] {what} request {ended}.")
         elif r < 0.8:
             lines.append(_stats(stamp, rng.choice((0, 0, 3)) if idle else 3))
         elif r < 0.85:
@@ -282,6 +287,42 @@ def test_generated_logs_equal_per_line(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(native_module, "MAX_LINES", max_lines)  # runs cut every few lines
         _assert_same(data, tmp_path, cuts)
+
+
+def test_a_run_carries_the_end_of_a_request_it_made(tmp_path: Path) -> None:
+    # Stats lines and the end of a request of the run ride inside it: one run, applied
+    # in bulk, not line by line; an end that comes before a later line of its request
+    # sends the run line by line. Both equal the per-line path.
+    def received(rid: str) -> str:
+        return (
+            f"INFO 11-30 12:00:01 [logger.py:43] Received request {rid}: prompt: 'x', "
+            "params: SamplingParams(n=1, max_tokens=5), prompt_token_ids: [1, 2], "
+            "lora_request: None."
+        )
+
+    carried = [
+        received("r1"),
+        "INFO 11-30 12:00:01 [async_llm.py:270] Added request r1.",
+        _stats("11-30 12:00:02", 3),
+        received("r2"),
+        "INFO 11-30 12:00:03 [async_llm.py:420] Aborted request r1.",
+        'INFO:     127.0.0.1:5 - "POST /v1/completions HTTP/1.1" 500 Internal Server Error',
+        "INFO 11-30 12:00:04 [async_llm.py:270] Added request r2.",
+    ]
+    not_last = [*carried, "INFO 11-30 12:00:05 [async_llm.py:270] Added request r1."]
+    for lines, bulk in ((carried, True), (not_last, False)):
+        data = ("\n".join(lines) + "\n").encode()
+        by_line: list[int] = []
+        real = vllm_bulk._apply_by_line
+
+        def spy(*args: Any, real: Any = real) -> None:
+            by_line.append(1)
+            real(*args)
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(vllm_bulk, "_apply_by_line", spy)
+            _assert_same(data, tmp_path)
+        assert (not by_line) == bulk
 
 
 def test_a_long_busy_log_equals_per_line(tmp_path: Path) -> None:

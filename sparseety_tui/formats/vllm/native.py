@@ -122,16 +122,24 @@ def _takes_fast_paths(parser: VllmParser) -> bool:
     )
 
 
+#: Request states a line may end a request with and still ride inside a run.
+ENDS = ("aborted", "finished")
+
+
 def _carries(kind: str, event: Event | None) -> bool:
     """Whether a parsed line can ride inside a run: its event, merged after the run's
     rows (``core.vllm_bulk``), has the effect it has at its place. True for no event, a
-    5xx access line's error (no request id: it only counts), and a stats line that
-    cannot close open rows (``core.lifecycle.Lifecycle.stats`` closes them only at an
-    idle engine line)."""
+    5xx access line's error (no request id: it only counts), a stats line that cannot
+    close open rows (``core.lifecycle.Lifecycle.stats`` closes them only at an idle
+    engine line), and the end of one request (``Aborted request x.``), which the applier
+    takes after the rows only when its row is there before it and no later line of the
+    run names it (else it reads the run line by line)."""
     if kind == LineKind.UNPARSED:
         return False
     if event is None:
         return True
+    if event[0] == "request":
+        return event[1].get("state") in ENDS
     if event[0] == "error":
         return "request_id" not in event[1]
     if event[0] == "stats":
