@@ -228,16 +228,15 @@ def _ends_commute(store: RequestStore, scan: VllmScan, request_lines: np.ndarray
     if not ends:
         return True
     ids = scan.ids
-    received = scan.kinds[request_lines] == RECEIVED
+    received_before = np.cumsum(scan.kinds[request_lines] == RECEIVED)
     for i, carried in enumerate(ends):
         assert carried.event is not None and carried.event[0] == "request"
         rid = carried.event[1]["request_id"]
         before = int(np.searchsorted(request_lines, carried.line))
-        later = ids[before:]
-        if rid in later or any(_request_id(c) == rid for c in ends[i + 1 :]):
+        if rid in ids[before:] or any(_request_id(c) == rid for c in ends[i + 1 :]):
             return False
-        made_before = any(r and x == rid for r, x in zip(received[:before].tolist(), ids))
-        if not made_before and store.ids.find(rid) is None:
+        made = int(received_before[before - 1]) if before else 0
+        if rid not in scan.received_ids[:made] and store.ids.find(rid) is None:
             return False
     return True
 
