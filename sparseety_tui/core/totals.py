@@ -137,30 +137,22 @@ CHUNK_ROWS = 1 << 16
 #: row's own, so the slices' values put end to end are the chunk's, value for value, and
 #: the chunk's sums over them add the same values in the same order.
 SLICE_ROWS = 1 << 12
-#: The columns the chunk's own sums read (``_add_columns``, and the figure sums' masks).
-SUMMED_COLUMNS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "cache_hit",
+#: The token counts: every step and the formula read them.
+TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+#: The other columns of the chunk-wide sums, a step at a time (``_accumulate``): token
+#: sums and counts; per-minute throughput; latencies and the splits by model and by file.
+COUNTED_COLUMNS = (
     "prompt_source",
     "completion_source",
+    "cache_hit",
     "state",
     "model",
-    "file",
-    "latency_s",
-    "ttft_s",
-    "finished_ts",
-    "received_ts",
 )
-#: What ``_add_columns`` alone reads: dropped before the figures are computed.
-COLUMNS_ONLY_SUMMED = ("latency_s", "ttft_s", "finished_ts", "received_ts")
-#: The columns the per-row figures read (``column_inputs``, ``column_skip_rows``), a
-#: slice at a time.
+TIMED_COLUMNS = ("finished_ts", "received_ts")
+GROUPED_COLUMNS = ("model", "file", "state", "latency_s", "ttft_s")
+#: The other columns the per-row figures read (``column_inputs``, ``column_skip_rows``),
+#: a slice at a time.
 FORMULA_COLUMNS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
     "cache_hit",
     "total_experts",
     "topk_experts",
@@ -360,15 +352,20 @@ def _add_optional(a: float | None, b: float | None) -> float | None:
 
 
 def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, last: int) -> None:
-    cols = store.numeric_view(first, last, SUMMED_COLUMNS)
-    _add_columns(sums, cols)
-    for name in COLUMNS_ONLY_SUMMED:
-        del cols[name]
+    def read(names: Sequence[str]) -> dict[str, Any]:
+        return store.numeric_view(first, last, names)
+
+    # Each step reads the columns it needs and lets them go: held together, a chunk's
+    # columns (counts as float64) were ~5 MiB under every step's temporaries.
+    _add_counts(sums, read((*TOKEN_COLUMNS, *COUNTED_COLUMNS)))
+    _add_minutes(sums, read((*TOKEN_COLUMNS, *TIMED_COLUMNS)))
+    _add_groups(sums, read((*TOKEN_COLUMNS, *GROUPED_COLUMNS)))
     # Figures, then skips: each pass's chunk-long arrays are alive alone.
     figures, _ = _chunk_rows(store, shape, first, last, SUMMED_FIGURES, _figure_rows)
-    _add_figures(sums, figures, cols)
+    _add_figures(sums, figures, read(("cached_tokens", "cache_hit")))
     del figures
     skips, routed = _chunk_rows(store, shape, first, last, SUMMED_SKIP_ROWS, column_skip_rows)
+    cols = read(("prompt_tokens", "cached_tokens"))
     skips["cached_tokens"] = cols["cached_tokens"]
     part, whole = skip_sums(skips, routed, cols["prompt_tokens"])
     for name in SKIP_FIELDS:
@@ -376,8 +373,8 @@ def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, la
         sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
 
 
-def _add_columns(sums: _Sums, cols: dict[str, Any]) -> None:
-    """The sums of a chunk that read its columns only (no figure)."""
+def _add_counts(sums: _Sums, cols: dict[str, Any]) -> None:
+    """Token sums and counts of a chunk (``COUNTED_COLUMNS``)."""
     import numpy as np
 
     for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
@@ -397,10 +394,22 @@ def _add_columns(sums: _Sums, cols: dict[str, Any]) -> None:
     for code, count in enumerate(np.bincount(cols["state"], minlength=len(STATES))):
         sums.states[code] += int(count)
     sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
-    latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
-    sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
+
+
+def _add_minutes(sums: _Sums, cols: dict[str, Any]) -> None:
+    """Requests and tokens per minute of a chunk, by finish and by arrival
+    (``TIMED_COLUMNS``)."""
     sums.with_finish += _per_minute(sums.per_minute, cols)
     sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
+
+
+def _add_groups(sums: _Sums, cols: dict[str, Any]) -> None:
+    """A chunk's known latencies and TTFTs (kept for the quantiles) and its sums by model
+    and by file, which share those latencies (``GROUPED_COLUMNS``)."""
+    import numpy as np
+
+    latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
+    sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     for groups in sums.groups.values():
         groups.add(cols, STATE_CODE["failed"], latencies)
 
@@ -456,7 +465,7 @@ def _chunk_rows(
     rows = {name: np.empty(n) for name in names}
     count = 0
     for start, stop, view in _slices(store, first, last):
-        cols = store.numeric_view(start, stop, FORMULA_COLUMNS)
+        cols = store.numeric_view(start, stop, (*TOKEN_COLUMNS, *FORMULA_COLUMNS))
         inputs = column_inputs(view, shape, cols, start)
         values, slice_count = rows_of(view, shape, cols, start, inputs)
         count += slice_count
