@@ -293,31 +293,32 @@ def _heads_known(store: StoreView, cols: Mapping[str, Any], first_row: int) -> A
     return known
 
 
-def column_skip_sums(
+#: Per-row arrays ``column_skip_rows`` gives beside the parts (``SKIP_FIELDS``): the
+#: whole each row's part is a share of, where that whole is not a column itself.
+SKIP_WHOLE_ROWS = ("visible_kv_positions", "expert_slots", "head_slots")
+
+
+def column_skip_rows(
     store: StoreView,
     shape: ModelShape,
     cols: Mapping[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
-) -> tuple[dict[str, float | None], dict[str, float | None]]:
-    """Sums of ``column_skips`` over all rows (None where no row knew), and for each the
-    natural whole it is a part of (prompt tokens, visible positions, slots). Float64
-    sums of whole numbers: exact while below ``MAX_EXACT`` (see ``whole_number``)."""
+) -> tuple[dict[str, Any], int]:
+    """What ``column_skip_sums`` adds up, row by row: each part of ``SKIP_FIELDS``
+    (``column_skips``) and the arrays of ``SKIP_WHOLE_ROWS``; and the routed slots of the
+    rows' per-token extras (a count over the rows, not per row).
+
+    Every value is one row's own (elementwise, and the extras by row): the arrays of
+    consecutive slices of rows, put end to end, are those of the rows together, value
+    for value, so ``skip_sums`` over them is the same sum (``core.totals`` computes a
+    chunk in slices to keep its temporaries small)."""
     import numpy as np
 
     x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
-    parts = column_skips(store, shape, cols, first_row, x)
-    out: dict[str, float | None] = {}
-    known: dict[str, Any] = {}
-    for name in SKIP_FIELDS:
-        known[name] = ~np.isnan(parts[name])
-        out[name] = float(parts[name][known[name]].sum()) if known[name].any() else None
-    whole: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
-    if out["cached_tokens"] is not None:
-        both = known["cached_tokens"] & ~np.isnan(x.prompt)
-        whole["cached_tokens"] = float(x.prompt[both].sum()) if both.any() else None
+    rows = column_skips(store, shape, cols, first_row, x)
     # Visible positions of the rows that know their KV skips; routed slots likewise.
-    visible = np.where(known["evicted_kv_positions"], cols["kv_total"], 0.0)
+    visible = np.where(~np.isnan(rows["evicted_kv_positions"]), cols["kv_total"], 0.0)
     routed = 0
     n = len(visible)
     for row, extras in list(store.extras.items()):
@@ -328,19 +329,55 @@ def column_skip_sums(
             visible[local] = extras.kv_visible
         if extras.dropped_slots or extras.routing_rows:
             routed += extras.routed_slots
+    computed = x.prompt - x.cached + x.completion
+    rows["visible_kv_positions"] = visible
+    rows["expert_slots"] = computed * _moe_layers(shape, x.experts) * x.experts
+    rows["head_slots"] = computed * shape.layers * x.heads
+    return rows, routed
+
+
+def skip_sums(
+    rows: Mapping[str, Any], routed: int, prompt: Any
+) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """Sums of ``column_skip_rows`` arrays ``rows`` (None where no row knew), and for each
+    the natural whole it is a part of (prompt tokens, visible positions, slots); ``prompt``:
+    the rows' prompt tokens. Float64 sums of whole numbers: exact while below
+    ``MAX_EXACT`` (see ``whole_number``)."""
+    import numpy as np
+
+    out: dict[str, float | None] = {}
+    known: dict[str, Any] = {}
+    for name in SKIP_FIELDS:
+        known[name] = ~np.isnan(rows[name])
+        out[name] = float(rows[name][known[name]].sum()) if known[name].any() else None
+    whole: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
+    if out["cached_tokens"] is not None:
+        both = known["cached_tokens"] & ~np.isnan(prompt)
+        whole["cached_tokens"] = float(prompt[both].sum()) if both.any() else None
     if out["evicted_kv_positions"] is not None:
-        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = float(visible.sum())
+        visible = float(rows["visible_kv_positions"].sum())
+        whole["evicted_kv_positions"] = whole["masked_kv_positions"] = visible
     dropped = out["dropped_expert_slots"]
     if dropped is not None:
         whole["dropped_expert_slots"] = dropped + routed
-    computed = x.prompt - x.cached + x.completion
     # Each whole over the rows its part covers (a part and its whole, one subset).
     experts_in = known["inactive_expert_slots"]
     if experts_in.any():
-        expert_slots = computed * _moe_layers(shape, x.experts) * x.experts
-        whole["inactive_expert_slots"] = float(expert_slots[experts_in].sum())
+        whole["inactive_expert_slots"] = float(rows["expert_slots"][experts_in].sum())
     heads_in = known["skipped_head_slots"]
     if heads_in.any():
-        head_slots = computed * shape.layers * x.heads
-        whole["skipped_head_slots"] = float(head_slots[heads_in].sum())
+        whole["skipped_head_slots"] = float(rows["head_slots"][heads_in].sum())
     return out, whole
+
+
+def column_skip_sums(
+    store: StoreView,
+    shape: ModelShape,
+    cols: Mapping[str, Any],
+    first_row: int = 0,
+    inputs: FlopInputs | None = None,
+) -> tuple[dict[str, float | None], dict[str, float | None]]:
+    """``skip_sums`` of every row of ``cols`` (``column_skip_rows`` of them at once)."""
+    x = inputs if inputs is not None else column_inputs(store, shape, cols, first_row)
+    rows, routed = column_skip_rows(store, shape, cols, first_row, x)
+    return skip_sums(rows, routed, x.prompt)

@@ -13,19 +13,22 @@ nothing more; the only error is float32 rounding (relative 6e-8).
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core import fleet
-from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.costmodel import FlopInputs, ModelShape
 from sparseety_tui.core.errors import ErrorRecord, errors_by_kind
 from sparseety_tui.core.figures import (
     SKIP_FIELDS,
+    SKIP_WHOLE_ROWS,
     cache_unknown_mask,
     column_figures,
     column_inputs,
-    column_skip_sums,
+    column_skip_rows,
+    skip_sums,
     whole_number,
 )
 from sparseety_tui.core.literal import json_text
@@ -122,10 +125,50 @@ def worst_imbalance(summary: Mapping[str, Any]) -> tuple[float | None, int]:
     return (max(values) if values else None), len(parts)
 
 
-#: Rows per chunk when totals are computed: bounds the transient numpy memory (about 300
-#: bytes a row while a chunk is processed) whatever the store's size. At 1M rows, 65,536
-#: rows a chunk peaked at 28 MiB against 325 MiB for 1M, and ran faster (0.63 s vs 0.86 s).
+#: Rows per chunk when totals are computed: bounds the transient numpy memory whatever the
+#: store's size. At 1M rows, 65,536 rows a chunk peaked at 28 MiB against 325 MiB for 1M,
+#: and ran faster (0.63 s vs 0.86 s). Every float sum is a chunk's (numpy's pairwise sum
+#: over the chunk's values, then added chunk by chunk): the chunk size is part of the
+#: result, so it stays.
 CHUNK_ROWS = 1 << 16
+#: Rows whose per-row figures are computed at once, within a chunk: the cost formula's
+#: temporaries (some 40 arrays) are of this many rows, not of a chunk's, which set the
+#: peak of a 200 MB request log's ``summary`` (bench/RESULTS.md). Each figure is one
+#: row's own, so the slices' values put end to end are the chunk's, value for value, and
+#: the chunk's sums over them add the same values in the same order. 8,192 (64 KiB a
+#: float64 array) ran fastest: the 1 GB request log's totals took 1.2-1.3 s of CPU
+#: against 1.4 s at 4,096 and 1.3-1.5 s at 16,384 (1.16 s in one piece, 17 MiB higher).
+SLICE_ROWS = 1 << 13
+#: The token counts: every step and the formula read them.
+TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens", "cached_tokens")
+#: The other columns of the chunk-wide sums, a step at a time (``_accumulate``): token
+#: sums and counts; per-minute throughput; latencies and the splits by model and by file.
+COUNTED_COLUMNS = (
+    "prompt_source",
+    "completion_source",
+    "cache_hit",
+    "state",
+    "model",
+)
+TIMED_COLUMNS = ("finished_ts", "received_ts")
+GROUPED_COLUMNS = ("model", "file", "state", "latency_s", "ttft_s")
+#: The other columns the per-row figures read (``column_inputs``, ``column_skip_rows``),
+#: a slice at a time.
+FORMULA_COLUMNS = (
+    "cache_hit",
+    "total_experts",
+    "topk_experts",
+    "total_heads",
+    "skipped_heads",
+    "kv_kept",
+    "kv_total",
+    "kv_skip",
+)
+#: The per-row figures of ``column_figures`` the totals add up.
+SUMMED_FIGURES = ("logical_tokens", "effective_compute_tokens", "flops_actual", "flops_nominal")
+#: The per-row arrays of ``column_skip_rows`` they add up (its ``cached_tokens`` part is
+#: the column itself, read from the chunk's columns).
+SUMMED_SKIP_ROWS = (*(f for f in SKIP_FIELDS if f != "cached_tokens"), *SKIP_WHOLE_ROWS)
 
 
 class _Sums:
@@ -178,7 +221,6 @@ class _PickedRows:
         self._store = store
         self._rows = rows
         self._first = first
-        self._local = rows - first
         extras: dict[int, RowExtras] = {}
         for row, value in list(store.extras.items()):
             at = int(np.searchsorted(rows, row))
@@ -216,13 +258,55 @@ class _PickedRows:
         if stop <= start:
             empty = self._store.numeric_view(self._first, self._first, names)
             return {k: v[:0] for k, v in empty.items()}
-        last = int(self._rows[stop - 1]) + 1
-        cols = self._store.numeric_view(self._first, last, names)
-        local = self._local[start:stop]
+        # From the first row asked for, not the chunk's: a slice reads its own rows only.
+        begin, last = int(self._rows[start]), int(self._rows[stop - 1]) + 1
+        cols = self._store.numeric_view(begin, last, names)
+        local = self._rows[start:stop] - begin
         return {k: v[local] for k, v in cols.items()}
 
     def lines_of(self, row: int) -> list[LineLocation]:
         return self._store.lines_of(int(self._rows[row]))
+
+
+class _WithExtras:
+    """A store view with the extras of some of its rows only (a slice's). The chunk
+    functions pass over every extra of the view they are given (they find a row's by its
+    place), so a slice that saw the whole store's would cost a pass over all of them."""
+
+    def __init__(self, store: StoreView, extras: Mapping[int, RowExtras]) -> None:
+        self._store = store
+        self._extras = extras
+
+    @property
+    def columns(self) -> Mapping[str, ColumnView]:
+        return self._store.columns
+
+    @property
+    def extras(self) -> Mapping[int, RowExtras]:
+        return self._extras
+
+    @property
+    def models(self) -> Sequence[str]:
+        return self._store.models
+
+    @property
+    def ids(self) -> IdsView:
+        return self._store.ids
+
+    @property
+    def offset(self) -> ColumnView:
+        return self._store.offset
+
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def numeric_view(
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        return self._store.numeric_view(start, stop, names)
+
+    def lines_of(self, row: int) -> list[LineLocation]:
+        return self._store.lines_of(row)
 
 
 class _Packed:
@@ -270,51 +354,137 @@ def _add_optional(a: float | None, b: float | None) -> float | None:
 
 
 def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, last: int) -> None:
+    def read(names: Sequence[str]) -> dict[str, Any]:
+        return store.numeric_view(first, last, names)
+
+    # Each step reads the columns it needs and lets them go: held together, a chunk's
+    # columns (counts as float64) were ~5 MiB under every step's temporaries.
+    _add_counts(sums, read((*TOKEN_COLUMNS, *COUNTED_COLUMNS)))
+    _add_minutes(sums, read((*TOKEN_COLUMNS, *TIMED_COLUMNS)))
+    _add_groups(sums, read((*TOKEN_COLUMNS, *GROUPED_COLUMNS)))
+    # Figures, then skips: each pass's chunk-long arrays are alive alone.
+    figures, _ = _chunk_rows(store, shape, first, last, SUMMED_FIGURES, _figure_rows)
+    _add_figures(sums, figures, read(("cached_tokens", "cache_hit")))
+    del figures
+    skips, routed = _chunk_rows(store, shape, first, last, SUMMED_SKIP_ROWS, column_skip_rows)
+    cols = read(("prompt_tokens", "cached_tokens"))
+    skips["cached_tokens"] = cols["cached_tokens"]
+    part, whole = skip_sums(skips, routed, cols["prompt_tokens"])
+    for name in SKIP_FIELDS:
+        sums.skips[name] = _add_optional(sums.skips[name], part[name])
+        sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
+
+
+def _add_counts(sums: _Sums, cols: dict[str, Any]) -> None:
+    """Token sums and counts of a chunk (``COUNTED_COLUMNS``)."""
     import numpy as np
 
-    cols = store.numeric_view(first, last)
-    inputs = column_inputs(store, shape, cols, first)  # shared by figures and skip sums
-    figures = column_figures(store, shape, cols, first, inputs)
     for name in ("prompt_tokens", "completion_tokens", "cached_tokens"):
         sums.add_known(name, cols[name])
     for phase in ("prompt", "completion"):  # counts the server's --max-log-len cut short
         lower = np.isin(cols[f"{phase}_source"], LOWER_BOUND_SOURCES)
         sums.counts[f"{phase}_lower"] = sums.counts.get(f"{phase}_lower", 0) + int(lower.sum())
-    sums.add_known("logical_tokens", figures["logical_tokens"])
-    effective = figures["effective_compute_tokens"]
-    known_eff = ~np.isnan(effective)
-    sums.add_known("effective_compute_tokens", effective)
-    sums.add_masked("logical_for_effective", figures["logical_tokens"], known_eff)
-    # Requests costed as "no prefix hit" because the log said nothing of their cache:
-    # their skips are lower bounds.
-    guessed = known_eff & cache_unknown_mask(cols)
-    sums.counts["cache_unknown"] = sums.counts.get("cache_unknown", 0) + int(guessed.sum())
     counted = ~np.isnan(cols["completion_tokens"]) & ~np.isnan(cols["prompt_tokens"])
     sums.add_masked("prompt_with_completion", cols["prompt_tokens"], counted)
     sums.add_masked("completion_with_prompt", cols["completion_tokens"], counted)
     both = ~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])
     sums.add_masked("prompt_with_cache", cols["prompt_tokens"], both)
     sums.add_masked("cached_with_prompt", cols["cached_tokens"], both)
-    flops = ~np.isnan(figures["flops_actual"]) & ~np.isnan(figures["flops_nominal"])
-    sums.add_masked("flops_actual", figures["flops_actual"], flops)
-    sums.add_masked("flops_nominal", figures["flops_nominal"], flops)
-    sums.counts["flops"] = sums.counts.get("flops", 0) + int(flops.sum())
     hits = cols["cache_hit"]
     sums.counts["hit_flagged"] = sums.counts.get("hit_flagged", 0) + int((hits > 0).sum())
     sums.counts["hit_true"] = sums.counts.get("hit_true", 0) + int((hits == 2).sum())
     for code, count in enumerate(np.bincount(cols["state"], minlength=len(STATES))):
         sums.states[code] += int(count)
     sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
-    latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
-    sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
+
+
+def _add_minutes(sums: _Sums, cols: dict[str, Any]) -> None:
+    """Requests and tokens per minute of a chunk, by finish and by arrival
+    (``TIMED_COLUMNS``)."""
     sums.with_finish += _per_minute(sums.per_minute, cols)
     sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
+
+
+def _add_groups(sums: _Sums, cols: dict[str, Any]) -> None:
+    """A chunk's known latencies and TTFTs (kept for the quantiles) and its sums by model
+    and by file, which share those latencies (``GROUPED_COLUMNS``)."""
+    import numpy as np
+
+    latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
+    sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     for groups in sums.groups.values():
         groups.add(cols, STATE_CODE["failed"], latencies)
-    part, whole = column_skip_sums(store, shape, cols, first, inputs)
-    for name in SKIP_FIELDS:
-        sums.skips[name] = _add_optional(sums.skips[name], part[name])
-        sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
+
+
+def _add_figures(sums: _Sums, rows: dict[str, Any], cols: dict[str, Any]) -> None:
+    """The sums of a chunk's per-row figures (``rows``: ``_chunk_rows``)."""
+    import numpy as np
+
+    sums.add_known("logical_tokens", rows["logical_tokens"])
+    effective = rows["effective_compute_tokens"]
+    known_eff = ~np.isnan(effective)
+    sums.add_known("effective_compute_tokens", effective)
+    sums.add_masked("logical_for_effective", rows["logical_tokens"], known_eff)
+    # Requests costed as "no prefix hit" because the log said nothing of their cache:
+    # their skips are lower bounds.
+    guessed = known_eff & cache_unknown_mask(cols)
+    sums.counts["cache_unknown"] = sums.counts.get("cache_unknown", 0) + int(guessed.sum())
+    flops = ~np.isnan(rows["flops_actual"]) & ~np.isnan(rows["flops_nominal"])
+    sums.add_masked("flops_actual", rows["flops_actual"], flops)
+    sums.add_masked("flops_nominal", rows["flops_nominal"], flops)
+    sums.counts["flops"] = sums.counts.get("flops", 0) + int(flops.sum())
+
+
+#: What ``_chunk_rows`` computes for a slice: (the slice's store view, the model shape,
+#: its ``FORMULA_COLUMNS``, its first row, its ``column_inputs``) -> (per-row arrays by
+#: name, a count over the slice's extras).
+RowsOf = Callable[
+    [StoreView, ModelShape, dict[str, Any], int, FlopInputs], tuple[dict[str, Any], int]
+]
+
+
+def _figure_rows(
+    view: StoreView, shape: ModelShape, cols: dict[str, Any], start: int, inputs: FlopInputs
+) -> tuple[dict[str, Any], int]:
+    return column_figures(view, shape, cols, start, inputs), 0
+
+
+def _chunk_rows(
+    store: StoreView,
+    shape: ModelShape,
+    first: int,
+    last: int,
+    names: Sequence[str],
+    rows_of: RowsOf,
+) -> tuple[dict[str, Any], int]:
+    """The arrays ``names`` of ``rows_of`` over rows ``first .. last``, each of the chunk's
+    length, and its counts added up; computed ``SLICE_ROWS`` rows at a time, so that the
+    formula's temporaries are a slice's (every value is one row's own: the same values as
+    over the whole chunk at once)."""
+    import numpy as np
+
+    n = last - first
+    rows = {name: np.empty(n) for name in names}
+    count = 0
+    for start, stop, view in _slices(store, first, last):
+        cols = store.numeric_view(start, stop, (*TOKEN_COLUMNS, *FORMULA_COLUMNS))
+        inputs = column_inputs(view, shape, cols, start)
+        values, slice_count = rows_of(view, shape, cols, start, inputs)
+        count += slice_count
+        for name in names:
+            rows[name][start - first : stop - first] = values[name]
+    return rows, count
+
+
+def _slices(store: StoreView, first: int, last: int) -> Iterator[tuple[int, int, StoreView]]:
+    """(start, stop, a view of ``store`` with those rows' extras only) of each slice of
+    ``SLICE_ROWS`` rows of ``first .. last``."""
+    extras = {row: e for row, e in list(store.extras.items()) if first <= row < last}
+    extra_rows = sorted(extras)
+    for start in range(first, last, SLICE_ROWS):
+        stop = min(start + SLICE_ROWS, last)
+        lo, hi = bisect.bisect_left(extra_rows, start), bisect.bisect_left(extra_rows, stop)
+        yield start, stop, _WithExtras(store, {row: extras[row] for row in extra_rows[lo:hi]})
 
 
 def compute_totals(
