@@ -7,8 +7,9 @@ part of it at any time, without locks and without catching races.
 
 Freezing is incremental, so it can run after every fed batch: a ``FrozenStore`` is a list
 of segments of ``SEGMENT_ROWS`` rows (the columns, the ids, the extras). A full segment's
-columns are the store's own arrays, read-only from then on (the store copies one before
-writing to it: ``core.store.SegmentedColumn``); the rest is copied.
+columns are the store's own arrays, compacted and read-only from then on (the store copies
+one before writing to it: ``core.store.SegmentedColumn``), its ids the store's own sealed
+bytes and ends (``IdIndex.seal``: ids never change); the rest is copied.
 Rows are only appended at the end of a store and ``RequestStore.dirty_from`` says the
 lowest row changed in place since the last freeze, so every full segment below it is shared
 with the previous frozen store and only the rest is copied: usually the last segment or two.

@@ -608,7 +608,8 @@ class RequestStore:
 
     def seal(self) -> None:
         """Move every column's full segments out of its tail (``SegmentedColumn.seal``),
-        before a freeze shares them."""
+        and the ids' (``IdIndex.seal``), before a freeze shares them."""
+        self.ids.seal(SEGMENT_SHIFT)
         sealed = [
             column.seal()
             for column in (*self.columns.values(), self.offset, self.length)
