@@ -35,6 +35,7 @@ from sparseety_tui.core.store import (
     RequestStore,
     RowExtras,
     RowTable,
+    Segment,
     SegmentedColumn,
     column_values,
     joined,
@@ -51,7 +52,8 @@ if TYPE_CHECKING:
 class _Segment:
     start: int
     rows: int
-    columns: dict[str, np.ndarray[Any, Any]]  # raw dtypes; "offset" and "length" too
+    #: Raw dtypes, "offset" and "length" too; a full segment's compacted (store.Segment).
+    columns: dict[str, Segment]
     ids: EncodedIds
     extras: dict[int, RowExtras]
     more_lines: dict[int, MoreLines]
@@ -174,11 +176,10 @@ class FrozenStore:
             if name in ("offset", "length"):
                 continue
             dtype = self._dtypes[name]
-            first_row = parts[0].start if parts else start
-            pieces = [s.columns[name] for s in parts]
-            if pieces:  # the rows wanted of the first and last segments only
-                pieces[-1] = pieces[-1][: stop - parts[-1].start]
-                pieces[0] = pieces[0][start - first_row :]
+            pieces = [  # the rows wanted of each segment (of the first and last: some)
+                s.columns[name][max(start - s.start, 0) : min(stop - s.start, s.rows)]
+                for s in parts
+            ]
             values = joined(pieces, dtype)  # compacted segments widened back
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)

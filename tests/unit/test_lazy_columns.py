@@ -20,6 +20,7 @@ from sparseety_tui.core.store import (
     ROW_LAYOUT,
     SEGMENT_ROWS,
     UNKNOWN,
+    DeltaSegment,
     LazyColumn,
     RequestStore,
     SegmentedColumn,
@@ -193,6 +194,10 @@ def test_a_segmented_column_behaves_as_an_array_and_shared_segments_stay(
         ("q", [0, 2**32 - 1] * (SEGMENT_ROWS // 2), "u4", 4 * SEGMENT_ROWS),
         ("q", [0, 2**32] * (SEGMENT_ROWS // 2), "q", 8 * SEGMENT_ROWS),
         ("f", [0.5, 1.5] * (SEGMENT_ROWS // 2), "f", 4 * SEGMENT_ROWS),  # floats: as they are
+        # Deltas from the lowest value's bits: timestamps of a few minutes, line numbers.
+        ("d", [1.7e9 + i * 0.023 for i in range(SEGMENT_ROWS)], "delta", 4 * SEGMENT_ROWS),
+        ("i", [90_000 + i for i in range(SEGMENT_ROWS)], "delta", 2 * SEGMENT_ROWS),
+        ("d", [NAN, 1.7e9] * (SEGMENT_ROWS // 2), "d", 8 * SEGMENT_ROWS),  # bits far apart
     ],
 )
 def test_a_shared_segment_is_compacted_and_reads_as_before(
@@ -202,18 +207,27 @@ def test_a_shared_segment_is_compacted_and_reads_as_before(
     column = SegmentedColumn(typecode, array(typecode, plain))
     column.seal()
     segment = column.shared_segment(0)
-    assert segment.dtype == np.dtype(kept_as)
-    owned = segment if segment.base is None else segment.base  # a broadcast holds one value
-    assert owned.nbytes == nbytes
+    if kept_as == "delta":
+        assert isinstance(segment, DeltaSegment) and segment.nbytes == nbytes
+        assert segment.dtype == np.dtype(typecode)
+        kept_as = typecode
+    else:
+        assert isinstance(segment, np.ndarray) and segment.dtype == np.dtype(kept_as)
+        owned = segment if segment.base is None else segment.base  # a broadcast: one value
+        assert owned.nbytes == nbytes and not segment.flags.writeable
+    assert segment.astype(typecode).tobytes() == plain.tobytes()[: SEGMENT_ROWS * plain.itemsize]
+    assert _same(segment[5].item(), plain[5]) and _same(segment.tolist()[-1], plain[-6])
     assert column.tobytes() == plain.tobytes()
     values = column_values(column, 0, len(plain))
     assert values.dtype == np.dtype(typecode) and values.tobytes() == plain.tobytes()
     for row in (0, 1, SEGMENT_ROWS - 1, SEGMENT_ROWS):
         assert _same(column[row], plain[row]) and type(column[row]) is type(plain[row])
+    was = segment.tobytes()
     column[1] = plain[0]  # copy on write: the column's own type again, the frozen one kept
     plain[1] = plain[0]
     assert column.tobytes() == plain.tobytes() and column_values(column, 0, 8).dtype == typecode
-    assert segment.dtype == np.dtype(kept_as) and not segment.flags.writeable
+    assert segment.dtype == np.dtype(kept_as)
+    assert segment.tobytes() == was  # the frozen copy's: unchanged
     assert column.shared_segment(0) is not segment  # compacted again at the next share
 
 
