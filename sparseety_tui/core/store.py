@@ -308,6 +308,15 @@ class SegmentedColumn:
         """``array.buffer_info``-like: (0, items held)."""
         return (0, len(self))
 
+    def nbytes(self) -> int:
+        """Bytes the rows take: the tail's, and each full segment's as compacted (a
+        broadcast value: one item)."""
+        held = len(self._tail) * self.itemsize
+        for part in self._full:
+            broadcast = not isinstance(part, DeltaSegment) and part.strides == (0,)
+            held += self.itemsize if broadcast else int(part.nbytes)
+        return held
+
     def seal(self) -> bool:
         """Move the tail's full segments out (numpy arrays); True if any was."""
         import numpy as np
@@ -577,6 +586,10 @@ class LazyColumn:
     def buffer_info(self) -> tuple[int, int]:
         """``array.buffer_info``: (address, items held); no items while all is ``fill``."""
         return (0, 0) if self._array is None else self._array.buffer_info()
+
+    def nbytes(self) -> int:
+        """Bytes the rows take (none while all is ``fill``)."""
+        return 0 if self._array is None else self._array.nbytes()
 
     def tobytes(self) -> bytes:
         if self._array is not None:

@@ -242,3 +242,17 @@ def test_segmented_column_keeps_the_array_checks() -> None:
     with pytest.raises(IndexError):
         column[SEGMENT_ROWS + 5]
     assert column[-1] == SEGMENT_ROWS + 4 and column[3] == 3
+
+
+def test_nbytes_counts_segments_as_compacted() -> None:
+    column = SegmentedColumn("d")
+    column.frombytes(
+        array(
+            "d", [NAN] * SEGMENT_ROWS + [1.7e9 + i * 0.023 for i in range(SEGMENT_ROWS + 3)]
+        ).tobytes()
+    )
+    assert column.nbytes() == 8 * (2 * SEGMENT_ROWS + 3)
+    column.seal()
+    column.shared_segment(0), column.shared_segment(1)
+    assert column.nbytes() == 8 + 4 * SEGMENT_ROWS + 8 * 3  # NaN once, deltas, the tail
+    assert LazyColumn("i", UNKNOWN).nbytes() == 0
