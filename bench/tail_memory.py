@@ -41,9 +41,10 @@ def status_mib(field: str) -> float:
 
 
 def store_nbytes(store: RequestStore) -> int:
-    """Bytes the store's arrays and id index use (the arrays' spare capacity left out)."""
+    """Bytes the store's arrays and id index use (the arrays' spare capacity left out; full
+    segments as compacted)."""
     arrays = [*store.columns.values(), store.offset, store.length]
-    return sum(a.buffer_info()[1] * a.itemsize for a in arrays) + store.ids.nbytes()
+    return sum(a.nbytes() for a in arrays) + store.ids.nbytes()
 
 
 def batch_lines(start: int, n: int) -> bytes:

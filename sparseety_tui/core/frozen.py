@@ -7,8 +7,9 @@ part of it at any time, without locks and without catching races.
 
 Freezing is incremental, so it can run after every fed batch: a ``FrozenStore`` is a list
 of segments of ``SEGMENT_ROWS`` rows (the columns, the ids, the extras). A full segment's
-columns are the store's own arrays, read-only from then on (the store copies one before
-writing to it: ``core.store.SegmentedColumn``); the rest is copied.
+columns are the store's own arrays, compacted and read-only from then on (the store copies
+one before writing to it: ``core.store.SegmentedColumn``), its ids the store's own sealed
+bytes and ends (``IdIndex.seal``: ids never change); the rest is copied.
 Rows are only appended at the end of a store and ``RequestStore.dirty_from`` says the
 lowest row changed in place since the last freeze, so every full segment below it is shared
 with the previous frozen store and only the rest is copied: usually the last segment or two.
@@ -34,8 +35,10 @@ from sparseety_tui.core.store import (
     RequestStore,
     RowExtras,
     RowTable,
+    Segment,
     SegmentedColumn,
     column_values,
+    joined,
 )
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.core.views import merged_meta
@@ -49,7 +52,8 @@ if TYPE_CHECKING:
 class _Segment:
     start: int
     rows: int
-    columns: dict[str, np.ndarray[Any, Any]]  # raw dtypes; "offset" and "length" too
+    #: Raw dtypes, "offset" and "length" too; a full segment's compacted (store.Segment).
+    columns: dict[str, Segment]
     ids: EncodedIds
     extras: dict[int, RowExtras]
     more_lines: dict[int, MoreLines]
@@ -172,16 +176,18 @@ class FrozenStore:
             if name in ("offset", "length"):
                 continue
             dtype = self._dtypes[name]
-            pieces = [s.columns[name] for s in parts]
-            values = np.concatenate(pieces) if pieces else np.empty(0, dtype=dtype)
-            if parts:
-                values = values[start - parts[0].start : stop - parts[0].start]
+            pieces = [  # the rows wanted of each segment (of the first and last: some)
+                s.columns[name][max(start - s.start, 0) : min(stop - s.start, s.rows)]
+                for s in parts
+            ]
+            values = joined(pieces, dtype)  # compacted segments widened back
             if name in INT_COLUMNS:
                 as_float = values.astype(np.float64)
                 as_float[values == UNKNOWN] = np.nan
                 out[name] = as_float
             else:
-                out[name] = values.copy() if len(parts) == 1 else values
+                # A segment's own rows: copied, as the store's numeric_view copies.
+                out[name] = values.copy() if pieces and values is pieces[0] else values
         return out
 
 

@@ -42,3 +42,17 @@ def test_find_across_segments() -> None:
         assert frozen.ids.find(ids[row]) == row
     assert frozen.ids.find("r") is None and frozen.ids.find("1r") is None
     assert frozen.ids.find(f"r{2 * SEGMENT_ROWS + 7}") is None
+
+
+def test_full_segments_share_the_stores_id_bytes() -> None:
+    ids = [f"r{i}" for i in range(2 * SEGMENT_ROWS + 7)]
+    store = _store(ids)
+    frozen = freeze_store(store, None)
+    again = freeze_store(store, frozen)
+    for segment in (0, 1):
+        shared = frozen._segments[segment].ids
+        assert shared is store.ids.encoded_range(
+            segment * SEGMENT_ROWS, (segment + 1) * SEGMENT_ROWS, False
+        )
+        assert again._segments[segment].ids is shared
+    assert list(frozen.ids) == ids and store.ids.find(ids[5]) == 5

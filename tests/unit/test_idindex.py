@@ -104,3 +104,41 @@ def test_encoded_batches_native_and_numpy_loops_agree(
         assert list(index) == list(lookup)
         for request_id, row in lookup.items():
             assert index.find(request_id) == row
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batches=st.lists(st.integers(0, 40), min_size=1, max_size=12),
+    shift=st.integers(2, 4),
+    probes=st.lists(st.text(alphabet="x1\u00e9", max_size=4), max_size=20),
+)
+def test_sealed_segments_read_and_share_as_the_tail_did(
+    batches: list[int], shift: int, probes: list[str]
+) -> None:
+    """``seal`` (before every freeze of the live tail) moves full segments out of the tail;
+    every read stays the same, and a whole sealed segment is handed out as it is."""
+    index, ids = IdIndex(), []
+    for n in batches:
+        new = [f"x{len(ids) + i}\u00e9" * (1 + (len(ids) + i) % 3) for i in range(n)]
+        if n % 2:
+            index.extend(new)
+        else:
+            for request_id in new:
+                index.append(request_id)
+        ids.extend(new)
+        index.seal(shift)
+    assert list(index) == ids and len(index) == len(ids)
+    assert index[:] == ids and index[3:29] == ids[3:29] and index[-1:] == ids[-1:]
+    lookup = {rid: i for i, rid in enumerate(ids)}
+    for request_id in ids + probes:
+        assert index.find(request_id) == lookup.get(request_id)
+    assert pickle.loads(pickle.dumps(index)) == ids  # one blob again
+    rows = 1 << shift
+    for start in range(0, len(ids), rows):
+        stop = min(start + rows, len(ids))
+        part = index.encoded_range(start, stop, with_hashes=False)
+        assert list(part) == ids[start:stop]
+        if stop - start == rows and stop <= len(ids) - len(ids) % rows:
+            assert part is index.encoded_range(start, stop, with_hashes=False)  # shared
+    spanning = index.encoded_range(1, len(ids))
+    assert list(spanning) == ids[1:] and list(spanning.hashes) == [hash(i) for i in ids[1:]]

@@ -20,6 +20,7 @@ from sparseety_tui.core.store import (
     ROW_LAYOUT,
     SEGMENT_ROWS,
     UNKNOWN,
+    DeltaSegment,
     LazyColumn,
     RequestStore,
     SegmentedColumn,
@@ -174,12 +175,60 @@ def test_a_segmented_column_behaves_as_an_array_and_shared_segments_stay(
     for row in range(0, len(plain), 97):
         assert column[row] == plain[row] and type(column[row]) is type(plain[row])
     for start, count in ((0, len(plain)), (len(plain) // 3, len(plain) // 2)):
-        np.testing.assert_array_equal(
-            column_values(column, start, count),
-            np.frombuffer(plain, dtype=typecode)[start:][:count],
-        )
+        values = column_values(column, start, count)
+        assert values.dtype == np.dtype(typecode)  # compacted segments widened back
+        np.testing.assert_array_equal(values, np.frombuffer(plain, dtype=typecode)[start:][:count])
     for segment, was in shared:  # the store wrote on: what it shared did not change
         assert segment.tobytes() == was and not segment.flags.writeable
+
+
+@pytest.mark.parametrize(
+    ("typecode", "rows", "kept_as", "nbytes"),
+    [
+        ("I", [3] * SEGMENT_ROWS, "I", 4),  # one file: its index once
+        ("d", [NAN] * SEGMENT_ROWS, "d", 8),  # unknown in every row
+        ("i", [UNKNOWN, 127] * (SEGMENT_ROWS // 2), "i1", SEGMENT_ROWS),
+        ("i", [UNKNOWN, 40_000] * (SEGMENT_ROWS // 2), "i4", 4 * SEGMENT_ROWS),  # -1: signed
+        ("H", [0, 255] * (SEGMENT_ROWS // 2), "u1", SEGMENT_ROWS),
+        ("H", [0, 100] * (SEGMENT_ROWS // 2), "i1", SEGMENT_ROWS),  # read with uint16 rows
+        ("q", [0, 2**32 - 1] * (SEGMENT_ROWS // 2), "u4", 4 * SEGMENT_ROWS),
+        ("q", [0, 2**32] * (SEGMENT_ROWS // 2), "q", 8 * SEGMENT_ROWS),
+        ("f", [0.5, 1.5] * (SEGMENT_ROWS // 2), "f", 4 * SEGMENT_ROWS),  # floats: as they are
+        # Deltas from the lowest value's bits: timestamps of a few minutes, line numbers.
+        ("d", [1.7e9 + i * 0.023 for i in range(SEGMENT_ROWS)], "delta", 4 * SEGMENT_ROWS),
+        ("i", [90_000 + i for i in range(SEGMENT_ROWS)], "delta", 2 * SEGMENT_ROWS),
+        ("d", [NAN, 1.7e9] * (SEGMENT_ROWS // 2), "d", 8 * SEGMENT_ROWS),  # bits far apart
+    ],
+)
+def test_a_shared_segment_is_compacted_and_reads_as_before(
+    typecode: str, rows: list[Any], kept_as: str, nbytes: int
+) -> None:
+    plain = array(typecode, [*rows, *rows[:5]])
+    column = SegmentedColumn(typecode, array(typecode, plain))
+    column.seal()
+    segment = column.shared_segment(0)
+    if kept_as == "delta":
+        assert isinstance(segment, DeltaSegment) and segment.nbytes == nbytes
+        assert segment.dtype == np.dtype(typecode)
+        kept_as = typecode
+    else:
+        assert isinstance(segment, np.ndarray) and segment.dtype == np.dtype(kept_as)
+        owned = segment if segment.base is None else segment.base  # a broadcast: one value
+        assert owned.nbytes == nbytes and not segment.flags.writeable
+    assert segment.astype(typecode).tobytes() == plain.tobytes()[: SEGMENT_ROWS * plain.itemsize]
+    assert _same(segment[5].item(), plain[5]) and _same(segment.tolist()[-1], plain[-6])
+    assert column.tobytes() == plain.tobytes()
+    values = column_values(column, 0, len(plain))
+    assert values.dtype == np.dtype(typecode) and values.tobytes() == plain.tobytes()
+    for row in (0, 1, SEGMENT_ROWS - 1, SEGMENT_ROWS):
+        assert _same(column[row], plain[row]) and type(column[row]) is type(plain[row])
+    was = segment.tobytes()
+    column[1] = plain[0]  # copy on write: the column's own type again, the frozen one kept
+    plain[1] = plain[0]
+    assert column.tobytes() == plain.tobytes() and column_values(column, 0, 8).dtype == typecode
+    assert segment.dtype == np.dtype(kept_as)
+    assert segment.tobytes() == was  # the frozen copy's: unchanged
+    assert column.shared_segment(0) is not segment  # compacted again at the next share
 
 
 def test_segmented_column_keeps_the_array_checks() -> None:
@@ -193,3 +242,17 @@ def test_segmented_column_keeps_the_array_checks() -> None:
     with pytest.raises(IndexError):
         column[SEGMENT_ROWS + 5]
     assert column[-1] == SEGMENT_ROWS + 4 and column[3] == 3
+
+
+def test_nbytes_counts_segments_as_compacted() -> None:
+    column = SegmentedColumn("d")
+    column.frombytes(
+        array(
+            "d", [NAN] * SEGMENT_ROWS + [1.7e9 + i * 0.023 for i in range(SEGMENT_ROWS + 3)]
+        ).tobytes()
+    )
+    assert column.nbytes() == 8 * (2 * SEGMENT_ROWS + 3)
+    column.seal()
+    column.shared_segment(0), column.shared_segment(1)
+    assert column.nbytes() == 8 + 4 * SEGMENT_ROWS + 8 * 3  # NaN once, deltas, the tail
+    assert LazyColumn("i", UNKNOWN).nbytes() == 0
