@@ -393,7 +393,8 @@ static void free_buffers(buffers *b) {
     free(b->refs);
 }
 
-static int alloc_buffers(buffers *b, Py_ssize_t cap) {
+/* The buffers of a scan of at most ``cap`` lines; 0 when out of memory (no GIL needed). */
+static int alloc_buffers_quiet(buffers *b, Py_ssize_t cap) {
     memset(b, 0, sizeof(*b));
     b->cap = cap;
     size_t n = (size_t)cap;
@@ -411,10 +412,16 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     if (!b->kinds || !b->offsets || !b->lengths || !b->seg_starts || !b->ints || !b->floats ||
         !b->spans || !b->seg_stamps || !b->id_begin || !b->id_end || !b->refs) {
         free_buffers(b);
-        PyErr_NoMemory();
         return 0;
     }
     return 1;
+}
+
+/* alloc_buffers, setting MemoryError when it fails (the GIL held). */
+static int alloc_buffers(buffers *b, Py_ssize_t cap) {
+    if (alloc_buffers_quiet(b, cap)) return 1;
+    PyErr_NoMemory();
+    return 0;
 }
 
 #define BYTES(ptr, count) PyBytes_FromStringAndSize((const char *)(ptr), (Py_ssize_t)(count))
@@ -493,36 +500,25 @@ PyDoc_STRVAR(scan_vllm_doc,
 "values; refs int32 per request line: for an Added line the index among the Received\n"
 "lines of the last one before it with the same id, else -1.");
 
-static PyObject *scan_vllm(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_buffer view;
-    Py_ssize_t start, max_lines, max_line_bytes;
-    int carry = 0;
-    if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &start, &max_lines, &max_line_bytes, &carry))
-        return NULL;
-    PyObject *result = NULL, *ids = NULL, *stamps = NULL;
-    buffers buf;
-    if (start < 0 || start > view.len || max_lines < 1 || max_line_bytes < 0) {
-        PyErr_SetString(PyExc_ValueError, "bad start, max_lines or max_line_bytes");
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    if (max_lines > (1 << 24)) max_lines = 1 << 24;
-    if (!alloc_buffers(&buf, max_lines)) {
-        PyBuffer_Release(&view);
-        return NULL;
-    }
-    const uchar *data = (const uchar *)view.buf;
-    const uchar *data_end = data + view.len;
+/* Where one scan ended, and how much it holds (``buffers``). */
+typedef struct {
+    Py_ssize_t n, end, next_end, requests, received, segs;
+    int reason;
+} scan_state;
+
+/* The lines of [data, data + len) from ``start`` into ``buf`` (``buf->cap`` lines at
+ * most): plain C, no Python object made or touched, so it runs without the GIL while
+ * another thread (ingest.batch's read-ahead) runs. 0: out of memory. */
+static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
+                      Py_ssize_t max_line_bytes, int carry, buffers *bufp, scan_state *st) {
+    buffers buf = *bufp;
+    const Py_ssize_t max_lines = buf.cap;
+    const uchar *data_end = data + len;
     Py_ssize_t pos = start, n = 0, requests = 0, received = 0, segs = 0;
     Py_ssize_t last_stamp = -1;
     int reason = STOP_END;
     Py_ssize_t next_end = pos;
-    int refs_made;
-    /* No Python object is made or touched until the lines are read: another thread
-     * (ingest.batch's read-ahead) can run meanwhile. (``view`` holds the data.) */
-    Py_BEGIN_ALLOW_THREADS
-    while (pos < view.len) {
+    while (pos < len) {
         if (n >= max_lines) {
             reason = STOP_FULL;
             next_end = pos;
@@ -568,75 +564,181 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         pos = line_end;
         next_end = pos;
     }
-    {
-        /* (buf.kinds of the request lines, in order, for added_refs) */
-        uint8_t *request_kinds = malloc((size_t)requests + 1);
-        refs_made = request_kinds != NULL;
-        if (refs_made) {
-            for (Py_ssize_t i = 0, r = 0; i < n; i++)
-                if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED)
-                    request_kinds[r++] = buf.kinds[i];
-            refs_made = added_refs(data, &buf, request_kinds, requests, received);
-        }
-        free(request_kinds);
-    }
-    Py_END_ALLOW_THREADS
-    if (!refs_made) {
+    st->n = n;
+    st->end = pos;
+    st->next_end = next_end;
+    st->reason = reason;
+    st->requests = requests;
+    st->received = received;
+    st->segs = segs;
+    /* (buf.kinds of the request lines, in order, for added_refs) */
+    uint8_t *request_kinds = malloc((size_t)requests + 1);
+    if (request_kinds == NULL) return 0;
+    for (Py_ssize_t i = 0, r = 0; i < n; i++)
+        if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED) request_kinds[r++] = buf.kinds[i];
+    int made = added_refs(data, &buf, request_kinds, requests, received);
+    free(request_kinds);
+    return made;
+}
+
+/* The Python tuple of one scan (the GIL held); NULL with an exception set. */
+static PyObject *scan_result(const uchar *data, const buffers *b, const scan_state *st) {
+    PyObject *result = NULL;
+    PyObject *ids = PyList_New(st->requests);
+    PyObject *stamps = PyList_New(st->segs);
+    Py_ssize_t k = st->received, cap = b->cap;
+    /* The per-Received blocks, each k long (copied out of the cap-wide ones). */
+    int32_t *ints = malloc((size_t)(3 * k + 1) * sizeof(int32_t));
+    double *floats = malloc((size_t)(2 * k + 1) * sizeof(double));
+    int64_t *spans = malloc((size_t)(2 * k + 1) * sizeof(int64_t));
+    if (ids == NULL || stamps == NULL) goto done;
+    if (!ints || !floats || !spans) {
         PyErr_NoMemory();
         goto done;
     }
-    ids = PyList_New(requests);
-    stamps = PyList_New(segs);
-    if (ids == NULL || stamps == NULL) goto done;
-    for (Py_ssize_t r = 0; r < requests; r++) {
-        PyObject *id = PyUnicode_DecodeASCII((const char *)data + buf.id_begin[r],
-                                             buf.id_end[r] - buf.id_begin[r], NULL);
+    for (Py_ssize_t r = 0; r < st->requests; r++) {
+        PyObject *id = PyUnicode_DecodeASCII((const char *)data + b->id_begin[r],
+                                             b->id_end[r] - b->id_begin[r], NULL);
         if (id == NULL) goto done;
         PyList_SET_ITEM(ids, r, id);
     }
-    for (Py_ssize_t g = 0; g < segs; g++) {
-        PyObject *stamp = BYTES(data + buf.seg_stamps[g], 14);
+    for (Py_ssize_t g = 0; g < st->segs; g++) {
+        PyObject *stamp = BYTES(data + b->seg_stamps[g], 14);
         if (stamp == NULL) goto done;
         PyList_SET_ITEM(stamps, g, stamp);
     }
-    {
-        Py_ssize_t k = received;
-        /* The per-Received blocks, each k long (copied out of the max_lines-wide ones). */
-        int32_t *ints = malloc((size_t)(3 * k + 1) * sizeof(int32_t));
-        double *floats = malloc((size_t)(2 * k + 1) * sizeof(double));
-        int64_t *spans = malloc((size_t)(2 * k + 1) * sizeof(int64_t));
-        if (!ints || !floats || !spans) {
-            free(ints);
-            free(floats);
-            free(spans);
-            PyErr_NoMemory();
-            goto done;
-        }
-        for (int j = 0; j < 3; j++)
-            memcpy(ints + j * k, buf.ints + j * max_lines, (size_t)k * sizeof(int32_t));
-        for (int j = 0; j < 2; j++) {
-            memcpy(floats + j * k, buf.floats + j * max_lines, (size_t)k * sizeof(double));
-            memcpy(spans + j * k, buf.spans + j * max_lines, (size_t)k * sizeof(int64_t));
-        }
-        result = Py_BuildValue("nnnnNNNONONNNN", n, pos, (Py_ssize_t)reason, next_end,
-                               BYTES(buf.kinds, n), BYTES(buf.offsets, n * 8),
-                               BYTES(buf.lengths, n * 4), ids, BYTES(buf.seg_starts, segs * 4),
-                               stamps, BYTES(ints, k * 3 * 4), BYTES(floats, k * 2 * 8),
-                               BYTES(spans, k * 2 * 8), BYTES(buf.refs, requests * 4));
-        free(ints);
-        free(floats);
-        free(spans);
+    for (int j = 0; j < 3; j++)
+        memcpy(ints + j * k, b->ints + j * cap, (size_t)k * sizeof(int32_t));
+    for (int j = 0; j < 2; j++) {
+        memcpy(floats + j * k, b->floats + j * cap, (size_t)k * sizeof(double));
+        memcpy(spans + j * k, b->spans + j * cap, (size_t)k * sizeof(int64_t));
     }
+    Py_ssize_t n = st->n, segs = st->segs;
+    result = Py_BuildValue("nnnnNNNONONNNN", n, st->end, (Py_ssize_t)st->reason, st->next_end,
+                           BYTES(b->kinds, n), BYTES(b->offsets, n * 8), BYTES(b->lengths, n * 4),
+                           ids, BYTES(b->seg_starts, segs * 4), stamps, BYTES(ints, k * 3 * 4),
+                           BYTES(floats, k * 2 * 8), BYTES(spans, k * 2 * 8),
+                           BYTES(b->refs, st->requests * 4));
 done:
     Py_XDECREF(ids);
     Py_XDECREF(stamps);
+    free(ints);
+    free(floats);
+    free(spans);
+    return result;
+}
+
+static PyObject *scan_vllm(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, max_lines, max_line_bytes;
+    int carry = 0;
+    if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &start, &max_lines, &max_line_bytes, &carry))
+        return NULL;
+    if (start < 0 || start > view.len || max_lines < 1 || max_line_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "bad start, max_lines or max_line_bytes");
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (max_lines > (1 << 24)) max_lines = 1 << 24;
+    buffers buf;
+    if (!alloc_buffers(&buf, max_lines)) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    const uchar *data = (const uchar *)view.buf;
+    scan_state st;
+    int made;
+    Py_BEGIN_ALLOW_THREADS
+    made = scan_lines(data, view.len, start, max_line_bytes, carry, &buf, &st);
+    Py_END_ALLOW_THREADS
+    PyObject *result = made ? scan_result(data, &buf, &st) : PyErr_NoMemory();
     free_buffers(&buf);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+PyDoc_STRVAR(scan_chain_doc,
+"scan_chain(data, max_lines, max_line_bytes) -> {start: scan_vllm(data, start, ...)}\n\n"
+"The carrying scans of ``data`` that a reader of it asks for, made in one call without\n"
+"the GIL: from offset 0, and after each one from the end of the line it stopped at\n"
+"(STOP_ODD) or from where it ended (STOP_FULL), to the end of the data.");
+
+static PyObject *scan_chain(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t max_lines, max_line_bytes;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &max_lines, &max_line_bytes)) return NULL;
+    if (max_lines < 1 || max_line_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "bad max_lines or max_line_bytes");
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (max_lines > (1 << 24)) max_lines = 1 << 24;
+    const uchar *data = (const uchar *)view.buf;
+    Py_ssize_t count = 0, room = 8;
+    buffers *bufs = malloc((size_t)room * sizeof(buffers));
+    scan_state *states = malloc((size_t)room * sizeof(scan_state));
+    Py_ssize_t *starts = malloc((size_t)room * sizeof(Py_ssize_t));
+    int ok = bufs != NULL && states != NULL && starts != NULL;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t pos = 0;
+    while (ok && pos < view.len) {
+        if (count == room) {
+            room *= 2;
+            buffers *b2 = realloc(bufs, (size_t)room * sizeof(buffers));
+            if (b2 != NULL) bufs = b2;
+            scan_state *s2 = realloc(states, (size_t)room * sizeof(scan_state));
+            if (s2 != NULL) states = s2;
+            Py_ssize_t *p2 = realloc(starts, (size_t)room * sizeof(Py_ssize_t));
+            if (p2 != NULL) starts = p2;
+            if (b2 == NULL || s2 == NULL || p2 == NULL) {
+                ok = 0;
+                break;
+            }
+        }
+        /* (no more lines than bytes are left: the buffers' untouched pages cost nothing) */
+        Py_ssize_t cap = view.len - pos < max_lines ? view.len - pos : max_lines;
+        if (!alloc_buffers_quiet(&bufs[count], cap)) {
+            ok = 0;
+            break;
+        }
+        starts[count] = pos;
+        if (!scan_lines(data, view.len, pos, max_line_bytes, 1, &bufs[count], &states[count])) {
+            free_buffers(&bufs[count]);
+            ok = 0;
+            break;
+        }
+        scan_state *st = &states[count++];
+        if (st->reason == STOP_ODD)
+            pos = st->next_end;
+        else if (st->end > pos)
+            pos = st->end;
+        else
+            break;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = ok ? PyDict_New() : PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < count; i++) {
+        if (result != NULL) {
+            PyObject *one = scan_result(data, &bufs[i], &states[i]);
+            PyObject *key = one == NULL ? NULL : PyLong_FromSsize_t(starts[i]);
+            if (key == NULL || PyDict_SetItem(result, key, one) < 0) Py_CLEAR(result);
+            Py_XDECREF(key);
+            Py_XDECREF(one);
+        }
+        free_buffers(&bufs[i]);
+    }
+    free(bufs);
+    free(states);
+    free(starts);
     PyBuffer_Release(&view);
     return result;
 }
 
 static PyMethodDef methods[] = {
     {"scan_vllm", scan_vllm, METH_VARARGS, scan_vllm_doc},
+    {"scan_chain", scan_chain, METH_VARARGS, scan_chain_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -117,8 +117,7 @@ def ingest_file(extractor: Extractor, path: str) -> int:
     file = extractor.add_file(str(Path(path)))
     state = extractor.files[file]
     with reading(path), columns_mapped(), without_cyclic_gc():
-        chunks = read_ahead(iter_chunks(path), lambda: state.family)
-        extractor.feed_chunks(file, chunks)
+        extractor.feed_chunks(file, read_ahead(path, lambda: state.family))
     extractor.finish_file(file)
     release_free_memory()
     return file
@@ -155,8 +154,8 @@ HEAP_THRESHOLD_BYTES = 32 << 20
 _mallopt: Any = None
 
 
-#: While a chunk is read: above a chunk's size (sources.lines.iter_chunks, 1 MiB).
-CHUNK_THRESHOLD_BYTES = 4 << 20
+#: While a chunk is read: above a chunk's size (1 MiB, 4 MiB read ahead).
+CHUNK_THRESHOLD_BYTES = 16 << 20
 #: While a file is read, the heap's top is handed back only above this (or by
 #: ``release_free_memory``), so that the chunk just freed is there for the next one.
 TRIM_THRESHOLD_BYTES = 64 << 20
@@ -188,27 +187,34 @@ def chunks_from_the_heap(chunks: Iterator[Chunk | RawLine]) -> Iterator[Chunk | 
 #: While a read-ahead thread runs: how often the reading thread lets it have the GIL
 #: (CPython's default, 5 ms, held the read-ahead thread up to 5 ms at each of the few
 #: points of a chunk where it needs the GIL, so that it fell behind the reader).
-READ_AHEAD_SWITCH_S = 0.0002
+READ_AHEAD_SWITCH_S = 0.001
+#: The chunks the read-ahead thread reads (four of the 1 MiB chunks).
+READ_AHEAD_CHUNK_BYTES = 4 << 20
 
 
 def read_ahead(
-    chunks: Iterator[Chunk | RawLine], family_of: Callable[[], FormatFamily | None]
+    path: str, family_of: Callable[[], FormatFamily | None]
 ) -> Iterator[Chunk | RawLine]:
-    """``chunks`` (``chunks_from_the_heap``), or, once the file's family can do its
-    scanner's work ahead (``FormatFamily.scan_ahead``), the rest read and scanned one
-    chunk ahead on another thread, which the native scanner lets run while it holds no
-    Python object: reading and scanning a 1 GB vLLM log (a fifth of its time) then run
-    on the second core. The chunks and what the scans give are the same either way."""
-    ahead = None
+    """The chunks of ``path`` (``iter_chunks``, ``chunks_from_the_heap``), or, once the
+    file's family can do its scanner's work ahead (``FormatFamily.scan_ahead``), the rest
+    read and scanned one chunk ahead on another thread, which the native scanner lets run
+    while it holds no Python object: reading and scanning a 1 GB vLLM log (a fifth of its
+    time) then run on the second core. Those chunks are ``READ_AHEAD_CHUNK_BYTES`` long:
+    each costs the two threads a few hand-overs of the GIL. The lines, and what the scans
+    give, are the same either way."""
+    scan = None
+    chunks = iter_chunks(path)
+    follows = 0  # where the next chunk starts
     for item in chunks_from_the_heap(chunks):
         yield item
+        follows = item.offset + (len(item.data) if isinstance(item, Chunk) else item.length)
         family = family_of()
-        ahead = None if family is None else family.scan_ahead
-        if ahead is not None:
+        scan = None if family is None else family.scan_ahead
+        if scan is not None:
             break
-    if ahead is None:
-        return
-    yield from _read_ahead(chunks, ahead)
+    del chunks  # (its file is closed as it goes: the rest is read anew from ``follows``)
+    if scan is not None:
+        yield from _read_ahead(iter_chunks(path, follows, chunk_bytes=READ_AHEAD_CHUNK_BYTES), scan)
 
 
 class _Done:

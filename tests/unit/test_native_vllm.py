@@ -315,8 +315,8 @@ def test_a_run_carries_the_end_of_a_request_it_made(tmp_path: Path) -> None:
         by_line: list[int] = []
         real = vllm_bulk._apply_by_line
 
-        def spy(*args: Any, real: Any = real) -> None:
-            by_line.append(1)
+        def spy(*args: Any, real: Any = real, calls: list[int] = by_line) -> None:
+            calls.append(1)
             real(*args)
 
         with pytest.MonkeyPatch.context() as patch:
@@ -440,6 +440,61 @@ def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_line
     assert np.frombuffer(refs, dtype=np.int32).tolist() == [-1, -1, 1, 0, -1]
     long_line = _vllmscan.scan_vllm(data, 0, 100, 100, True)
     assert long_line[0] == 0  # a line over max_line_bytes is never carried
+
+
+def test_a_chain_of_scans_is_the_scans_a_reader_asks_for() -> None:
+    data = _generated_log(5, 64, odd=True)
+    chain = _vllmscan.scan_chain(data, 50, 1 << 20)
+    pos = 0
+    while pos < len(data):
+        assert chain.pop(pos) == _vllmscan.scan_vllm(data, pos, 50, 1 << 20, True)
+        _n, end, reason, next_end = _vllmscan.scan_vllm(data, pos, 50, 1 << 20, True)[:4]
+        if reason == _vllmscan.STOP_ODD:
+            pos = next_end
+        elif end > pos:
+            pos = end
+        else:
+            break
+    assert chain == {}
+
+
+def test_reading_ahead_on_a_thread_gives_what_reading_in_turn_gives(tmp_path: Path) -> None:
+    # ingest.batch reads and scans a vLLM log's chunks ahead on another thread once the
+    # file's family is known: the same state as the per-line path, over many chunks.
+    import os
+
+    from sparseety_tui.ingest import batch
+
+    data = _generated_log(6, 64, odd=True, steps=3000)
+    path = tmp_path / "vllm.log"
+    path.write_bytes(data)
+    os.utime(path, (_MTIME, _MTIME))
+    real = batch.iter_chunks
+    scanned: list[int] = []
+    real_chain = native_module._vllmscan.scan_chain
+
+    def chain(*args: Any) -> Any:
+        scanned.append(1)
+        return real_chain(*args)
+
+    def read(native: bool) -> dict[str, Any]:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(
+                batch, "iter_chunks", lambda *a, **k: real(*a, **{**k, "chunk_bytes": 8192})
+            )
+            patch.setattr(native_module._vllmscan, "scan_chain", chain, raising=False)
+            if not native:
+                patch.setattr(vllm_module.VllmFamily, "scan_server", None)
+                patch.setattr(vllm_module.VllmFamily, "scan_ahead", None)
+            extractor = Extractor(tokens=_TOKENS)
+            batch.ingest_file(extractor, str(path))
+        return _snapshot(extractor)
+
+    assert len(data) > 20 * 8192
+    expected = read(native=False)
+    assert scanned == []
+    assert read(native=True) == expected
+    assert len(scanned) > 10  # the chunks after the first were scanned ahead
 
 
 def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:

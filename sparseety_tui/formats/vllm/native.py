@@ -189,19 +189,9 @@ def scan_vllm_ahead(data: bytes, max_line_bytes: int) -> Callable[[], None]:
     """``FormatFamily.scan_ahead``: the scans of ``data`` made now, on this thread (the C
     module lets go of the GIL while it reads), for ``scan_vllm`` to take."""
     assert _vllmscan is not None
-    raws: dict[int, tuple[Any, ...]] = {}
-    pos = 0
-    while pos < len(data):
-        raw = _vllmscan.scan_vllm(data, pos, MAX_LINES, max_line_bytes, True)
-        raws[pos] = raw
-        _n, end, reason, next_end = raw[:4]
-        if reason == _STOP_ODD:
-            pos = next_end  # after the line it stopped at, which the parser reads
-        elif end > pos:
-            pos = end  # the run filled the buffers
-        else:
-            break
-    ahead = _Ahead(data, max_line_bytes, raws)
+    # One C call for the chunk: the read-ahead thread takes the GIL once a chunk, not at
+    # every scan (at each of which it would wait for the reading thread to let go).
+    ahead = _Ahead(data, max_line_bytes, _vllmscan.scan_chain(data, MAX_LINES, max_line_bytes))
 
     def use() -> None:
         global _ahead
