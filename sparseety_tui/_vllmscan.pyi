@@ -21,24 +21,3 @@ def scan_vllm(
     bytes,
     bytes,
 ]: ...
-def scan_chain(
-    data: bytes, max_lines: int, max_line_bytes: int
-) -> dict[
-    int,
-    tuple[
-        int,
-        int,
-        int,
-        int,
-        bytes,
-        bytes,
-        bytes,
-        list[str],
-        bytes,
-        list[bytes],
-        bytes,
-        bytes,
-        bytes,
-        bytes,
-    ],
-]: ...

@@ -227,16 +227,17 @@ def _ends_commute(store: RequestStore, scan: VllmScan, request_lines: np.ndarray
     ends = [c for c in scan.others if c.event is not None and c.event[0] == "request"]
     if not ends:
         return True
-    ids = scan.ids
-    received_before = np.cumsum(scan.kinds[request_lines] == RECEIVED)
+    last_line = dict(zip(scan.ids, request_lines.tolist()))  # each id's last request line
+    received_line = dict(
+        zip(scan.received_ids, request_lines[scan.kinds[request_lines] == RECEIVED].tolist())
+    )
     for i, carried in enumerate(ends):
         assert carried.event is not None and carried.event[0] == "request"
         rid = carried.event[1]["request_id"]
-        before = int(np.searchsorted(request_lines, carried.line))
-        if rid in ids[before:] or any(_request_id(c) == rid for c in ends[i + 1 :]):
+        line = carried.line
+        if last_line.get(rid, -1) > line or any(_request_id(c) == rid for c in ends[i + 1 :]):
             return False
-        made = int(received_before[before - 1]) if before else 0
-        if rid not in scan.received_ids[:made] and store.ids.find(rid) is None:
+        if received_line.get(rid, line + 1) > line and store.ids.find(rid) is None:
             return False
     return True
 

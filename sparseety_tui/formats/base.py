@@ -119,16 +119,6 @@ class FormatFamily(Protocol):
         ...
 
     @property
-    def scan_ahead(self) -> Callable[[bytes, int], Callable[[], None]] | None:
-        """``scan_server``'s work on a chunk done before the reader reaches it, on a
-        read-ahead thread (``ingest.batch``), where the family's scanner can: called as
-        ``scan_ahead(data, max_line_bytes)`` on that thread, it returns what the reading
-        thread calls, right before it reads that chunk, to have ``scan_server`` use the
-        work. What the scans give is the same either way. None: nothing to do ahead.
-        """
-        ...
-
-    @property
     def range_start(self) -> Callable[[bytes], bool] | None:
         """For a reader that splits a big file into byte ranges parsed by separate
         processes (``ingest.parallel``): whether a range may start at this line (its bytes,

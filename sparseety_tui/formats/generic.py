@@ -173,7 +173,6 @@ class GenericFamily:
     )
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     scan_server = None
-    scan_ahead = None
     decode_simple_block = None
     #: Never read in ranges: detection never gives it and ``--format`` cannot name it.
     range_start = None

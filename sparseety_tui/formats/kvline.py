@@ -127,7 +127,6 @@ class KvLineFamily:
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     scan_server = None
-    scan_ahead = None
     decode_simple_block = None
     range_start = None  # no state across lines: a split read may start anywhere
 

@@ -204,7 +204,6 @@ class TraceFamily:
     #: the parser): a split read may start at any line.
     range_start = None
     scan_server = None  # its records take scan_requests
-    scan_ahead = None
 
     def new_parser(self, *, reference_time: float | None = None) -> TraceParser:
         return TraceParser()  # its timestamps carry the year

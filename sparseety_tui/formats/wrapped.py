@@ -99,8 +99,6 @@ class WrappedFamily:
     scan_requests = None  # the fast paths read bare records
 
     scan_server = None
-
-    scan_ahead = None
     decode_simple_block: BlockDecoder | None = None
     #: Read by one process: a byte range could start inside a record Docker split, and
     #: ``ingest.parallel`` checks server-log ranges against the bare family's prefixes.

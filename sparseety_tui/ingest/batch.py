@@ -6,12 +6,8 @@ file once, start to end, with the same Extractor.
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import queue
-import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +19,8 @@ from sparseety_tui.core.file_tokens import base_tokenizer
 from sparseety_tui.core.literal import quote
 from sparseety_tui.core.series import EngineSeries
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.formats.base import FormatFamily
 from sparseety_tui.sources.inputs import InputPath, expand, os_reason
-from sparseety_tui.sources.lines import DEFAULT_MAX_LINE_BYTES, Chunk, RawLine, iter_chunks
+from sparseety_tui.sources.lines import Chunk, RawLine, iter_chunks
 
 
 class InputError(Exception):
@@ -115,9 +110,8 @@ def make_shape(options: Options) -> ModelShape:
 def ingest_file(extractor: Extractor, path: str) -> int:
     """Read a whole file into the extractor; returns its file index."""
     file = extractor.add_file(str(Path(path)))
-    state = extractor.files[file]
     with reading(path), columns_mapped(), without_cyclic_gc():
-        extractor.feed_chunks(file, read_ahead(path, lambda: state.family))
+        extractor.feed_chunks(file, chunks_from_the_heap(iter_chunks(path)))
     extractor.finish_file(file)
     release_free_memory()
     return file
@@ -154,8 +148,8 @@ HEAP_THRESHOLD_BYTES = 32 << 20
 _mallopt: Any = None
 
 
-#: While a chunk is read: above a chunk's size (1 MiB, 4 MiB read ahead).
-CHUNK_THRESHOLD_BYTES = 16 << 20
+#: While a chunk is read: above a chunk's size (sources.lines.iter_chunks, 1 MiB).
+CHUNK_THRESHOLD_BYTES = 4 << 20
 #: While a file is read, the heap's top is handed back only above this (or by
 #: ``release_free_memory``), so that the chunk just freed is there for the next one.
 TRIM_THRESHOLD_BYTES = 64 << 20
@@ -182,88 +176,6 @@ def chunks_from_the_heap(chunks: Iterator[Chunk | RawLine]) -> Iterator[Chunk | 
         if chunk is None:
             return
         yield chunk
-
-
-#: While a read-ahead thread runs: how often the reading thread lets it have the GIL
-#: (CPython's default, 5 ms, held the read-ahead thread up to 5 ms at each of the few
-#: points of a chunk where it needs the GIL, so that it fell behind the reader).
-READ_AHEAD_SWITCH_S = 0.001
-#: The chunks the read-ahead thread reads (four of the 1 MiB chunks).
-READ_AHEAD_CHUNK_BYTES = 4 << 20
-
-
-def read_ahead(
-    path: str, family_of: Callable[[], FormatFamily | None]
-) -> Iterator[Chunk | RawLine]:
-    """The chunks of ``path`` (``iter_chunks``, ``chunks_from_the_heap``), or, once the
-    file's family can do its scanner's work ahead (``FormatFamily.scan_ahead``), the rest
-    read and scanned one chunk ahead on another thread, which the native scanner lets run
-    while it holds no Python object: reading and scanning a 1 GB vLLM log (a fifth of its
-    time) then run on the second core. Those chunks are ``READ_AHEAD_CHUNK_BYTES`` long:
-    each costs the two threads a few hand-overs of the GIL. The lines, and what the scans
-    give, are the same either way."""
-    scan = None
-    chunks = iter_chunks(path)
-    follows = 0  # where the next chunk starts
-    for item in chunks_from_the_heap(chunks):
-        yield item
-        follows = item.offset + (len(item.data) if isinstance(item, Chunk) else item.length)
-        family = family_of()
-        scan = None if family is None else family.scan_ahead
-        if scan is not None:
-            break
-    del chunks  # (its file is closed as it goes: the rest is read anew from ``follows``)
-    if scan is not None:
-        yield from _read_ahead(iter_chunks(path, follows, chunk_bytes=READ_AHEAD_CHUNK_BYTES), scan)
-
-
-class _Done:
-    """The read-ahead thread's last word: the end of the chunks, or what it raised."""
-
-    def __init__(self, error: BaseException | None) -> None:
-        self.error = error
-
-
-def _read_ahead(
-    chunks: Iterator[Chunk | RawLine], scan: Callable[[bytes, int], Callable[[], None]]
-) -> Iterator[Chunk | RawLine]:
-    ready: queue.Queue[tuple[Chunk | RawLine, Callable[[], None] | None] | _Done]
-    ready = queue.Queue(maxsize=2)
-    stopping = threading.Event()
-
-    def work() -> None:
-        try:
-            for item in chunks_from_the_heap(chunks):
-                use = scan(item.data, DEFAULT_MAX_LINE_BYTES) if isinstance(item, Chunk) else None
-                ready.put((item, use))
-                if stopping.is_set():
-                    return
-            ready.put(_Done(None))
-        except BaseException as exc:  # handed to the reader, which raises it
-            ready.put(_Done(exc))
-
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(READ_AHEAD_SWITCH_S)
-    thread = threading.Thread(target=work, name="read-ahead", daemon=True)
-    thread.start()
-    try:
-        while True:
-            got = ready.get()
-            if isinstance(got, _Done):
-                if got.error is not None:
-                    raise got.error
-                return
-            item, use = got
-            if use is not None:
-                use()
-            yield item
-    finally:
-        stopping.set()
-        while thread.is_alive():  # (it may wait to put one more chunk)
-            with contextlib.suppress(queue.Empty):
-                ready.get(timeout=0.05)
-        thread.join()
-        sys.setswitchinterval(switch)
 
 
 def _set_malloc(parameter: int, value: int) -> None:

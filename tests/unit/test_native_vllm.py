@@ -442,59 +442,27 @@ def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_line
     assert long_line[0] == 0  # a line over max_line_bytes is never carried
 
 
-def test_a_chain_of_scans_is_the_scans_a_reader_asks_for() -> None:
-    data = _generated_log(5, 64, odd=True)
-    chain = _vllmscan.scan_chain(data, 50, 1 << 20)
-    pos = 0
-    while pos < len(data):
-        assert chain.pop(pos) == _vllmscan.scan_vllm(data, pos, 50, 1 << 20, True)
-        _n, end, reason, next_end = _vllmscan.scan_vllm(data, pos, 50, 1 << 20, True)[:4]
-        if reason == _vllmscan.STOP_ODD:
-            pos = next_end
-        elif end > pos:
-            pos = end
-        else:
-            break
-    assert chain == {}
+def test_an_id_list_is_counted_or_refused_whatever_its_length_and_bytes() -> None:
+    # The C module reads a list sixteen bytes at a time where it can, then byte by byte:
+    # every length, and an odd byte at every place, against the count Python would give.
+    def line(ids: bytes) -> bytes:
+        return (
+            b"INFO 11-30 12:00:00 [logger.py:43] Received request a: prompt: 'x', params: "
+            b"SamplingParams(n=1, max_tokens=5), prompt_token_ids: [" + ids + b"], "
+            b"lora_request: None.\n"
+        )
 
+    import numpy as np
 
-def test_reading_ahead_on_a_thread_gives_what_reading_in_turn_gives(tmp_path: Path) -> None:
-    # ingest.batch reads and scans a vLLM log's chunks ahead on another thread once the
-    # file's family is known: the same state as the per-line path, over many chunks.
-    import os
-
-    from sparseety_tui.ingest import batch
-
-    data = _generated_log(6, 64, odd=True, steps=3000)
-    path = tmp_path / "vllm.log"
-    path.write_bytes(data)
-    os.utime(path, (_MTIME, _MTIME))
-    real = batch.iter_chunks
-    scanned: list[int] = []
-    real_chain = native_module._vllmscan.scan_chain
-
-    def chain(*args: Any) -> Any:
-        scanned.append(1)
-        return real_chain(*args)
-
-    def read(native: bool) -> dict[str, Any]:
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(
-                batch, "iter_chunks", lambda *a, **k: real(*a, **{**k, "chunk_bytes": 8192})
-            )
-            patch.setattr(native_module._vllmscan, "scan_chain", chain, raising=False)
-            if not native:
-                patch.setattr(vllm_module.VllmFamily, "scan_server", None)
-                patch.setattr(vllm_module.VllmFamily, "scan_ahead", None)
-            extractor = Extractor(tokens=_TOKENS)
-            batch.ingest_file(extractor, str(path))
-        return _snapshot(extractor)
-
-    assert len(data) > 20 * 8192
-    expected = read(native=False)
-    assert scanned == []
-    assert read(native=True) == expected
-    assert len(scanned) > 10  # the chunks after the first were scanned ahead
+    for count in range(0, 12):
+        ids = b", ".join(str(7 * i).encode() for i in range(count))
+        n, *_rest = _vllmscan.scan_vllm(line(ids), 0, 10, 1 << 20)
+        ints = _rest[9]
+        assert n == 1 and np.frombuffer(ints, dtype=np.int32)[0] == count
+        for at in range(len(ids)):
+            for odd in (b"x", b"\x80", b"-", b"\t"):
+                bad = ids[:at] + odd + ids[at + 1 :]
+                assert _vllmscan.scan_vllm(line(bad), 0, 10, 1 << 20)[0] == 0, (bad, at)
 
 
 def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:

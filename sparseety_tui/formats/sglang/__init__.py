@@ -80,7 +80,6 @@ class SglangFamily:
     #: The native scanner of its common lines (formats/sglang/native.py); None when not built.
     #: (a staticmethod: a plain function here would be bound to the family)
     scan_server = None if SCANNER is None else staticmethod(SCANNER)
-    scan_ahead = None
     decode_simple_block = None
 
     @staticmethod

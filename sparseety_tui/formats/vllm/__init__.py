@@ -64,7 +64,7 @@ from sparseety_tui.formats import prometheus
 from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats.serverlog import quotes_traceback
 from sparseety_tui.formats.vllm.kinds import KINDS
-from sparseety_tui.formats.vllm.native import SCANNER, scan_vllm_ahead
+from sparseety_tui.formats.vllm.native import SCANNER
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
 from sparseety_tui.formats.vllm.requests import RECENT_IDS
@@ -90,8 +90,6 @@ class VllmFamily:
     #: The native scanner of its request and access lines (formats/vllm/native.py); None
     #: when not built. (a staticmethod: a plain function here would be bound to the family)
     scan_server = None if SCANNER is None else staticmethod(SCANNER)
-    #: Its C scans of a chunk made ahead, on the read-ahead thread (formats/vllm/native.py).
-    scan_ahead = None if SCANNER is None else staticmethod(scan_vllm_ahead)
 
     @staticmethod
     def range_start(line: bytes) -> bool:

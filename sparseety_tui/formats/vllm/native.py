@@ -20,7 +20,6 @@ often. A time stamp the clock cannot read also ends the run (the parser says why
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import compress
 from typing import Any
@@ -158,46 +157,10 @@ def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) 
     assert _vllmscan is not None
     if not isinstance(parser, VllmParser) or not _takes_fast_paths(parser):
         return _empty(data, start, _line_end(data, start))
-    ahead = _ahead
-    raw = None
-    if ahead is not None and ahead.data is data and ahead.max_line_bytes == max_line_bytes:
-        raw = ahead.raws.pop(start, None)
-    if raw is None:
-        raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
+    raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
     if raw[0] == 0:
         return _empty(data, start, raw[3])
     return _Walk(parser, data, raw).run()
-
-
-@dataclass(frozen=True)
-class _Ahead:
-    """The C scans of one chunk made before the reader reached it (``scan_vllm_ahead``):
-    by start offset, from the chunk's start and from after each line a scan stopped at
-    (where the Extractor asks next when it reads that line by line). A C scan depends on
-    nothing but its arguments, so one made ahead is the one ``scan_vllm`` would make."""
-
-    data: bytes
-    max_line_bytes: int
-    raws: dict[int, tuple[Any, ...]]
-
-
-#: The chunk whose scans were made ahead (reading thread only; ``_Ahead.use``).
-_ahead: _Ahead | None = None
-
-
-def scan_vllm_ahead(data: bytes, max_line_bytes: int) -> Callable[[], None]:
-    """``FormatFamily.scan_ahead``: the scans of ``data`` made now, on this thread (the C
-    module lets go of the GIL while it reads), for ``scan_vllm`` to take."""
-    assert _vllmscan is not None
-    # One C call for the chunk: the read-ahead thread takes the GIL once a chunk, not at
-    # every scan (at each of which it would wait for the reading thread to let go).
-    ahead = _Ahead(data, max_line_bytes, _vllmscan.scan_chain(data, MAX_LINES, max_line_bytes))
-
-    def use() -> None:
-        global _ahead
-        _ahead = ahead
-
-    return use
 
 
 class _Walk:
