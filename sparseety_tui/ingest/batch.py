@@ -124,19 +124,26 @@ def release_free_memory() -> None:
     the freed pages, so the process looks ~40% bigger than what it holds. malloc_trim
     returns them. A no-op where glibc is not the allocator.
     """
-    global _malloc_trim
-    if _malloc_trim is None:
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
+
+
+def _glibc() -> Any:
+    """glibc, for ``malloc_trim`` and ``mallopt``; None where it is not the allocator."""
+    global _libc
+    if _libc is None:
         try:
             import ctypes
 
-            _malloc_trim = ctypes.CDLL("libc.so.6").malloc_trim
+            _libc = ctypes.CDLL("libc.so.6")
+            _libc.malloc_trim, _libc.mallopt  # noqa: B018  (both there, or neither used)
         except (OSError, AttributeError):
-            _malloc_trim = False
-    if _malloc_trim:
-        _malloc_trim(0)
+            _libc = False
+    return _libc or None
 
 
-_malloc_trim: Any = None
+_libc: Any = None
 
 #: ``mallopt`` parameter numbers (malloc.h: ``M_TRIM_THRESHOLD``, ``M_MMAP_THRESHOLD``).
 _M_TRIM_THRESHOLD = -1
@@ -145,7 +152,6 @@ _M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD_BYTES = 256 << 10
 #: Afterwards: glibc's own ceiling for its threshold (temporaries are served from the heap).
 HEAP_THRESHOLD_BYTES = 32 << 20
-_mallopt: Any = None
 
 
 #: While a chunk is read: above a chunk's size (sources.lines.iter_chunks, 1 MiB).
@@ -179,16 +185,9 @@ def chunks_from_the_heap(chunks: Iterator[Chunk | RawLine]) -> Iterator[Chunk | 
 
 
 def _set_malloc(parameter: int, value: int) -> None:
-    global _mallopt
-    if _mallopt is None:
-        try:
-            import ctypes
-
-            _mallopt = ctypes.CDLL("libc.so.6").mallopt
-        except (OSError, AttributeError):
-            _mallopt = False
-    if _mallopt:
-        _mallopt(parameter, value)
+    libc = _glibc()
+    if libc is not None:
+        libc.mallopt(parameter, value)
 
 
 @contextmanager
