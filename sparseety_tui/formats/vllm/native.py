@@ -6,8 +6,8 @@ on its fast paths; this module then moves the parser's state on exactly as parsi
 lines one by one would have (the year clock, the window of recent received ids, the
 warning flag) and hands the columns to ``core.vllm_bulk``.
 
-A line the C module does not read (a stats line, a 5xx access line, a warning: ~1 % of a
-busy log, one every ~50 requests) is parsed here, by the parser, at its place, and the run
+A line the C module does not read (a stats line, a 5xx access line, a warning, the end
+of a request: ~1 % of a busy log) is parsed here, by the parser, at its place, and the run
 goes on past it when the parser is back on its fast paths and the line's event cannot
 touch a request row (``_carries``): its kind and event ride along in ``VllmScan.others``
 and the applier merges them in line order. Any other line ends the run, as the run's last
@@ -44,7 +44,6 @@ MAX_LINES = 1 << 16
 #: Line kinds in ``VllmScan.kinds``: the C module's (native/vllm_scan.c), and a line it
 #: does not read that the parser read in the run (``VllmScan.others``).
 RECEIVED, ADDED, ACCESS, OTHER = 0, 1, 2, 3
-_STOP_ODD = 1  # native/vllm_scan.c: the scan ended at a line it does not read
 
 
 @dataclass(frozen=True)
