@@ -227,17 +227,18 @@ def _ends_commute(store: RequestStore, scan: VllmScan, request_lines: np.ndarray
     ends = [c for c in scan.others if c.event is not None and c.event[0] == "request"]
     if not ends:
         return True
-    last_line = dict(zip(scan.ids, request_lines.tolist()))  # each id's last request line
-    received_line = dict(
-        zip(scan.received_ids, request_lines[scan.kinds[request_lines] == RECEIVED].tolist())
-    )
+    # (A few ends a run: list searches in C, not a dict of every id of the run.)
+    ids, received_ids = scan.ids, scan.received_ids
+    received_lines = request_lines[scan.kinds[request_lines] == RECEIVED]
     for i, carried in enumerate(ends):
         assert carried.event is not None and carried.event[0] == "request"
         rid = carried.event[1]["request_id"]
         line = carried.line
-        if last_line.get(rid, -1) > line or any(_request_id(c) == rid for c in ends[i + 1 :]):
+        later = ids[int(np.searchsorted(request_lines, line)) :]
+        if rid in later or any(_request_id(c) == rid for c in ends[i + 1 :]):
             return False
-        if received_line.get(rid, line + 1) > line and store.ids.find(rid) is None:
+        made = rid in received_ids and received_lines[received_ids.index(rid)] < line
+        if not made and store.ids.find(rid) is None:
             return False
     return True
 
