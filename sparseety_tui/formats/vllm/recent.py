@@ -60,11 +60,6 @@ class RecentIds:
             del serial[rid]  # (an evicted id updated by remember_new: out of the window)
         self.remembered -= len(newest)
 
-    def __len__(self) -> int:
-        # Every serial above the floor is its id's latest: an id remembered again was out
-        # of the window then, so its older serial is below the floor now.
-        return min(self.remembered, self.size)
-
     def __iter__(self) -> Iterator[str]:
         """The ids in the window, oldest first."""
         floor = self.remembered - self.size
