@@ -41,7 +41,6 @@ from sparseety_tui.formats.vllm.native import ACCESS, ADDED, OTHER, RECEIVED, Ca
 if TYPE_CHECKING:
     from sparseety_tui.core.files import FileState
     from sparseety_tui.core.server_bulk import ServerTarget
-    from sparseety_tui.core.store import RequestStore
 
 #: The per-line path's kind of each line kind of the scan.
 _UNPARSED = 255
@@ -152,7 +151,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     encoded = _encoded(received_ids)
     if not store.ids.all_new(encoded):
         return False  # a re-received id (or two ids of one hash): merged line by line
-    if not _ends_commute(store, scan, request_lines):
+    if not _ends_commute(target, scan, request_lines):
         return False  # a request's end that only line by line merges as it should
     base = len(store)
     if scan.added_refs is not None:  # the Received line of each Added line, from C
@@ -218,15 +217,20 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     return True
 
 
-def _ends_commute(store: RequestStore, scan: VllmScan, request_lines: np.ndarray) -> bool:
+def _ends_commute(target: ServerTarget, scan: VllmScan, request_lines: np.ndarray) -> bool:
     """Whether each request end the run carries (``formats.vllm.native.ENDS``) can be
     merged after the run's rows with the effect it has at its line: its row is there
     before its line (an older row, or one a Received line of the run makes before it) and
     no later line of the run names it (so it changes the row the last, at either place).
-    An end of an id with no row would make a new row at its place among the run's."""
+    An end of an id with no row would make a new row at its place among the run's; and
+    the lifecycle must not compact its open rows during the run (a compaction drops the
+    rows that ended before it: an end merged after the run would be missed)."""
     ends = [c for c in scan.others if c.event is not None and c.event[0] == "request"]
     if not ends:
         return True
+    store = target.merger.store
+    if len(request_lines) > target.merger.lifecycle.opened_before_compaction(target.file):
+        return False  # (each request line opens at most one row)
     # (A few ends a run: list searches in C, not a dict of every id of the run.)
     ids, received_ids = scan.ids, scan.received_ids
     received_lines = request_lines[scan.kinds[request_lines] == RECEIVED]

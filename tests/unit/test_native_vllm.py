@@ -325,6 +325,43 @@ def test_a_run_carries_the_end_of_a_request_it_made(tmp_path: Path) -> None:
         assert (not by_line) == bulk
 
 
+def test_an_end_before_the_open_rows_are_compacted_equals_per_line(tmp_path: Path) -> None:
+    # The lifecycle compacts its list of open rows when it reaches a size (1,024 first),
+    # dropping those that ended: an end merged after the run's rows would come after that
+    # compaction instead of before it.
+    lines = []
+    for i in range(1100):
+        lines.append(
+            f"INFO 11-30 12:00:01 [logger.py:43] Received request r{i}: prompt: 'x', params: "
+            "SamplingParams(n=1, max_tokens=5), prompt_token_ids: [1], lora_request: None."
+        )
+        lines.append(f"INFO 11-30 12:00:01 [async_llm.py:270] Added request r{i}.")
+        if i == 1000:
+            lines.append("INFO 11-30 12:00:02 [async_llm.py:420] Aborted request r5.")
+    _assert_same(("\n".join(lines) + "\n").encode(), tmp_path)
+
+
+def test_a_carried_line_moves_the_clock_for_the_request_lines_after_it(
+    tmp_path: Path,
+) -> None:
+    # Line by line, each request line compares its stamp with the clock's last: a stats
+    # line carried in a run moves that clock (here across a new year), so the request
+    # lines after it, though of the C module's run of one stamp, are read anew.
+    def added(rid: str, stamp: str) -> str:
+        return f"INFO {stamp} [async_llm.py:270] Added request {rid}."
+
+    def received(rid: str, stamp: str) -> str:
+        return (
+            f"INFO {stamp} [logger.py:43] Received request {rid}: prompt: 'x', params: "
+            "SamplingParams(n=1, max_tokens=5), prompt_token_ids: [1], lora_request: None."
+        )
+
+    late = "12-31 23:59:59"
+    lines = [received("a", late), _stats("01-01 00:00:00", 3), added("a", late)]
+    lines += [received("b", late), _stats("01-01 00:00:01", 2), received("c", late)]
+    _assert_same(("\n".join(lines) + "\n").encode(), tmp_path)
+
+
 def test_a_long_busy_log_equals_per_line(tmp_path: Path) -> None:
     # Thousands of open rows: the lifecycle's list of them is compacted along the way.
     data = _generated_log(3, 64, odd=False, steps=6000, idle=False)

@@ -209,6 +209,7 @@ class _Walk:
         forgotten = False
         done = 0  # request lines whose ids the window has taken (the by-line way)
         other_lines = np.flatnonzero(self.kinds == OTHER).tolist()
+        self._stamp_after(other_lines)
         seg_lines = self.request_lines[self.seg_starts].tolist()
         last = -1  # the last OTHER line read
         o = s = 0
@@ -252,6 +253,22 @@ class _Walk:
         else:
             self._remember_by_line(done, requests)
         return self._scan(cut, requests)
+
+    def _stamp_after(self, other_lines: list[int]) -> None:
+        """Make the first request line after each OTHER line start a run of one stamp
+        too: that line moved the parser's clock, and line by line the next request line
+        compares its stamp with the clock's last again (and may read it anew)."""
+        if not other_lines:
+            return
+        requests = len(self.request_lines)
+        after = np.searchsorted(self.request_lines, other_lines)
+        after = np.unique(after[after < requests]).astype(np.int32)
+        if not len(after):
+            return
+        starts = np.union1d(self.seg_starts, after).astype(np.int32)
+        of = np.searchsorted(self.seg_starts, starts, side="right") - 1  # its C run
+        self.stamps = [self.stamps[i] for i in of.tolist()]
+        self.seg_starts = starts
 
     def _received_at(self, request: int) -> int:
         """Received lines among the first ``request`` request lines."""
