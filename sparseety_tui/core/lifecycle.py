@@ -118,12 +118,6 @@ class Lifecycle:
             track = self._tracks[path] = _Track()
         return track
 
-    def opened_before_compaction(self, file: int) -> int:
-        """How many rows of ``file`` can open before its list of open rows is compacted
-        (the ended ones dropped); nothing is made for a file with none yet."""
-        track = self._tracks.get(self._lineage[file])
-        return COMPACT_MIN if track is None else track.compact_at - len(track.open_rows) - 1
-
     def opened(self, row: int, file: int) -> None:
         """``row`` became open (it was not) through a line of ``file``."""
         track = self._track(file)

@@ -70,14 +70,15 @@ def apply_vllm_scan(target: ServerTarget, scan: VllmScan) -> None:
         if not np.any(scan.kinds < ACCESS):  # no request line: only carried lines
             for carried in scan.others:
                 _merge_carried(target, scan, carried, line_kinds, names)
-        elif merger._observer is not None or not _apply_bulk(target, scan, line_kinds):
+        elif merger._observer is not None or not _apply_bulk(target, scan, line_kinds, names):
             _apply_by_line(target, scan, line_kinds, names)
         else:
             # Their events cannot touch the run's rows (formats.vllm.native._carries),
             # but for the last line's, which comes after all of them: merged after the
-            # rows.
+            # rows. (The request ends were merged at their places among the rows.)
             for carried in scan.others:
-                _merge_carried(target, scan, carried, line_kinds, names)
+                if not _is_end(carried):
+                    _merge_carried(target, scan, carried, line_kinds, names)
     finally:
         made, state.diagnostics = state.diagnostics, kept
     kept.extend(sorted(made, key=lambda d: d.line_no))
@@ -137,7 +138,9 @@ def _count_lines(state: FileState, line_kinds: np.ndarray, names: dict[int, str]
 # -- the bulk way ---------------------------------------------------------------------
 
 
-def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) -> bool:
+def _apply_bulk(
+    target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray, names: dict[int, str]
+) -> bool:
     """The common run in bulk; False (nothing changed) when it is not one."""
     merger, state, file = target.merger, target.state, target.file
     store = merger.store
@@ -211,7 +214,7 @@ def _apply_bulk(target: ServerTarget, scan: VllmScan, line_kinds: np.ndarray) ->
     # (New rows need no ``store.touch``: they are at or above ``dirty_from``, which is at
     # most the store's length before them.)
     added_lines = request_lines[~is_received]
-    _added_lines(target, scan, rows, added_ids, added_lines, ts[~is_received], line_kinds)
+    _added_lines(target, scan, rows, added_ids, added_lines, ts[~is_received], line_kinds, names)
     if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):
         merger.apply_meta_defaults(meta, base, base + k)
     return True
@@ -222,15 +225,13 @@ def _ends_commute(target: ServerTarget, scan: VllmScan, request_lines: np.ndarra
     merged after the run's rows with the effect it has at its line: its row is there
     before its line (an older row, or one a Received line of the run makes before it) and
     no later line of the run names it (so it changes the row the last, at either place).
-    An end of an id with no row would make a new row at its place among the run's; and
-    the lifecycle must not compact its open rows during the run (a compaction drops the
-    rows that ended before it: an end merged after the run would be missed)."""
-    ends = [c for c in scan.others if c.event is not None and c.event[0] == "request"]
+    An end of an id with no row would make a new row at its place among the run's. (The
+    ends are merged among the opening of the run's rows in line order, ``_added_lines``:
+    a compaction of the open rows drops those that ended before it.)"""
+    ends = _ends(scan)
     if not ends:
         return True
     store = target.merger.store
-    if len(request_lines) > target.merger.lifecycle.opened_before_compaction(target.file):
-        return False  # (each request line opens at most one row)
     # (A few ends a run: list searches in C, not a dict of every id of the run.)
     ids, received_ids = scan.ids, scan.received_ids
     received_lines = request_lines[scan.kinds[request_lines] == RECEIVED]
@@ -245,6 +246,15 @@ def _ends_commute(target: ServerTarget, scan: VllmScan, request_lines: np.ndarra
         if not made and store.ids.find(rid) is None:
             return False
     return True
+
+
+def _is_end(carried: Carried) -> bool:
+    return carried.event is not None and carried.event[0] == "request"
+
+
+def _ends(scan: VllmScan) -> list[Carried]:
+    """The request ends the run carries (its only carried request events)."""
+    return [c for c in scan.others if _is_end(c)]
 
 
 def _request_id(carried: Carried) -> object:
@@ -273,10 +283,12 @@ def _added_lines(
     lines: np.ndarray,
     times: np.ndarray,
     line_kinds: np.ndarray,
+    names: dict[int, str],
 ) -> None:
     """Each Added line at its place: recorded on its row (new rows), or merged as the
     per-line path does (older rows); new rows are opened (``core.lifecycle``) in line
-    order with the older rows an Added line opens again."""
+    order with the older rows an Added line opens again and the request ends the run
+    carries (a compaction of the open rows drops those ended before it)."""
     merger, state, file = target.merger, target.state, target.file
     store = merger.store
     base = len(store) - int(np.count_nonzero(scan.kinds == RECEIVED))
@@ -298,13 +310,29 @@ def _added_lines(
         finally:
             if collecting:
                 gc.enable()
-        _open_rows(merger, range(base, len(store)), file)
+        for end in _ends(scan):
+            upto = int(np.searchsorted(received_lines, end.line))
+            _open_rows(merger, range(base + opened, base + upto), file)
+            opened = upto
+            _merge_carried(target, scan, end, line_kinds, names)
+        _open_rows(merger, range(base + opened, len(store)), file)
         return
-    for j, row in enumerate(row_list):
+    ends = _ends(scan)
+    in_order = sorted(
+        [(int(line), 0, j) for j, line in enumerate(lines.tolist())]
+        + [(end.line, 1, i) for i, end in enumerate(ends)]
+    )
+    for line, is_end, j in in_order:
+        if is_end:
+            upto = int(np.searchsorted(received_lines, line))
+            _open_rows(merger, range(base + opened, base + upto), file)
+            opened = upto
+            _merge_carried(target, scan, ends[j], line_kinds, names)
+            continue
+        row = row_list[j]
         if row >= base:
             store.add_line(row, file, offsets[j], lengths[j])
             continue
-        line = int(lines[j])
         upto = int(np.searchsorted(received_lines, line))
         _open_rows(merger, range(base + opened, base + upto), file)
         opened = upto
