@@ -12,13 +12,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sparseety_tui.core.compare.figures import figure_unit
 from sparseety_tui.core.compare.text import (
-    change_kind,
-    fmt_ci,
-    fmt_delta,
+    before_after,
+    figure_cells,
     fmt_rel,
-    fmt_value,
     match_text,
 )
 from sparseety_tui.core.literal import escape
@@ -37,17 +34,16 @@ def figures_table(doc: dict[str, Any]) -> Table:
     table.add_column("figure", no_wrap=True)
     for column in ("baseline", "candidate", "Δ", "Δ%", "CI95"):
         table.add_column(column, justify="right", min_width=12 if column == "CI95" else None)
-    base, cand = doc["baseline"]["figures"], doc["candidate"]["figures"]
-    for name, entry in doc["delta"].items():
-        unit = figure_unit(name)
-        style = STYLE[change_kind(name, entry["abs"])]
+    for name in doc["delta"]:
+        cells = figure_cells(doc, name)
+        style = STYLE[cells.change]
         table.add_row(
             Text(name),
-            fmt_value(base.get(name), unit),
-            fmt_value(cand.get(name), unit),
-            Text(fmt_delta(entry["abs"], unit), style=style),
-            Text(fmt_rel(entry["rel"]), style=style),
-            fmt_ci(entry.get("ci95"), unit),
+            cells.baseline,
+            cells.candidate,
+            Text(cells.delta, style=style),
+            Text(cells.rel, style=style),
+            cells.ci95,
         )
     return table
 
@@ -65,9 +61,9 @@ def regressions_table(doc: dict[str, Any]) -> Table:
         table.add_row(
             Text(escape(r["baseline_id"])),
             Text(escape(r["candidate_id"])),
-            f"{fmt_value(lat['baseline'], 's')} → {fmt_value(lat['candidate'], 's')}",
+            before_after(lat, "s"),
             Text(fmt_rel(lat["rel"]), style="red" if (lat["abs"] or 0) > 0 else ""),
-            f"{fmt_value(comp['baseline'], 'tokens')} → {fmt_value(comp['candidate'], 'tokens')}",
+            before_after(comp, "tokens"),
             Text(fmt_rel(comp["rel"]), style="red" if (comp["abs"] or 0) > 0 else ""),
         )
     return table

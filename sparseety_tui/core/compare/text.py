@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sparseety_tui.core.compare.figures import figure_better
+from typing import Any, NamedTuple
+
+from sparseety_tui.core.compare.figures import figure_better, figure_unit
 
 
 def fmt_value(value: float | int | None, unit: str) -> str:
@@ -46,6 +48,35 @@ def change_kind(name: str, value: float | None) -> str:
     if value is None or not value or better is None:
         return ""
     return "better" if (value < 0) == (better == "lower") else "worse"
+
+
+class FigureCells(NamedTuple):
+    """A figure's row of the document's delta, written: both views style ``change``."""
+
+    baseline: str
+    candidate: str
+    delta: str
+    rel: str
+    ci95: str
+    change: str  # change_kind
+
+
+def figure_cells(doc: dict[str, Any], name: str) -> FigureCells:
+    unit = figure_unit(name)
+    entry = doc["delta"][name]
+    return FigureCells(
+        fmt_value(doc["baseline"]["figures"].get(name), unit),
+        fmt_value(doc["candidate"]["figures"].get(name), unit),
+        fmt_delta(entry["abs"], unit),
+        fmt_rel(entry["rel"]),
+        fmt_ci(entry.get("ci95"), unit),
+        change_kind(name, entry["abs"]),
+    )
+
+
+def before_after(change: dict[str, Any], unit: str) -> str:
+    """A regression's per-request figure as ``baseline → candidate``."""
+    return f"{fmt_value(change['baseline'], unit)} → {fmt_value(change['candidate'], unit)}"
 
 
 MATCH_TEXT = {

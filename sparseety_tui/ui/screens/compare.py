@@ -18,13 +18,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from sparseety_tui.core.compare.document import PairDiff
-from sparseety_tui.core.compare.figures import figure_unit
 from sparseety_tui.core.compare.text import (
-    change_kind,
-    fmt_ci,
-    fmt_delta,
+    before_after,
+    figure_cells,
     fmt_rel,
-    fmt_value,
     match_text,
 )
 from sparseety_tui.core.costmodel import ModelShape
@@ -112,17 +109,16 @@ class CompareScreen(Screen[None]):
         doc = self.document
         figures = self.query_one("#figures", DataTable)
         figures.add_columns("figure", "baseline", "candidate", "Δ", "Δ%", "CI95 (paired)")
-        base, cand = doc["baseline"]["figures"], doc["candidate"]["figures"]
-        for name, entry in doc["delta"].items():
-            unit = figure_unit(name)
-            style = CHANGE_STYLE[change_kind(name, entry["abs"])]
+        for name in doc["delta"]:
+            cells = figure_cells(doc, name)
+            style = CHANGE_STYLE[cells.change]
             figures.add_row(
                 name,
-                Text(fmt_value(base.get(name), unit), justify="right"),
-                Text(fmt_value(cand.get(name), unit), justify="right"),
-                Text(fmt_delta(entry["abs"], unit), style=style, justify="right"),
-                Text(fmt_rel(entry["rel"]), style=style, justify="right"),
-                Text(fmt_ci(entry.get("ci95"), unit), justify="right"),
+                Text(cells.baseline, justify="right"),
+                Text(cells.candidate, justify="right"),
+                Text(cells.delta, style=style, justify="right"),
+                Text(cells.rel, style=style, justify="right"),
+                Text(cells.ci95, justify="right"),
             )
         table = self.query_one("#pairs", DataTable)
         table.add_columns("baseline id", "candidate id", "latency s", "Δ", "compute", "Δ")
@@ -131,16 +127,9 @@ class CompareScreen(Screen[None]):
             table.add_row(
                 Text(escape(pair.entry["baseline_id"])),
                 Text(escape(pair.entry["candidate_id"])),
-                Text(
-                    f"{fmt_value(lat['baseline'], 's')} → {fmt_value(lat['candidate'], 's')}",
-                    justify="right",
-                ),
+                Text(before_after(lat, "s"), justify="right"),
                 _rel(lat),
-                Text(
-                    f"{fmt_value(comp['baseline'], 'tokens')} → "
-                    f"{fmt_value(comp['candidate'], 'tokens')}",
-                    justify="right",
-                ),
+                Text(before_after(comp, "tokens"), justify="right"),
                 _rel(comp),
             )
         (table if self.pairs else figures).focus()
