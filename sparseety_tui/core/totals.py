@@ -209,65 +209,6 @@ class _Sums:
         return whole_number(total) if total.is_integer() else total
 
 
-class _PickedRows:
-    """Some rows of one chunk of a store, seen as a store of their own (rows 0..k-1), so
-    that the chunk functions (``column_inputs`` and co., which find a row's extras by its
-    place in the chunk) total a filtered subset exactly as they total a whole chunk."""
-
-    def __init__(self, store: StoreView, rows: np.ndarray[Any, Any], first: int) -> None:
-        """``rows``: ascending store rows, all in ``[first, first + CHUNK_ROWS)``."""
-        import numpy as np
-
-        self._store = store
-        self._rows = rows
-        self._first = first
-        extras: dict[int, RowExtras] = {}
-        for row, value in list(store.extras.items()):
-            at = int(np.searchsorted(rows, row))
-            if at < len(rows) and int(rows[at]) == row:
-                extras[at] = value
-        self._extras = extras
-
-    @property
-    def columns(self) -> Mapping[str, ColumnView]:
-        return self._store.columns  # not read by the totals (they read numeric_view)
-
-    @property
-    def extras(self) -> Mapping[int, RowExtras]:
-        return self._extras
-
-    @property
-    def models(self) -> Sequence[str]:
-        return self._store.models
-
-    @property
-    def ids(self) -> IdsView:
-        return self._store.ids  # not read by the totals
-
-    @property
-    def offset(self) -> ColumnView:
-        return self._store.offset  # not read by the totals
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def numeric_view(
-        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
-    ) -> dict[str, np.ndarray[Any, Any]]:
-        stop = len(self._rows) if stop is None else min(stop, len(self._rows))
-        if stop <= start:
-            empty = self._store.numeric_view(self._first, self._first, names)
-            return {k: v[:0] for k, v in empty.items()}
-        # From the first row asked for, not the chunk's: a slice reads its own rows only.
-        begin, last = int(self._rows[start]), int(self._rows[stop - 1]) + 1
-        cols = self._store.numeric_view(begin, last, names)
-        local = self._rows[start:stop] - begin
-        return {k: v[local] for k, v in cols.items()}
-
-    def lines_of(self, row: int) -> list[LineLocation]:
-        return self._store.lines_of(int(self._rows[row]))
-
-
 class _WithExtras:
     """A store view with the extras of some of its rows only (a slice's). The chunk
     functions pass over every extra of the view they are given (they find a row's by its
@@ -307,6 +248,45 @@ class _WithExtras:
 
     def lines_of(self, row: int) -> list[LineLocation]:
         return self._store.lines_of(row)
+
+
+class _PickedRows(_WithExtras):
+    """Some rows of one chunk of a store, seen as a store of their own (rows 0..k-1), so
+    that the chunk functions (``column_inputs`` and co., which find a row's extras by its
+    place in the chunk) total a filtered subset exactly as they total a whole chunk.
+    (``columns``, ``ids`` and ``offset`` are the store's: the totals do not read them.)"""
+
+    def __init__(self, store: StoreView, rows: np.ndarray[Any, Any], first: int) -> None:
+        """``rows``: ascending store rows, all in ``[first, first + CHUNK_ROWS)``."""
+        import numpy as np
+
+        extras: dict[int, RowExtras] = {}
+        for row, value in list(store.extras.items()):
+            at = int(np.searchsorted(rows, row))
+            if at < len(rows) and int(rows[at]) == row:
+                extras[at] = value
+        super().__init__(store, extras)
+        self._rows = rows
+        self._first = first
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def numeric_view(
+        self, start: int = 0, stop: int | None = None, names: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        stop = len(self._rows) if stop is None else min(stop, len(self._rows))
+        if stop <= start:
+            empty = self._store.numeric_view(self._first, self._first, names)
+            return {k: v[:0] for k, v in empty.items()}
+        # From the first row asked for, not the chunk's: a slice reads its own rows only.
+        begin, last = int(self._rows[start]), int(self._rows[stop - 1]) + 1
+        cols = self._store.numeric_view(begin, last, names)
+        local = self._rows[start:stop] - begin
+        return {k: v[local] for k, v in cols.items()}
+
+    def lines_of(self, row: int) -> list[LineLocation]:
+        return self._store.lines_of(int(self._rows[row]))
 
 
 class _Packed:
