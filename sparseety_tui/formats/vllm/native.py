@@ -30,6 +30,7 @@ from sparseety_tui.events import Event, LineKind
 from sparseety_tui.formats.base import LineParser
 from sparseety_tui.formats.base import ServerScanner as _ServerScanner
 from sparseety_tui.formats.vllm.parser import VllmParser
+from sparseety_tui.formats.vllm.requests import may_be_engine_side
 from sparseety_tui.native import PURE_PYTHON
 
 try:
@@ -322,7 +323,8 @@ class _Walk:
                 for i in outside:
                     rid = self.ids[int(added[i])]
                     serial = serials.get(rid, 0)
-                    if rid[-9:-8] == "-" and not (serial > 0 and serial > floor + before[i]):
+                    in_window = serial > 0 and serial > floor + before[i]
+                    if may_be_engine_side(rid) and not in_window:
                         return False  # _canonical would look for its front-end id
         return recent.remember_new(self.received_ids)
 
@@ -335,7 +337,7 @@ class _Walk:
             rid = ids[i]
             if self.is_received[i]:
                 recent.remember(rid)
-            elif rid not in recent and rid[-9:-8] == "-":
+            elif rid not in recent and may_be_engine_side(rid):
                 ids[i] = parser._canonical(rid)
 
     def _scan(self, n: int, requests: int) -> VllmScan:

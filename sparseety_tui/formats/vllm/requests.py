@@ -92,6 +92,12 @@ def _repr_string(body: bytes, pos: int) -> tuple[str | None, int]:
         return None, j + 1
 
 
+def may_be_engine_side(rid: str) -> bool:
+    """Whether ``rid`` may be an engine-side ``<id>-<8hex>`` (``_canonical`` maps only
+    those, and only when the id itself is not in the window)."""
+    return rid[-9:-8] == "-"
+
+
 class RequestLines:
     """The request methods of ``VllmParser`` (a mixin: the state below is set by its
     ``__init__``, ``pending`` and ``keep_token_ids`` by ``ServerLogParser``'s)."""
@@ -110,7 +116,7 @@ class RequestLines:
 
     def _canonical(self, rid: str) -> str:
         """Engine-side ``<id>-<8hex>`` -> the front-end ``<id>`` we saw received."""
-        if rid in self._recent or rid[-9:-8] != "-":
+        if rid in self._recent or not may_be_engine_side(rid):
             return rid
         m = _ID_SUFFIX_RE.search(rid)
         if m is not None:
