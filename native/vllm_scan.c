@@ -414,6 +414,7 @@ static void free_buffers(buffers *b) {
     free(b->id_begin);
     free(b->id_end);
     free(b->refs);
+    memset(b, 0, sizeof(*b)); /* (freed again after a failed grow_buffers: a no-op) */
 }
 
 static int alloc_buffers(buffers *b, Py_ssize_t cap) {
@@ -434,9 +435,35 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     if (!b->kinds || !b->offsets || !b->lengths || !b->seg_starts || !b->ints || !b->floats ||
         !b->spans || !b->seg_stamps || !b->id_begin || !b->id_end || !b->refs) {
         free_buffers(b);
-        PyErr_NoMemory();
         return 0;
     }
+    return 1;
+}
+
+/* ``b`` with room for ``cap`` lines, what it holds kept (the per-Received blocks move to
+ * their new strides). 0 when out of memory: ``b`` is then freed. */
+static int grow_buffers(buffers *b, Py_ssize_t cap) {
+    buffers g;
+    if (!alloc_buffers(&g, cap)) {
+        free_buffers(b);
+        return 0;
+    }
+    size_t old = (size_t)b->cap, n = (size_t)cap;
+    memcpy(g.kinds, b->kinds, old);
+    memcpy(g.offsets, b->offsets, old * sizeof(int64_t));
+    memcpy(g.lengths, b->lengths, old * sizeof(uint32_t));
+    memcpy(g.seg_starts, b->seg_starts, old * sizeof(int32_t));
+    memcpy(g.seg_stamps, b->seg_stamps, old * sizeof(int64_t));
+    memcpy(g.id_begin, b->id_begin, old * sizeof(int64_t));
+    memcpy(g.id_end, b->id_end, old * sizeof(int64_t));
+    for (size_t j = 0; j < 3; j++)
+        memcpy(g.ints + j * n, b->ints + j * old, old * sizeof(int32_t));
+    for (size_t j = 0; j < 2; j++) {
+        memcpy(g.floats + j * n, b->floats + j * old, old * sizeof(double));
+        memcpy(g.spans + j * n, b->spans + j * old, old * sizeof(int64_t));
+    }
+    free_buffers(b);
+    *b = g;
     return 1;
 }
 
@@ -516,19 +543,21 @@ PyDoc_STRVAR(scan_vllm_doc,
 "values; refs int32 per request line: for an Added line the index among the Received\n"
 "lines of the last one before it with the same id, else -1.");
 
+/* Lines the buffers have room for at first (``grow_buffers`` then doubles them). */
+#define FIRST_CAP 4096
+
 /* Where one scan ended, and how much it holds (``buffers``). */
 typedef struct {
     Py_ssize_t n, end, next_end, requests, received, segs;
     int reason;
 } scan_state;
 
-/* The lines of [data, data + len) from ``start`` into ``buf`` (``buf->cap`` lines at
- * most): plain C, no Python object made or touched, so it runs without the GIL (the
+/* The lines of [data, data + len) from ``start`` into ``buf`` (``max_lines`` at most;
+ * ``buf`` grows as they come): plain C, no Python object made or touched, so it runs without the GIL (the
  * live tail's screen thread draws while its ingest thread scans). 0: out of memory. */
 static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
-                      Py_ssize_t max_line_bytes, int carry, buffers *bufp, scan_state *st) {
-    buffers buf = *bufp;
-    const Py_ssize_t max_lines = buf.cap;
+                      Py_ssize_t max_line_bytes, Py_ssize_t max_lines, int carry, buffers *buf,
+                      scan_state *st) {
     const uchar *data_end = data + len;
     Py_ssize_t pos = start, n = 0, requests = 0, received = 0, segs = 0;
     Py_ssize_t last_stamp = -1;
@@ -540,6 +569,8 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
             next_end = pos;
             break;
         }
+        if (n >= buf->cap && !grow_buffers(buf, buf->cap * 2 < max_lines ? buf->cap * 2 : max_lines))
+            return 0;
         const uchar *s = data + pos;
         const uchar *nl = memchr(s, '\n', (size_t)(data_end - s));
         const uchar *e = nl != NULL ? nl : data_end;
@@ -554,28 +585,28 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
             break;
         }
         if (kind == K_RECEIVED || kind == K_ADDED) {
-            buf.id_begin[requests] = info.id_begin;
-            buf.id_end[requests] = info.id_end;
+            buf->id_begin[requests] = info.id_begin;
+            buf->id_end[requests] = info.id_end;
             if (last_stamp < 0 || memcmp(data + last_stamp, data + info.stamp, 14) != 0) {
-                buf.seg_stamps[segs] = info.stamp;
-                buf.seg_starts[segs++] = (int32_t)requests;
+                buf->seg_stamps[segs] = info.stamp;
+                buf->seg_starts[segs++] = (int32_t)requests;
                 last_stamp = info.stamp;
             }
             if (kind == K_RECEIVED) {
-                buf.ints[received] = info.prompt_tokens;
-                buf.ints[max_lines + received] = info.max_tokens;
-                buf.ints[2 * max_lines + received] = info.n;
-                buf.floats[received] = info.temperature;
-                buf.floats[max_lines + received] = info.top_p;
-                buf.spans[received] = info.prompt_begin;
-                buf.spans[max_lines + received] = info.prompt_end;
+                buf->ints[received] = info.prompt_tokens;
+                buf->ints[buf->cap + received] = info.max_tokens;
+                buf->ints[2 * buf->cap + received] = info.n;
+                buf->floats[received] = info.temperature;
+                buf->floats[buf->cap + received] = info.top_p;
+                buf->spans[received] = info.prompt_begin;
+                buf->spans[buf->cap + received] = info.prompt_end;
                 received++;
             }
             requests++;
         }
-        buf.kinds[n] = (uint8_t)kind;
-        buf.offsets[n] = pos;
-        buf.lengths[n] = (uint32_t)(line_end - pos);
+        buf->kinds[n] = (uint8_t)kind;
+        buf->offsets[n] = pos;
+        buf->lengths[n] = (uint32_t)(line_end - pos);
         n++;
         pos = line_end;
         next_end = pos;
@@ -587,12 +618,12 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
     st->requests = requests;
     st->received = received;
     st->segs = segs;
-    /* (buf.kinds of the request lines, in order, for added_refs) */
+    /* (buf->kinds of the request lines, in order, for added_refs) */
     uint8_t *request_kinds = malloc((size_t)requests + 1);
     if (request_kinds == NULL) return 0;
     for (Py_ssize_t i = 0, r = 0; i < n; i++)
-        if (buf.kinds[i] == K_RECEIVED || buf.kinds[i] == K_ADDED) request_kinds[r++] = buf.kinds[i];
-    int made = added_refs(data, &buf, request_kinds, requests, received);
+        if (buf->kinds[i] == K_RECEIVED || buf->kinds[i] == K_ADDED) request_kinds[r++] = buf->kinds[i];
+    int made = added_refs(data, buf, request_kinds, requests, received);
     free(request_kinds);
     return made;
 }
@@ -657,16 +688,18 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
         return NULL;
     }
     if (max_lines > (1 << 24)) max_lines = 1 << 24;
+    /* Room for a few chunks' worth of lines at first, grown by doubling: a run is ~400
+     * lines, and buffers for max_lines at every call were a third of the scan's time. */
     buffers buf;
-    if (!alloc_buffers(&buf, max_lines)) {
+    if (!alloc_buffers(&buf, max_lines < FIRST_CAP ? max_lines : FIRST_CAP)) {
         PyBuffer_Release(&view);
-        return NULL;
+        return PyErr_NoMemory();
     }
     const uchar *data = (const uchar *)view.buf;
     scan_state st;
     int made;
     Py_BEGIN_ALLOW_THREADS
-    made = scan_lines(data, view.len, start, max_line_bytes, carry, &buf, &st);
+    made = scan_lines(data, view.len, start, max_line_bytes, max_lines, carry, &buf, &st);
     Py_END_ALLOW_THREADS
     PyObject *result = made ? scan_result(data, &buf, &st) : PyErr_NoMemory();
     free_buffers(&buf);

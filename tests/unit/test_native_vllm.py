@@ -479,6 +479,40 @@ def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_line
     assert long_line[0] == 0  # a line over max_line_bytes is never carried
 
 
+def test_a_scan_longer_than_its_first_buffers_keeps_every_line() -> None:
+    # The C buffers start with room for a few thousand lines and double: what was read
+    # before each growth (per-Received blocks included) must come out unchanged.
+    import numpy as np
+
+    count = 10_000
+    lines = [
+        f"INFO 11-30 12:00:00 [logger.py:43] Received request r{i}: prompt: 'x', params: "
+        f"SamplingParams(n={i % 3 + 1}, temperature={i % 10 / 10}, max_tokens={i}, "
+        f"min_tokens=0), "
+        f"prompt_token_ids: [{', '.join(['1'] * (i % 7 + 1))}], lora_request: None."
+        for i in range(count)
+    ]
+    lines += [f"INFO 11-30 12:00:01 [async_llm.py:270] Added request r{i}." for i in range(count)]
+    data = ("\n".join(lines) + "\n").encode()
+    n, end, reason, _next, kinds, _o, lengths, ids, *_s, ints, floats, _sp, refs = (
+        _vllmscan.scan_vllm(data, 0, 1 << 16, 1 << 20, True)
+    )
+    assert (n, end, reason) == (2 * count, len(data), _vllmscan.STOP_END)
+    assert kinds == bytes([0] * count + [1] * count)
+    assert np.frombuffer(lengths, dtype=np.uint32).sum() == len(data)
+    assert ids == [f"r{i}" for i in range(count)] * 2
+    prompt, max_tokens, n_ = np.frombuffer(ints, dtype=np.int32).reshape(3, count)
+    assert prompt.tolist() == [i % 7 + 1 for i in range(count)]
+    assert max_tokens.tolist() == list(range(count))
+    assert n_.tolist() == [i % 3 + 1 for i in range(count)]
+    temperature = np.frombuffer(floats, dtype=np.float64).reshape(2, count)[0]
+    assert temperature.tolist() == [i % 10 / 10 for i in range(count)]
+    assert np.frombuffer(refs, dtype=np.int32).tolist() == [-1] * count + list(range(count))
+    full = _vllmscan.scan_vllm(data, 0, 9_000, 1 << 20, True)
+    assert (full[0], full[2]) == (9_000, _vllmscan.STOP_FULL)
+    assert full[1] == sum(len(line) + 1 for line in lines[:9_000])
+
+
 def test_an_id_list_is_counted_or_refused_whatever_its_length_and_bytes() -> None:
     # The C module reads a list sixteen bytes at a time where it can, then byte by byte:
     # every length, and an odd byte at every place, against the count Python would give.
