@@ -42,7 +42,7 @@ def _same(recent: RecentIds, model: Model, alphabet: list[str]) -> None:
     assert [rid in recent for rid in alphabet] == [rid in model.window for rid in alphabet]
 
 
-# More ids than the dict holds before it compacts (8 windows): compactions happen too.
+# Many more ids than a window: generations are dropped along the way.
 IDS = [f"r{i}" for i in range(40)]
 step = st.one_of(
     st.tuples(st.just("one"), st.sampled_from(IDS)),

@@ -318,11 +318,10 @@ class _Walk:
             in_window = (j >= 0) & (j < before) & (before <= j + recent.size)
             outside = np.flatnonzero(~in_window).tolist()
             if outside:
-                serials = recent.serials()
                 floor = recent.remembered - recent.size
                 for i in outside:
                     rid = self.ids[int(added[i])]
-                    serial = serials.get(rid, 0)
+                    serial = recent.serial_of(rid)
                     in_window = serial > 0 and serial > floor + before[i]
                     if may_be_engine_side(rid) and not in_window:
                         return False  # _canonical would look for its front-end id
