@@ -43,7 +43,7 @@ sys.path.insert(0, str(BENCH))
 import server_logs  # noqa: E402  (bench/ is no package: its scripts import each other)
 import summary_throughput  # noqa: E402
 import tail_read  # noqa: E402
-from child import peak_rss  # noqa: E402
+from child import compile_package, peak_rss  # noqa: E402
 from tail_read import TailRead  # noqa: E402
 
 BEGIN = "<!-- run_all:begin -->"
@@ -581,6 +581,7 @@ def main() -> int:
     )
     table = QUICK if args.quick else FULL
     files = {key: ensure_input(item, args.data, args.scratch) for key, item in table.items()}
+    compile_package()  # (the children start as an installed copy does)
     run = Run(
         quick=args.quick,
         runs=args.runs or (1 if args.quick else 3),

@@ -26,7 +26,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from child import GEN_LOGS, timed  # run as a script, or imported by run_all.py
+from child import GEN_LOGS, compile_package, timed  # run as a script, or imported by run_all.py
 
 
 def generate(paths: list[str], size: str) -> None:
@@ -104,6 +104,7 @@ def main() -> None:
         raise SystemExit("lnav not found: apt-get install -y lnav")
     if args.generate:
         generate(args.files, args.generate)
+    compile_package()
     print(json.dumps(compare(args.files, args.runs, lnav), indent=2))
 
 
