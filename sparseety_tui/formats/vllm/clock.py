@@ -44,6 +44,11 @@ class YearClock:
     _last_stamp: bytes
     _last_ts: float | None
     boundary: BoundaryNotes | None
+    #: The minute of the last stamp read (``b"MM-DD HH:MM"``), the year state it was read
+    #: in and its time at second 0: the next stamp of that minute, in that state, is that
+    #: time plus its seconds (exactly what ``LocalClock.to_unix`` adds), with no parsing.
+    _minute: tuple[bytes, int | None, int] = (b"", None, 0)
+    _minute_ts: float = 0.0
 
     def _stamp_text(self, stamp: bytes) -> float | None:
         """``_stamp`` for a line without a wrapper, from the stamp's text."""
@@ -95,6 +100,8 @@ class YearClock:
         return self.year_state()
 
     def _stamp_year(self, stamp: bytes, wrap_ts: bytes | None) -> float | None:
+        if wrap_ts is None and self._minute == (stamp[:11], self._year, self._last_month):
+            return self._minute_ts + float(stamp[12:14])  # (_year_for would change nothing)
         month = int(stamp[0:2])
         day = int(stamp[3:5])
         if wrap_ts is not None:
@@ -108,9 +115,11 @@ class YearClock:
         if not (1 <= month <= 12 and 1 <= day <= 31):
             return None
         year = self._year_for(month, day)
-        return self._clock.to_unix(
-            year, month, day, int(stamp[6:8]), int(stamp[9:11]), float(stamp[12:14])
+        self._minute_ts = self._clock.to_unix(
+            year, month, day, int(stamp[6:8]), int(stamp[9:11]), 0.0
         )
+        self._minute = (stamp[:11], year, month)
+        return self._minute_ts + float(stamp[12:14])
 
     def _wrap_ts(self, wrap_ts: bytes | None) -> float | None:
         """ts of a line whose only timestamp is a wrapper's (KServe, collectors)."""
