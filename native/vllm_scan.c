@@ -416,6 +416,7 @@ typedef struct {
     int64_t *id_begin;   /* per request line: its id's [begin, end) in the data */
     int64_t *id_end;
     int32_t *refs;       /* per request line: see ``added_refs`` */
+    uint8_t *req_kinds;  /* per request line: K_RECEIVED or K_ADDED */
 } buffers;
 
 static void free_buffers(buffers *b) {
@@ -430,6 +431,7 @@ static void free_buffers(buffers *b) {
     free(b->id_begin);
     free(b->id_end);
     free(b->refs);
+    free(b->req_kinds);
     memset(b, 0, sizeof(*b)); /* (freed again after a failed grow_buffers: a no-op) */
 }
 
@@ -448,8 +450,9 @@ static int alloc_buffers(buffers *b, Py_ssize_t cap) {
     b->id_begin = malloc(n * sizeof(int64_t));
     b->id_end = malloc(n * sizeof(int64_t));
     b->refs = malloc(n * sizeof(int32_t));
+    b->req_kinds = malloc(n);
     if (!b->kinds || !b->offsets || !b->lengths || !b->seg_starts || !b->ints || !b->floats ||
-        !b->spans || !b->seg_stamps || !b->id_begin || !b->id_end || !b->refs) {
+        !b->spans || !b->seg_stamps || !b->id_begin || !b->id_end || !b->refs || !b->req_kinds) {
         free_buffers(b);
         return 0;
     }
@@ -472,6 +475,7 @@ static int grow_buffers(buffers *b, Py_ssize_t cap) {
     memcpy(g.seg_stamps, b->seg_stamps, old * sizeof(int64_t));
     memcpy(g.id_begin, b->id_begin, old * sizeof(int64_t));
     memcpy(g.id_end, b->id_end, old * sizeof(int64_t));
+    memcpy(g.req_kinds, b->req_kinds, old);
     for (size_t j = 0; j < 3; j++)
         memcpy(g.ints + j * n, b->ints + j * old, old * sizeof(int32_t));
     for (size_t j = 0; j < 2; j++) {
@@ -601,6 +605,7 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
             break;
         }
         if (kind == K_RECEIVED || kind == K_ADDED) {
+            buf->req_kinds[requests] = (uint8_t)kind;
             buf->id_begin[requests] = info.id_begin;
             buf->id_end[requests] = info.id_end;
             if (last_stamp < 0 || memcmp(data + last_stamp, data + info.stamp, 14) != 0) {
@@ -634,14 +639,7 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
     st->requests = requests;
     st->received = received;
     st->segs = segs;
-    /* (buf->kinds of the request lines, in order, for added_refs) */
-    uint8_t *request_kinds = malloc((size_t)requests + 1);
-    if (request_kinds == NULL) return 0;
-    for (Py_ssize_t i = 0, r = 0; i < n; i++)
-        if (buf->kinds[i] == K_RECEIVED || buf->kinds[i] == K_ADDED) request_kinds[r++] = buf->kinds[i];
-    int made = added_refs(data, buf, request_kinds, requests, received);
-    free(request_kinds);
-    return made;
+    return added_refs(data, buf, buf->req_kinds, requests, received);
 }
 
 /* The Python tuple of one scan (the GIL held); NULL with an exception set. */
@@ -654,16 +652,27 @@ static PyObject *scan_result(const uchar *data, const buffers *b, const scan_sta
     int32_t *ints = malloc((size_t)(3 * k + 1) * sizeof(int32_t));
     double *floats = malloc((size_t)(2 * k + 1) * sizeof(double));
     int64_t *spans = malloc((size_t)(2 * k + 1) * sizeof(int64_t));
+    Py_ssize_t *received_at = malloc((size_t)(k + 1) * sizeof(Py_ssize_t)); /* -> request */
     if (ids == NULL || stamps == NULL) goto done;
-    if (!ints || !floats || !spans) {
+    if (!ints || !floats || !spans || !received_at) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t r = 0; r < st->requests; r++) {
-        PyObject *id = PyUnicode_DecodeASCII((const char *)data + b->id_begin[r],
-                                             b->id_end[r] - b->id_begin[r], NULL);
-        if (id == NULL) goto done;
+    /* An Added line's id is the str of the Received line it refers to (the same bytes,
+     * ``refs``), not a second copy: half the ids a run makes, hashes and frees. */
+    for (Py_ssize_t r = 0, seen = 0; r < st->requests; r++) {
+        PyObject *id;
+        int32_t ref = b->refs[r];
+        if (ref >= 0) {
+            id = PyList_GET_ITEM(ids, received_at[ref]);
+            Py_INCREF(id);
+        } else {
+            id = PyUnicode_DecodeASCII((const char *)data + b->id_begin[r],
+                                       b->id_end[r] - b->id_begin[r], NULL);
+            if (id == NULL) goto done;
+        }
         PyList_SET_ITEM(ids, r, id);
+        if (b->req_kinds[r] == K_RECEIVED) received_at[seen++] = r;
     }
     for (Py_ssize_t g = 0; g < st->segs; g++) {
         PyObject *stamp = BYTES(data + b->seg_stamps[g], 14);
@@ -688,6 +697,7 @@ done:
     free(ints);
     free(floats);
     free(spans);
+    free(received_at);
     return result;
 }
 
