@@ -220,7 +220,7 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         segment = start >> SEGMENT_SHIFT
         extras = {row: e.copy() for row, e in store.extras.part(segment).items() if row < stop}
         more_lines = {
-            row: list(more) for row, more in store.more_lines.part(segment).items() if row < stop
+            row: more for row, more in store.more_lines.part(segment).items() if row < stop
         }
         segments.append(
             _Segment(

@@ -166,8 +166,10 @@ _EXTRAS_COUNTS = (
 SEGMENT_SHIFT = 12
 SEGMENT_ROWS = 1 << SEGMENT_SHIFT
 
-#: (file, offset, length) of each line of a request after its first, in line order.
-MoreLines = list[tuple[int, int, int]]
+#: (file, offset, length) of each line of a request after its first, in line order. A
+#: tuple, replaced when a line comes: one object a row (a list is two, its item array
+#: apart), and a frozen copy shares it as it is (rows have one or two such lines).
+MoreLines = tuple[tuple[int, int, int], ...]
 
 _V = TypeVar("_V")
 
@@ -850,10 +852,9 @@ class RequestStore:
         """Record one more line that contributed to ``row``."""
         self.touch(row)
         more = self.more_lines.get(row)
-        if more is None:
-            self.more_lines[row] = [(file, offset, length)]
-        else:
-            more.append((file, offset, length))
+        self.more_lines[row] = (
+            ((file, offset, length),) if more is None else (*more, (file, offset, length))
+        )
 
     def extras_for(self, row: int) -> RowExtras:
         """The row's extras, created if need be; the caller is about to change them."""
@@ -988,4 +989,4 @@ class RequestStore:
 
 def _in_file(more: MoreLines, file: int) -> MoreLines:
     """A part's line locations pointed at file ``file``."""
-    return [(file, offset, length) for _f, offset, length in more]
+    return tuple([(file, offset, length) for _f, offset, length in more])

@@ -306,7 +306,7 @@ def _added_lines(
         collecting = gc.isenabled()
         gc.disable()
         try:
-            more_lines.add_new(row_list, map(list, zip(zip(repeat(file), offsets, lengths))))
+            more_lines.add_new(row_list, zip(zip(repeat(file), offsets, lengths)))
         finally:
             if collecting:
                 gc.enable()
