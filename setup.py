@@ -1,4 +1,4 @@
-"""Build the optional native helpers (native/*.c -> sparseety_tui._scan, ._idtable).
+"""Build the optional native helpers (native/*.c -> sparseety_tui._scan, ._idtable, ...).
 
 Everything else is in pyproject.toml. ``optional=True``: without a C compiler the
 package still installs and works, on the pure-Python block path (the same results,
@@ -13,5 +13,6 @@ setup(
         Extension("sparseety_tui._idtable", sources=["native/idtable.c"], optional=True),
         Extension("sparseety_tui._sglscan", sources=["native/sglang_scan.c"], optional=True),
         Extension("sparseety_tui._vllmscan", sources=["native/vllm_scan.c"], optional=True),
+        Extension("sparseety_tui._idwindow", sources=["native/id_window.c"], optional=True),
     ]
 )

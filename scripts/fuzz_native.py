@@ -145,6 +145,57 @@ def drive_idtable(module: ModuleType, data: bytes, rng: random.Random) -> None:
         module.place_rows(table, mask, exact_buffer(new), first_row)
 
 
+def drive_idwindow(module: ModuleType, data: bytes, rng: random.Random) -> None:
+    """_idwindow's Generations through random operations on ids cut from ``data`` (str of
+    every kind: ASCII, Latin-1, BMP, astral, lone surrogates), held equal to the two
+    dicts formats/vllm/recent.py keeps without it."""
+    pieces = [data[i : i + rng.randrange(1, 9)] for i in range(0, len(data), 3)] or [b""]
+    decode = rng.choice(
+        (
+            lambda b: b.decode("latin-1"),
+            lambda b: b.decode("utf-8", "surrogateescape"),
+            lambda b: b.decode("utf-16-le", "surrogatepass") if len(b) % 2 == 0 else "x",
+            lambda b: "\U0001f600" + b.hex(),
+        )
+    )
+    ids = [decode(p) for p in pieces]
+    native, new, old = module.Generations(), {}, {}
+
+    def serial_of(rid: str) -> int:
+        return new.get(rid, old.get(rid, 0)) if rid in new or rid in old else 0
+
+    for _ in range(rng.randrange(1, 60)):
+        op = rng.randrange(4)
+        if op == 0:
+            rid, serial = rng.choice(ids), rng.randrange(1, 1 << 40)
+            native.add(rid, serial)
+            new[rid] = serial
+        elif op == 1:
+            run = rng.sample(ids, min(len(ids), rng.randrange(0, 50)))
+            if rng.random() < 0.2 and run:
+                run.append(run[0])
+            start, floor = rng.randrange(1, 1 << 40), rng.randrange(-5, 1 << 40)
+            want = not any(serial_of(r) > max(floor, 0) for r in run) and len(set(run)) == len(run)
+            assert native.add_run(run, start, floor) is want
+            if want:
+                new.update(zip(run, range(start, start + len(run))))
+        elif op == 2:
+            gone = rng.sample(ids, min(len(ids), rng.randrange(0, 50)))
+            native.discard(gone)
+            for rid in gone:
+                new.pop(rid, None)
+        else:
+            size = rng.randrange(0, 40)
+            native.next_generation(size)
+            if len(new) >= size:
+                old, new = new, {}
+        probe = rng.sample(ids, min(len(ids), 20))
+        assert [native.serial_of(r) for r in probe] == [serial_of(r) for r in probe]
+    assert native.latest() == {**old, **new}
+    with contextlib.suppress(TypeError):
+        native.add_run([b"not a str"], 1, 0)
+
+
 def line_scanner(call: Callable[..., tuple[int, ...]]) -> Driver:
     """A driver for a server-line scanner that returns (lines, end, ...) and says where the
     line it stopped at ends: it walks ``data`` as formats/*/native.py do, scanning a run,
@@ -195,6 +246,7 @@ TARGETS: dict[str, Target] = {
     "_idtable": Target("native/idtable.c", "sparseety_tui._idtable", drive_idtable),
     "_sglscan": Target("native/sglang_scan.c", "sparseety_tui._sglscan", line_scanner(_sglscan)),
     "_vllmscan": Target("native/vllm_scan.c", "sparseety_tui._vllmscan", line_scanner(_vllmscan)),
+    "_idwindow": Target("native/id_window.c", "sparseety_tui._idwindow", drive_idwindow),
 }
 
 

@@ -63,13 +63,15 @@ def test_the_environment_can_turn_the_native_helpers_off() -> None:
 
     code = (
         "from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
-        "print(trace.FAMILY.scan_requests is None, idindex._idtable is None)"
+        "from sparseety_tui.formats.vllm import recent; "
+        "print(trace.FAMILY.scan_requests is None, idindex._idtable is None, "
+        "type(recent.RecentIds(4)._serials).__name__)"
     )
     env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout
-    assert out.split() == ["True", "True"]
+    assert out.split() == ["True", "True", "_Dicts"]
 
 
 # -- one scan --------------------------------------------------------------------------

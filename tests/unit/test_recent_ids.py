@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sparseety_tui.formats.vllm import recent as recent_module
 from sparseety_tui.formats.vllm.recent import RecentIds
 
 SIZE = 4
@@ -50,10 +52,13 @@ step = st.one_of(
 )
 
 
+@pytest.mark.parametrize("native", [True, False], ids=["C", "dicts"])
 @settings(max_examples=400, deadline=None)
-@given(st.lists(step, max_size=40))
-def test_the_window_is_the_last_ids_remembered(steps: list[tuple[object, ...]]) -> None:
-    recent, model = RecentIds(SIZE), Model()
+@given(steps=st.lists(step, max_size=40))
+def test_the_window_is_the_last_ids_remembered(
+    native: bool, steps: list[tuple[object, ...]]
+) -> None:
+    recent, model = RecentIds(SIZE, native=native), Model()
     for item in steps:
         if item[0] == "one":
             rid = item[1]
@@ -87,3 +92,36 @@ def test_remembering_an_id_while_looking_back_forgets_the_ids_after_first() -> N
     assert "a" in recent and "b" not in recent
     assert recent.remember("x")  # the run ends at this line: "b" and "c" were never read
     assert list(recent) == ["a", "x"] and recent.remembered == 2
+
+
+def test_the_window_keeps_its_ids_in_c_when_built() -> None:
+    assert recent_module.Generations is not None  # (.ci/run builds it: gcc is installed)
+    assert type(RecentIds(SIZE)._serials) is recent_module.Generations
+
+
+# Enough ids for the C tables to grow, collide and shift entries back on a discard.
+MANY = [f"id-{i:04x}" for i in range(600)]
+operation = st.one_of(
+    st.tuples(st.just("add"), st.sampled_from(MANY), st.integers(1, 10_000)),
+    st.tuples(
+        st.just("add_run"),
+        st.lists(st.sampled_from(MANY), max_size=80),
+        st.integers(1, 10_000),
+        st.integers(-50, 10_000),
+    ),
+    st.tuples(st.just("discard"), st.lists(st.sampled_from(MANY), max_size=80)),
+    st.tuples(st.just("next_generation"), st.integers(0, 200)),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(operation, max_size=60))
+def test_the_c_generations_keep_what_the_dicts_keep(ops: list[tuple[object, ...]]) -> None:
+    assert recent_module.Generations is not None
+    native, dicts = recent_module.Generations(), recent_module._Dicts()
+    for name, *args in ops:
+        assert getattr(native, name)(*args) == getattr(dicts, name)(*args)
+        assert [native.serial_of(rid) for rid in MANY] == [dicts.serial_of(rid) for rid in MANY]
+    assert native.latest() == dicts.latest()
+    with pytest.raises(TypeError):
+        native.serial_of(1)  # type: ignore[arg-type]
