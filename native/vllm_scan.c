@@ -549,7 +549,8 @@ static int added_refs(const uchar *data, const buffers *b, const uint8_t *reques
 
 PyDoc_STRVAR(scan_vllm_doc,
 "scan_vllm(data, start, max_lines, max_line_bytes, carry=0) -> (n, end, reason, next_end,\n"
-"kinds, offsets, lengths, ids, seg_starts, seg_stamps, ints, floats, spans, refs)\n\n"
+"kinds, offsets, lengths, ids, seg_starts, seg_stamps, ints, floats, spans, refs,\n"
+"received_ids, received_blob, received_ends, received_hashes)\n\n"
 "Reads the lines of ``data`` (whole lines) from ``start`` while each is a Received,\n"
 "Added or non-5xx access line of the fast shapes (or, with ``carry``, any other line of\n"
 "at most ``max_line_bytes`` whose first byte is 'I', 'W' or '(', recorded as kind 3 and\n"
@@ -561,7 +562,9 @@ PyDoc_STRVAR(scan_vllm_doc,
 "Received line, ints int32 [prompt_tokens, max_tokens, n], floats float64 [temperature,\n"
 "top_p] (NaN unknown), spans int64 [prompt begin, end] (-1: none), each block of k\n"
 "values; refs int32 per request line: for an Added line the index among the Received\n"
-"lines of the last one before it with the same id, else -1.");
+"lines of the last one before it with the same id, else -1. received_ids: the Received\n"
+"lines' ids (str, as in ids); received_blob: their bytes end to end, received_ends int64\n"
+"the end of each in it, received_hashes int64 each str's hash().");
 
 /* Lines the buffers have room for at first (``grow_buffers`` then doubles them). */
 #define FIRST_CAP 4096
@@ -653,8 +656,14 @@ static PyObject *scan_result(const uchar *data, const buffers *b, const scan_sta
     double *floats = malloc((size_t)(2 * k + 1) * sizeof(double));
     int64_t *spans = malloc((size_t)(2 * k + 1) * sizeof(int64_t));
     Py_ssize_t *received_at = malloc((size_t)(k + 1) * sizeof(Py_ssize_t)); /* -> request */
-    if (ids == NULL || stamps == NULL) goto done;
-    if (!ints || !floats || !spans || !received_at) {
+    /* The Received ids as the store's id table takes them (core/idindex.py EncodedIds):
+     * their bytes end to end, the end of each, and each str's own hash. */
+    PyObject *received = PyList_New(k);
+    int64_t *ends = malloc((size_t)(k + 1) * sizeof(int64_t));
+    int64_t *hashes = malloc((size_t)(k + 1) * sizeof(int64_t));
+    PyObject *blob = NULL;
+    if (ids == NULL || stamps == NULL || received == NULL) goto done;
+    if (!ints || !floats || !spans || !received_at || !ends || !hashes) {
         PyErr_NoMemory();
         goto done;
     }
@@ -672,7 +681,22 @@ static PyObject *scan_result(const uchar *data, const buffers *b, const scan_sta
             if (id == NULL) goto done;
         }
         PyList_SET_ITEM(ids, r, id);
-        if (b->req_kinds[r] == K_RECEIVED) received_at[seen++] = r;
+        if (b->req_kinds[r] == K_RECEIVED) {
+            Py_hash_t hash = PyObject_Hash(id);
+            if (hash == -1) goto done;
+            Py_INCREF(id);
+            PyList_SET_ITEM(received, seen, id);
+            hashes[seen] = (int64_t)hash;
+            ends[seen] = (seen ? ends[seen - 1] : 0) + (b->id_end[r] - b->id_begin[r]);
+            received_at[seen++] = r;
+        }
+    }
+    blob = PyBytes_FromStringAndSize(NULL, k ? (Py_ssize_t)ends[k - 1] : 0);
+    if (blob == NULL) goto done;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        Py_ssize_t r = received_at[j];
+        memcpy(PyBytes_AS_STRING(blob) + (j ? ends[j - 1] : 0), data + b->id_begin[r],
+               (size_t)(b->id_end[r] - b->id_begin[r]));
     }
     for (Py_ssize_t g = 0; g < st->segs; g++) {
         PyObject *stamp = BYTES(data + b->seg_stamps[g], 14);
@@ -686,14 +710,19 @@ static PyObject *scan_result(const uchar *data, const buffers *b, const scan_sta
         memcpy(spans + j * k, b->spans + j * cap, (size_t)k * sizeof(int64_t));
     }
     Py_ssize_t n = st->n, segs = st->segs;
-    result = Py_BuildValue("nnnnNNNONONNNN", n, st->end, (Py_ssize_t)st->reason, st->next_end,
-                           BYTES(b->kinds, n), BYTES(b->offsets, n * 8), BYTES(b->lengths, n * 4),
-                           ids, BYTES(b->seg_starts, segs * 4), stamps, BYTES(ints, k * 3 * 4),
-                           BYTES(floats, k * 2 * 8), BYTES(spans, k * 2 * 8),
-                           BYTES(b->refs, st->requests * 4));
+    result = Py_BuildValue("nnnnNNNONONNNNOONN", n, st->end, (Py_ssize_t)st->reason,
+                           st->next_end, BYTES(b->kinds, n), BYTES(b->offsets, n * 8),
+                           BYTES(b->lengths, n * 4), ids, BYTES(b->seg_starts, segs * 4), stamps,
+                           BYTES(ints, k * 3 * 4), BYTES(floats, k * 2 * 8),
+                           BYTES(spans, k * 2 * 8), BYTES(b->refs, st->requests * 4), received,
+                           blob, BYTES(ends, k * 8), BYTES(hashes, k * 8));
 done:
     Py_XDECREF(ids);
     Py_XDECREF(stamps);
+    Py_XDECREF(received);
+    Py_XDECREF(blob);
+    free(ends);
+    free(hashes);
     free(ints);
     free(floats);
     free(spans);

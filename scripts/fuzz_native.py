@@ -231,6 +231,9 @@ def _vllmscan(
     raw = module.scan_vllm(data, start, lines, line_bytes, (start + lines) % 2 == 0)
     n, requests = raw[0], len(raw[7])
     assert len(raw[4]) == n and len(raw[13]) == 4 * requests, (n, requests)
+    received = raw[14]
+    assert len(received) == raw[4].count(0) and len(raw[16]) == len(raw[17]) == 8 * len(received)
+    assert raw[15] == "".join(received).encode(), "the Received ids' blob"
     return raw[0], raw[1], raw[3]
 
 

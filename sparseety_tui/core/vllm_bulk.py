@@ -151,7 +151,7 @@ def _apply_bulk(
     received_at = np.flatnonzero(is_received)  # request index of each Received line
     added_at = np.flatnonzero(~is_received)
     k = len(received_ids)
-    encoded = _encoded(received_ids)
+    encoded = EncodedIds(scan.received_blob, scan.received_ends, scan.received_hashes)
     if not store.ids.all_new(encoded):
         return False  # a re-received id (or two ids of one hash): merged line by line
     if not _ends_commute(target, scan, request_lines):
@@ -260,19 +260,6 @@ def _ends(scan: VllmScan) -> list[Carried]:
 def _request_id(carried: Carried) -> object:
     event = carried.event
     return event[1]["request_id"] if event is not None and event[0] == "request" else None
-
-
-def _encoded(ids: list[str]) -> EncodedIds:
-    """New ids as the id table takes them in bulk (their hashes were made when the
-    parser's window of recent ids took them: str objects keep theirs)."""
-    joined = "".join(ids)
-    blob = joined.encode("ascii") if joined.isascii() else None
-    if blob is None:  # (the scanner takes ASCII ids only; kept general all the same)
-        parts = [i.encode("utf-8", errors="surrogatepass") for i in ids]
-        blob, lengths = b"".join(parts), np.fromiter(map(len, parts), np.int64, len(ids))
-    else:
-        lengths = np.fromiter(map(len, ids), np.int64, len(ids))
-    return EncodedIds(blob, np.cumsum(lengths), np.fromiter(map(hash, ids), np.int64, len(ids)))
 
 
 def _added_lines(

@@ -432,7 +432,10 @@ def test_scan_stops_at_the_first_line_it_does_not_read() -> None:
     ]
     data = b"\n".join(lines) + b"\n"
     result = _vllmscan.scan_vllm(data, 0, 100, 1 << 20)
-    n, end, reason, next_end, kinds, _o, _l, ids, _s, stamps, ints, floats, spans, refs = result
+    n, end, reason, next_end, kinds, _o, _l, ids, _s, stamps, ints, floats, spans, refs = result[
+        :14
+    ]
+    received, blob, ends, hashes = result[14:]
     assert (n, reason) == (3, _vllmscan.STOP_ODD)
     assert end == sum(len(line) + 1 for line in lines[:3])
     assert next_end == len(data)
@@ -446,6 +449,10 @@ def test_scan_stops_at_the_first_line_it_does_not_read() -> None:
     begin, stop = np.frombuffer(spans, dtype=np.int64).tolist()
     assert data[begin:stop] == b"x y"
     assert np.frombuffer(refs, dtype=np.int32).tolist() == [-1, 0]
+    # The Received ids as the id table takes them; an Added id is its Received id's str.
+    assert received == ["a"] and ids[1] is ids[0] is received[0]
+    assert blob == b"a" and np.frombuffer(ends, dtype=np.int64).tolist() == [1]
+    assert np.frombuffer(hashes, dtype=np.int64).tolist() == [hash("a")]
 
 
 def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_lines() -> None:
@@ -468,7 +475,9 @@ def test_a_carrying_scan_records_the_lines_it_does_not_read_and_links_added_line
 
     plain = _vllmscan.scan_vllm(data, 0, 100, 1 << 20)
     assert plain[0] == 1  # without carrying it stops at the stats line
-    n, end, reason, next_end, kinds, *_, refs = _vllmscan.scan_vllm(data, 0, 100, 1 << 20, True)
+    n, end, reason, next_end, kinds, *_, refs = _vllmscan.scan_vllm(data, 0, 100, 1 << 20, True)[
+        :14
+    ]
     assert (n, reason) == (8, _vllmscan.STOP_ODD)  # stops at the traceback's first line
     assert kinds == bytes([0, 3, 0, 3, 1, 1, 1, 3])
     assert end == sum(len(line) + 1 for line in lines[:8])
@@ -494,9 +503,15 @@ def test_a_scan_longer_than_its_first_buffers_keeps_every_line() -> None:
     ]
     lines += [f"INFO 11-30 12:00:01 [async_llm.py:270] Added request r{i}." for i in range(count)]
     data = ("\n".join(lines) + "\n").encode()
-    n, end, reason, _next, kinds, _o, lengths, ids, *_s, ints, floats, _sp, refs = (
-        _vllmscan.scan_vllm(data, 0, 1 << 16, 1 << 20, True)
+    scan = _vllmscan.scan_vllm(data, 0, 1 << 16, 1 << 20, True)
+    n, end, reason, _next, kinds, _o, lengths, ids, *_s, ints, floats, _sp, refs = scan[:14]
+    received, blob, ends, hashes = scan[14:]
+    assert received == ids[:count] and blob == "".join(received).encode()
+    assert (
+        np.frombuffer(ends, dtype=np.int64).tolist()
+        == np.cumsum([len(i) for i in received]).tolist()
     )
+    assert np.frombuffer(hashes, dtype=np.int64).tolist() == [hash(i) for i in received]
     assert (n, end, reason) == (2 * count, len(data), _vllmscan.STOP_END)
     assert kinds == bytes([0] * count + [1] * count)
     assert np.frombuffer(lengths, dtype=np.uint32).sum() == len(data)

@@ -21,7 +21,6 @@ often. A time stamp the clock cannot read also ends the run (the parser says why
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import compress
 from typing import Any
 
 import numpy as np
@@ -71,8 +70,11 @@ class VllmScan:
     ``temperature``, ``top_p`` (NaN unknown, as the columns hold them) and ``prompts``,
     the prompt's [begin, end) in ``data`` (-1: none). ``others``: the ``OTHER`` lines, in
     order; all but the last cannot touch a request row (``_carries``). ``received_ids``:
-    the Received lines' ids; ``added_refs``: per Added line, which of them (its index)
-    has its id, last before it, -1 none; None when ids were mapped (then not known).
+    the Received lines' ids, and ``received_blob`` / ``received_ends`` /
+    ``received_hashes`` the same as the store's id table takes them (their bytes end to
+    end, the end of each, each str's hash); ``added_refs``: per Added line, which of them
+    (its index) has its id, last before it, -1 none; None when ids were mapped (then not
+    known).
     """
 
     n: int
@@ -92,6 +94,9 @@ class VllmScan:
     prompts: np.ndarray
     others: list[Carried]
     received_ids: list[str]
+    received_blob: bytes
+    received_ends: np.ndarray
+    received_hashes: np.ndarray
     added_refs: np.ndarray | None
 
 
@@ -99,7 +104,7 @@ def _empty(data: bytes, start: int, next_end: int) -> VllmScan:
     none = np.zeros(0, dtype=np.int64)
     return VllmScan(
         0, start, next_end, data, none, none, none, [], none, none, none, none, none, none,
-        none, [], [], None,
+        none, [], [], b"", none, none, None,
     )  # fmt: skip
 
 
@@ -183,6 +188,10 @@ class _Walk:
             floats_b,
             spans_b,
             refs_b,
+            self.received_ids,
+            self.received_blob,
+            received_ends_b,
+            received_hashes_b,
         ) = raw
         self.parser, self.data, self.n = parser, data, n
         self.kinds = np.frombuffer(kinds_b, dtype=np.uint8)
@@ -198,7 +207,8 @@ class _Walk:
         self.floats = np.frombuffer(floats_b, dtype=np.float64).reshape(2, k)
         self.spans = np.frombuffer(spans_b, dtype=np.int64).reshape(2, k)
         self.refs = np.frombuffer(refs_b, dtype=np.int32)
-        self.received_ids = list(compress(self.ids, self.is_received.tolist()))
+        self.received_ends = np.frombuffer(received_ends_b, dtype=np.int64)
+        self.received_hashes = np.frombuffer(received_hashes_b, dtype=np.int64)
         self.others: list[Carried] = []
         self.seg_ts: list[float] = []
         self.bulk = False  # the window took the scan's ids in bulk (``run``)
@@ -373,6 +383,9 @@ class _Walk:
             self.spans[:, :received],
             self.others,
             self.received_ids[:received],
+            self.received_blob[: int(self.received_ends[received - 1]) if received else 0],
+            self.received_ends[:received],
+            self.received_hashes[:received],
             refs,
         )
 
