@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, overload
 from sparseety_tui.core.errors import FrozenErrorLog
 from sparseety_tui.core.files import FrozenFile
 from sparseety_tui.core.idindex import EncodedIds
+from sparseety_tui.core.line_table import LineSegment, LineTable, MoreLines
 from sparseety_tui.core.series import EngineSeries, HeatCounts
 from sparseety_tui.core.store import (
     INT_COLUMNS,
@@ -31,7 +32,6 @@ from sparseety_tui.core.store import (
     SEGMENT_SHIFT,
     UNKNOWN,
     LineLocation,
-    MoreLines,
     RequestStore,
     RowExtras,
     RowTable,
@@ -56,7 +56,7 @@ class _Segment:
     columns: dict[str, Segment]
     ids: EncodedIds
     extras: dict[int, RowExtras]
-    more_lines: dict[int, MoreLines]
+    more_lines: LineSegment
 
 
 class FrozenColumn:
@@ -138,7 +138,9 @@ class FrozenStore:
         self.models = models
         self.ids = FrozenIds(segments, self._rows)
         self.extras: Mapping[int, RowExtras] = RowTable([s.extras for s in segments])
-        self.more_lines: Mapping[int, MoreLines] = RowTable([s.more_lines for s in segments])
+        self.more_lines: Mapping[int, MoreLines] = LineTable(
+            SEGMENT_SHIFT, [s.more_lines for s in segments]
+        )
         self._columns: dict[str, FrozenColumn] = {}
 
     def __len__(self) -> int:
@@ -219,9 +221,7 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
             columns[name] = values
         segment = start >> SEGMENT_SHIFT
         extras = {row: e.copy() for row, e in store.extras.part(segment).items() if row < stop}
-        more_lines = {
-            row: more for row, more in store.more_lines.part(segment).items() if row < stop
-        }
+        more_lines = store.more_lines.part(segment).snapshot(stop)
         segments.append(
             _Segment(
                 start,

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from sparseety_tui.core.idindex import EncodedIds, IdIndex
+from sparseety_tui.core.line_table import LineTable, MoreLines
 from sparseety_tui.events import RequestState
 
 if TYPE_CHECKING:
@@ -166,16 +167,12 @@ _EXTRAS_COUNTS = (
 SEGMENT_SHIFT = 12
 SEGMENT_ROWS = 1 << SEGMENT_SHIFT
 
-#: (file, offset, length) of each line of a request after its first, in line order. A
-#: tuple, replaced when a line comes: one object a row (a list is two, its item array
-#: apart), and a frozen copy shares it as it is (rows have one or two such lines).
-MoreLines = tuple[tuple[int, int, int], ...]
 
 _V = TypeVar("_V")
 
 
 class RowTable(Mapping[int, _V]):
-    """Row -> value for some rows (``RowExtras``, ``MoreLines``), kept in one dict per
+    """Row -> value for some rows (``RowExtras``), kept in one dict per
     segment of SEGMENT_ROWS rows, so that a freeze copies the values of the segments that
     changed without looking at the others."""
 
@@ -207,22 +204,6 @@ class RowTable(Mapping[int, _V]):
         if row not in part:
             self._len += 1
         part[row] = value
-
-    def add_new(self, rows: list[int], values: Iterable[_V]) -> None:
-        """``self[row] = value`` for each pair, in order, for rows that have no value yet:
-        one ``dict.update`` a segment instead of a method call a row."""
-        if not rows:
-            return
-        low, high = min(rows) >> SEGMENT_SHIFT, max(rows) >> SEGMENT_SHIFT
-        while len(self._parts) <= high:
-            self._parts.append({})
-        if low == high:
-            self._parts[low].update(zip(rows, values))
-        else:  # (each segment's rows keep their order)
-            pairs = list(zip(rows, values))
-            for segment in range(low, high + 1):
-                self._parts[segment].update(p for p in pairs if p[0] >> SEGMENT_SHIFT == segment)
-        self._len += len(rows)
 
     def __iter__(self) -> Iterator[int]:
         for part in self._parts:
@@ -694,7 +675,7 @@ class RequestStore:
         self.offset = SegmentedColumn("q")
         self.length = SegmentedColumn("I")
         self.extras: RowTable[RowExtras] = RowTable()
-        self.more_lines: RowTable[MoreLines] = RowTable()
+        self.more_lines = LineTable(SEGMENT_SHIFT)
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
         self._bind_columns()

@@ -14,7 +14,6 @@ parser would have given.
 
 from __future__ import annotations
 
-import gc
 from array import array
 from collections import deque
 from itertools import compress, repeat
@@ -283,20 +282,13 @@ def _added_lines(
     more_lines = store.more_lines
     opened = 0  # new rows opened so far
     absolute = scan.offsets + target.base_offset
-    offsets = absolute[lines].tolist()
-    lengths = scan.lengths[lines].tolist()
-    row_list = rows.tolist()
-    if not len(rows) or (rows.min() >= base and len(set(row_list)) == len(row_list)):
-        # The common run: one Added line for each of some new rows (their first more line).
-        # Without the cyclic GC meanwhile: these objects hold no cycles, and its passes
-        # over the millions of rows' line lists made a tenth of the time of a big log.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            more_lines.add_new(row_list, zip(zip(repeat(file), offsets, lengths)))
-        finally:
-            if collecting:
-                gc.enable()
+    order = np.argsort(rows, kind="stable")
+    ascending = rows[order]
+    if not len(rows) or (ascending[0] >= base and bool(np.all(np.diff(ascending) > 0))):
+        # The common run: one Added line for each of some new rows (their first more
+        # line), kept in arrays (core.line_table), no object a row.
+        added = lines[order]
+        more_lines.add_singles(ascending, file, absolute[added], scan.lengths[added])
         for end in _ends(scan):
             upto = int(np.searchsorted(received_lines, end.line))
             _open_rows(merger, range(base + opened, base + upto), file)
@@ -304,6 +296,9 @@ def _added_lines(
             _merge_carried(target, scan, end, line_kinds, names)
         _open_rows(merger, range(base + opened, len(store)), file)
         return
+    offsets = absolute[lines].tolist()
+    lengths = scan.lengths[lines].tolist()
+    row_list = rows.tolist()
     ends = _ends(scan)
     in_order = sorted(
         [(int(line), 0, j) for j, line in enumerate(lines.tolist())]
