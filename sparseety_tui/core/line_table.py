@@ -15,6 +15,7 @@ writer thread may still change).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,11 @@ _NONE = -1
 
 
 class LineSegment:
-    """The ``MoreLines`` of one segment's rows (``rows`` is the segment's first row)."""
+    """The ``MoreLines`` of one segment's rows (``first`` is the segment's first row).
+
+    The single lines are ``array``s (a row's cell read as a Python int, cheaply: the
+    per-line path reads and replaces them one at a time), written in bulk through numpy
+    views of them."""
 
     __slots__ = ("files", "first", "lengths", "lines", "offsets", "singles")
 
@@ -38,9 +43,9 @@ class LineSegment:
         self.first = first
         self.lines: dict[int, MoreLines] = {}
         #: Per row of the segment, its single line (offsets -1: none); None until one.
-        self.files: np.ndarray[Any, Any] | None = None
-        self.offsets: np.ndarray[Any, Any] | None = None
-        self.lengths: np.ndarray[Any, Any] | None = None
+        self.files: array[int] | None = None
+        self.offsets: array[int] | None = None
+        self.lengths: array[int] | None = None
         self.singles = 0
 
     def get(self, row: int) -> MoreLines | None:
@@ -48,26 +53,32 @@ class LineSegment:
         if more is not None or self.offsets is None:
             return more
         i = row - self.first
-        offset = int(self.offsets[i])
+        offset = self.offsets[i]
         if offset == _NONE:
             return None
         assert self.files is not None and self.lengths is not None
-        return ((int(self.files[i]), offset, int(self.lengths[i])),)
+        return ((self.files[i], offset, self.lengths[i]),)
 
     def has_single(self, row: int) -> bool:
-        return self.offsets is not None and int(self.offsets[row - self.first]) != _NONE
+        return self.offsets is not None and self.offsets[row - self.first] != _NONE
 
     def drop_single(self, row: int) -> None:
         assert self.offsets is not None
         self.offsets[row - self.first] = _NONE
         self.singles -= 1
 
+    def make_arrays(self, size: int) -> None:
+        self.offsets = array("q", [_NONE]) * size
+        self.files = array("i", [0]) * size
+        self.lengths = array("I", [0]) * size
+
     def single_rows(self) -> list[int]:
         if self.offsets is None or not self.singles:
             return []
         import numpy as np
 
-        rows: list[int] = (np.flatnonzero(self.offsets != _NONE) + self.first).tolist()
+        offsets = np.frombuffer(self.offsets, dtype=np.int64)
+        rows: list[int] = (np.flatnonzero(offsets != _NONE) + self.first).tolist()
         return rows
 
     def snapshot(self, stop: int) -> LineSegment:
@@ -78,11 +89,11 @@ class LineSegment:
             import numpy as np
 
             assert self.files is not None and self.lengths is not None
-            keep = min(max(stop - self.first, 0), len(self.offsets))
-            copy.offsets = self.offsets.copy()
-            copy.offsets[keep:] = _NONE
-            copy.files, copy.lengths = self.files.copy(), self.lengths.copy()
-            copy.singles = int(np.count_nonzero(copy.offsets != _NONE))
+            copy.offsets, copy.files = array("q", self.offsets), array("i", self.files)
+            copy.lengths = array("I", self.lengths)
+            offsets = np.frombuffer(copy.offsets, dtype=np.int64)
+            offsets[min(max(stop - self.first, 0), len(offsets)) :] = _NONE
+            copy.singles = int(np.count_nonzero(offsets != _NONE))
         return copy
 
 
@@ -147,15 +158,13 @@ class LineTable(Mapping[int, MoreLines]):
             segment = self._segment(first_row, grow=True)
             assert segment is not None
             if segment.offsets is None:
-                size = 1 << shift
-                segment.offsets = np.full(size, _NONE, dtype=np.int64)
-                segment.files = np.zeros(size, dtype=np.int32)
-                segment.lengths = np.zeros(size, dtype=np.uint32)
-            assert segment.files is not None and segment.lengths is not None
+                segment.make_arrays(1 << shift)
+            assert segment.offsets is not None and segment.files is not None
+            assert segment.lengths is not None
             at = rows[piece] - segment.first
-            segment.offsets[at] = offsets[piece]
-            segment.files[at] = file
-            segment.lengths[at] = lengths[piece]
+            np.frombuffer(segment.offsets, dtype=np.int64)[at] = offsets[piece]
+            np.frombuffer(segment.files, dtype=np.int32)[at] = file
+            np.frombuffer(segment.lengths, dtype=np.uint32)[at] = lengths[piece]
             segment.singles += len(piece)
         self._len += len(rows)
 
