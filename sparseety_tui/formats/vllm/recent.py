@@ -37,7 +37,8 @@ class _Serials(Protocol):
     """``id -> serial`` for two generations (``Generations``, ``_Dicts``)."""
 
     def serial_of(self, rid: str) -> int:
-        """The serial ``rid`` was last kept with (the newer generation's first); 0: none."""
+        """The serial ``rid`` was last kept with (the newer generation's when both have it);
+        0: none."""
         ...
 
     def add(self, rid: str, serial: int) -> None:
