@@ -9,7 +9,6 @@ characters, mode 0600, in $XDG_CONFIG_HOME/sparseety-tui/redact.key (else
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from collections.abc import Mapping
 
@@ -68,5 +67,7 @@ def _create(path: str) -> None:
         raise RedactKeyError(
             f"cannot create redaction key {quote(path)}: {os_reason(exc)}"
         ) from None
+    import secrets  # (here: hmac and hashlib are for the one run that makes a key)
+
     with os.fdopen(fd, "w") as handle:
         handle.write(secrets.token_hex(32) + "\n")

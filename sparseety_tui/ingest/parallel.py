@@ -42,14 +42,13 @@ If any check fails the file is read again by one process (correct, just slower).
 
 from __future__ import annotations
 
-import multiprocessing
-import multiprocessing.pool
 import os
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from sparseety_tui.core.extractor import Extractor, ExtractorPart
 from sparseety_tui.core.file_tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
@@ -71,6 +70,9 @@ from sparseety_tui.sources.lines import (
     iter_lines,
     mtime_or_none,
 )
+
+if TYPE_CHECKING:
+    import multiprocessing.pool
 
 #: Files smaller than this are read by one process (forking costs more than it saves).
 PARALLEL_MIN_BYTES = 64 << 20
@@ -251,6 +253,8 @@ def _fork_pool(processes: int) -> Iterator[multiprocessing.pool.Pool]:
     around the fork, so no worker can take one before it could ignore it); the parent
     gets KeyboardInterrupt as usual, and leaving the pool terminates the workers.
     """
+    import multiprocessing  # (here: a command that never splits a file does not load it)
+
     context = multiprocessing.get_context("fork")
     in_main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
