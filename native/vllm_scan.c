@@ -509,8 +509,8 @@ static uint64_t id_hash(const uchar *p, int64_t len) {
  * the same id bytes, else -1; -1 for a Received line. A table of 2^k >= 2 * received
  * slots (so a probe always ends at an empty one), each 0 or a Received index + 1.
  * Returns 0 when out of memory. */
-static int added_refs(const uchar *data, const buffers *b, const uint8_t *request_kinds,
-                      Py_ssize_t requests, Py_ssize_t received) {
+static int added_refs(const uchar *data, const buffers *b, Py_ssize_t requests,
+                      Py_ssize_t received) {
     size_t cap = 2;
     while (cap < 2 * (size_t)received + 2) cap <<= 1;
     int32_t *slots = calloc(cap, sizeof(int32_t));
@@ -535,7 +535,7 @@ static int added_refs(const uchar *data, const buffers *b, const uint8_t *reques
                 break;
             at = (at + 1) & (cap - 1);
         }
-        if (request_kinds[r] == K_RECEIVED) {
+        if (b->req_kinds[r] == K_RECEIVED) {
             row_of[seen] = (int32_t)r;
             slots[at] = (int32_t)(++seen); /* the latest Received line of this id */
         } else if (slots[at] != 0) {
@@ -576,8 +576,9 @@ typedef struct {
 } scan_state;
 
 /* The lines of [data, data + len) from ``start`` into ``buf`` (``max_lines`` at most;
- * ``buf`` grows as they come): plain C, no Python object made or touched, so it runs without the GIL (the
- * live tail's screen thread draws while its ingest thread scans). 0: out of memory. */
+ * ``buf`` grows as they come): plain C, no Python object made or touched, so it runs
+ * without the GIL (the live tail's screen thread draws while its ingest thread scans).
+ * 0: out of memory. */
 static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
                       Py_ssize_t max_line_bytes, Py_ssize_t max_lines, int carry, buffers *buf,
                       scan_state *st) {
@@ -642,7 +643,7 @@ static int scan_lines(const uchar *data, Py_ssize_t len, Py_ssize_t start,
     st->requests = requests;
     st->received = received;
     st->segs = segs;
-    return added_refs(data, buf, buf->req_kinds, requests, received);
+    return added_refs(data, buf, requests, received);
 }
 
 /* The Python tuple of one scan (the GIL held); NULL with an exception set. */

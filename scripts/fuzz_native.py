@@ -162,7 +162,7 @@ def drive_idwindow(module: ModuleType, data: bytes, rng: random.Random) -> None:
     native, new, old = module.Generations(), {}, {}
 
     def serial_of(rid: str) -> int:
-        return new.get(rid, old.get(rid, 0)) if rid in new or rid in old else 0
+        return new.get(rid, old.get(rid, 0))
 
     for _ in range(rng.randrange(1, 60)):
         op = rng.randrange(4)
