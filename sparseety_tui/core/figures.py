@@ -7,7 +7,7 @@ both build ``FlopInputs`` with the same rules and call the same formula.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sparseety_tui.core.costmodel import FlopInputs, ModelShape, derived_tokens
@@ -111,7 +111,33 @@ def row_skip(store: StoreView, shape: ModelShape, row: int) -> tuple[float | Non
     ratio is a lower bound, and 0 is no figure at all (it would claim nothing was
     skipped when the prefix cache may have skipped most of the prompt)."""
     ratio = row_figures(store, shape, row).get("skip_ratio")
-    if ratio is None or not row_cache_unknown(store, row):
+    return _shown_skip(ratio, ratio is not None and row_cache_unknown(store, row))
+
+
+def column_skip(
+    store: StoreView,
+    shape: ModelShape,
+    cols: Mapping[str, Any],
+    extras: Iterable[tuple[int, RowExtras]],
+) -> list[tuple[float | None, bool]]:
+    """``row_skip`` of every row of ``cols`` (``numeric_view``-shaped arrays of any rows:
+    the ones a table shows), ``extras``: (index in ``cols``, extras) of those that have any.
+    """
+    import numpy as np
+
+    ratio = column_figures(store, shape, cols, extras=extras)["skip_ratio"]
+    # A share of no work is NaN one row at a time (costmodel._safe_div), +-inf or NaN in
+    # numpy (x / 0): unknown either way.
+    ratio = np.where(np.isfinite(ratio), ratio, np.nan)
+    unknown = cache_unknown_mask(cols)
+    return [
+        _shown_skip(None if r != r else r, bool(u))
+        for r, u in zip(ratio.tolist(), unknown.tolist())
+    ]
+
+
+def _shown_skip(ratio: float | None, cache_unknown: bool) -> tuple[float | None, bool]:
+    if ratio is None or not cache_unknown:
         return ratio, False
     return (None, False) if ratio == 0 else (ratio, True)
 
@@ -124,9 +150,15 @@ def cache_unknown_mask(cols: Mapping[str, Any]) -> Any:
 
 
 def column_inputs(
-    store: StoreView, shape: ModelShape, cols: Mapping[str, Any], first_row: int = 0
+    store: StoreView,
+    shape: ModelShape,
+    cols: Mapping[str, Any],
+    first_row: int = 0,
+    extras: Iterable[tuple[int, RowExtras]] | None = None,
 ) -> FlopInputs:
-    """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output."""
+    """The same rules as ``row_inputs``, vectorised over ``store.numeric_view()`` output
+    (rows ``first_row`` on), or over any rows' when their ``extras`` are given as
+    (index in ``cols``, extras)."""
     import numpy as np
 
     prompt = cols["prompt_tokens"]
@@ -143,11 +175,12 @@ def column_inputs(
         kv_fraction = np.where((kv_kept >= 0) & (kv_total > 0), kv_kept / kv_total, 1.0)
     routed = topk.copy()
     dropped = np.zeros(len(prompt))
-    for row, extras in list(store.extras.items()):
-        local = row - first_row
+    if extras is None:
+        extras = ((row - first_row, e) for row, e in list(store.extras.items()))
+    for local, row_extras in extras:
         if not 0 <= local < len(prompt):
             continue
-        over = _extras_overrides(extras, float(heads[local]))
+        over = _extras_overrides(row_extras, float(heads[local]))
         if "routed" in over:
             routed[local] = over["routed"]
             dropped[local] = over["dropped"]
@@ -180,12 +213,14 @@ def column_figures(
     cols: Mapping[str, Any],
     first_row: int = 0,
     inputs: FlopInputs | None = None,
+    extras: Iterable[tuple[int, RowExtras]] | None = None,
 ) -> dict[str, Any]:
-    """``row_figures`` for every row of ``cols``; ``inputs`` if the caller has them."""
+    """``row_figures`` for every row of ``cols``; ``inputs`` if the caller has them
+    (``extras`` as for ``column_inputs``)."""
     import numpy as np
 
     if inputs is None:
-        inputs = column_inputs(store, shape, cols, first_row)
+        inputs = column_inputs(store, shape, cols, first_row, extras)
     with np.errstate(invalid="ignore", divide="ignore"):
         return derived_tokens(shape, inputs)
 

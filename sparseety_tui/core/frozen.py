@@ -168,7 +168,6 @@ class FrozenStore:
     ) -> dict[str, np.ndarray[Any, Any]]:
         """Rows [start, stop) of every store column (or of ``names``) as numpy arrays,
         unknown ints as NaN floats (``RequestStore.numeric_view``'s contract)."""
-        import numpy as np
 
         stop = self._rows if stop is None else min(stop, self._rows)
         first, last = start >> SEGMENT_SHIFT, (stop - 1) >> SEGMENT_SHIFT
@@ -184,13 +183,42 @@ class FrozenStore:
             ]
             values = joined(pieces, dtype)  # compacted segments widened back
             if name in INT_COLUMNS:
-                as_float = values.astype(np.float64)
-                as_float[values == UNKNOWN] = np.nan
-                out[name] = as_float
+                out[name] = numeric(name, values)
             else:
                 # A segment's own rows: copied, as the store's numeric_view copies.
                 out[name] = values.copy() if pieces and values is pieces[0] else values
         return out
+
+    def take(self, rows: Sequence[int], names: Sequence[str]) -> dict[str, np.ndarray[Any, Any]]:
+        """Store rows ``rows`` (any order, each < ``len()``) of the columns ``names``, in
+        their own types: one slice per run of consecutive rows, so the rows a table shows
+        (a run, or a few) cost a few numpy calls a column instead of a call a cell. The
+        arrays may be views of the store's: read them, never write."""
+        runs: list[list[int]] = []  # [segment, first local row, local row after the last]
+        for row in rows:
+            segment, local = row >> SEGMENT_SHIFT, row & (SEGMENT_ROWS - 1)
+            if runs and runs[-1][0] == segment and runs[-1][2] == local:
+                runs[-1][2] += 1
+            else:
+                runs.append([segment, local, local + 1])
+        segments = self._segments
+        return {
+            name: joined(
+                [segments[s].columns[name][lo:hi] for s, lo, hi in runs], self._dtypes[name]
+            )
+            for name in names
+        }
+
+
+def numeric(name: str, values: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A column's values as ``numeric_view`` gives them: an int column's unknown as NaN."""
+    import numpy as np
+
+    if name not in INT_COLUMNS:
+        return values
+    as_float = values.astype(np.float64)
+    as_float[values == UNKNOWN] = np.nan
+    return as_float
 
 
 def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenStore:
