@@ -29,13 +29,13 @@ async def test_a_new_snapshot_renders_only_changed_rows(
     config = AppConfig(live=LiveOptions(paths=(str(log),), track_rate=False), theme="dark")
     app = SparseetyApp(config)
     rendered: list[int] = []
-    original = RequestTable._render_row
+    original = RequestTable._render_rows
 
-    def counting(self: RequestTable, position: int, width: int, selected: bool) -> Any:
-        rendered.append(self.snapshot.row_at(position))
-        return original(self, position, width, selected)
+    def counting(self: RequestTable, positions: list[int], width: int, height: int) -> Any:
+        rendered.extend(self.snapshot.row_at(p) for p in positions)
+        return original(self, positions, width, height)
 
-    monkeypatch.setattr(RequestTable, "_render_row", counting)
+    monkeypatch.setattr(RequestTable, "_render_rows", counting)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         table = app.main_screen.query_one(RequestTable)
@@ -62,3 +62,49 @@ async def test_a_new_snapshot_renders_only_changed_rows(
         assert {3, 9, 10} <= set(rendered)
         assert not set(rendered) & {0, 1, 2}
         assert "r0010" in lines[10].text and "r0003" in lines[3].text
+
+
+async def _grow(app: SparseetyApp, log: Path, start: int, count: int) -> None:
+    with log.open("a") as f:
+        f.write("".join(_record(i) for i in range(start, start + count)))
+    for _ in range(50):
+        assert await asyncio.to_thread(app.worker.drain, 10)
+        if app.worker.snapshot.rows == start + count:
+            return
+    raise AssertionError("the new rows did not come")
+
+
+@async_test
+async def test_rows_growing_under_a_scrollbar_take_no_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A snapshot that only adds rows below a scrollbar already shown sets the scroll range
+    # without asking for a layout of the screen (a third of a frame while a log streams),
+    # and the scrollbar and the view follow all the same; the scrollbar's appearing takes
+    # the layout.
+    log = tmp_path / "live.jsonl"
+    log.write_text("".join(_record(i) for i in range(5)))
+    config = AppConfig(live=LiveOptions(paths=(str(log),), track_rate=False), theme="dark")
+    app = SparseetyApp(config)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        table = app.main_screen.query_one(RequestTable)
+        screen = app.main_screen
+        assert not table.show_vertical_scrollbar  # 5 rows fit
+        await _grow(app, log, 5, 200)
+        table.set_snapshot(app.worker.snapshot)
+        assert screen._layout_required  # the scrollbar appears: a layout
+        await settle(pilot)
+        assert table.show_vertical_scrollbar and table.cursor == 204
+        assert not screen._layout_required
+        # From here the test hands the table its snapshot (the app's own would lay out
+        # the status line's new text too).
+        monkeypatch.setattr(app, "tick", lambda: False)
+        await _grow(app, log, 205, 300)
+        table.set_snapshot(app.worker.snapshot)
+        assert not screen._layout_required
+        assert table.virtual_size.height == 506  # the rows and the header
+        assert table.vertical_scrollbar.window_virtual_size == 506
+        assert table.cursor == 504 and round(table.scroll_y) == table.max_scroll_y
+        last = table.scrollable_content_region.height - 1
+        assert "r0504" in table.render_line(last).text

@@ -13,7 +13,6 @@ sorted and filtered).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -29,18 +28,15 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import row_skip
 from sparseety_tui.core.filenames import short_names
-from sparseety_tui.core.store import STATES
-from sparseety_tui.core.views import StoreView
 from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
-from sparseety_tui.ui.fmt import fit, fmt_count, fmt_seconds
+from sparseety_tui.ui.fmt import fit
 from sparseety_tui.ui.idlabels import unique_labels
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
-from sparseety_tui.ui.widgets.counts import count_text
+from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
 
 
 @dataclass(frozen=True)
@@ -69,9 +65,6 @@ COLUMNS: tuple[Column, ...] = (
     Column("ttft", "ttft", 6, 7),
 )
 ID_MAX = 36  # the id column takes the spare width, up to this
-#: States shown otherwise than by name: "end_unlogged" does not fit the 8-cell column, and
-#: ``state~unlogged`` finds what the table shows.
-STATE_LABELS = {"unknown": "—", "end_unlogged": "unlogged"}
 
 
 def time_pattern(span: tuple[float, float] | None) -> str:
@@ -192,6 +185,10 @@ class RequestTable(ScrollView, can_focus=True):
         self._cache: LRUCache[int, tuple[tuple[object, ...], tuple[int, int], Strip]] = LRUCache(
             512
         )
+        #: The rows on screen as last drawn (position -> strip), and for which snapshot,
+        #: scroll position, size and cursor: Textual asks for them a line at a time.
+        self._screen_key: tuple[int, ...] | None = None
+        self._screen_rows: dict[int, Strip] = {}
         #: Per snapshot: (lineage, state version) of a cached row -> rows still as then.
         self._unchanged: dict[tuple[int, int], int] = {}
         self._pattern_span: tuple[float, float] | None = None
@@ -233,13 +230,14 @@ class RequestTable(ScrollView, can_focus=True):
             keep_row = self.current_row  # a re-sort/re-filter: stay on the same request
         self._snap = snap
         self._unchanged = {}  # the rows kept are judged against this snapshot's changes
+        self._screen_key = None
         if snap.lineage != old.lineage or (not snap.lineage and snap.state is not old.state):
             # Another worker, or a snapshot made by hand (tests): its versions say nothing
             # about the rows drawn before.
             self._cache.clear()
         self._name_files(snap)
         count = snap.visible
-        self.virtual_size = Size(self.size.width, count + 1)
+        self._set_rows(count)
         if self.follow:
             self._move_cursor(max(0, count - 1), follow=True)
         elif keep_row is not None:
@@ -248,6 +246,31 @@ class RequestTable(ScrollView, can_focus=True):
         elif self.cursor >= count:
             self._move_cursor(max(0, count - 1))
         self.refresh()
+
+    def _set_rows(self, count: int) -> None:
+        """Size the scrollable area for ``count`` rows (and the header).
+
+        Setting ``virtual_size`` asks Textual for a layout of the whole screen: with a
+        snapshot every ~50 ms while a log streams, that reflow and the repaint of every
+        widget it touched were a third of a frame. When rows come or go below a scrollbar
+        that is shown before and after, nothing but the table's scroll range changes:
+        the size is set without the layout and the scrollbar told (what the layout would
+        have done for this widget, ``ScrollView._size_updated``). Anything else (the
+        scrollbar appearing or going, another width) takes the layout.
+        """
+        size = Size(self.size.width, count + 1)
+        old = self.virtual_size
+        view = self.scrollable_content_region.height
+        if (
+            self.show_vertical_scrollbar
+            and old.width == size.width
+            and old.height > view
+            and size.height > view
+        ):
+            self.set_reactive(RequestTable.virtual_size, size)
+            self._scroll_update(size)
+        else:
+            self.virtual_size = size
 
     def request_id(self, row: int) -> str:
         """The id of store row ``row`` (from the snapshot shown)."""
@@ -260,17 +283,15 @@ class RequestTable(ScrollView, can_focus=True):
         if state is None or row >= self._snap.rows:
             return []
         store = state.store
-        base = self._style("")
-        st = STATES[store.columns["state"][row]]
-        cells = []
-        for column in COLUMNS:
-            text = (
-                escape(store.ids[row])
-                if column.key == "id"
-                else self._cell(store, column.key, row, st, base, base, base)[0]
+        keys = [column.key for column in COLUMNS]
+        (drawn,) = cells_of(store, self._shape, [row], keys, self._time_pattern(), self._file_names)
+        return [
+            (
+                column.title.replace(" ", "_"),
+                escape(store.ids[row]) if column.key == "id" else drawn.cells[column.key][0],
             )
-            cells.append((column.title.replace(" ", "_"), text))
-        return cells
+            for column in COLUMNS
+        ]
 
     def position_of(self, row: int) -> int | None:
         """Table position of store row ``row`` in the current view (None: filtered out)."""
@@ -340,6 +361,7 @@ class RequestTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self._cache.clear()
+        self._screen_key = None
         self.virtual_size = Size(self.size.width, self._snap.visible + 1)
         self._scroll_to_cursor()
 
@@ -356,6 +378,7 @@ class RequestTable(ScrollView, can_focus=True):
     def notify_style_update(self) -> None:
         self._styles.clear()
         self._cache.clear()
+        self._screen_key = None
         super().notify_style_update()
 
     def _name_files(self, snap: Snapshot) -> None:
@@ -396,16 +419,45 @@ class RequestTable(ScrollView, can_focus=True):
         position = round(self.scroll_y) + y - 1
         if position >= snap.visible or snap.state is None:
             return Strip.blank(width, self._style(""))
-        row = snap.row_at(position)
-        selected = position == self.cursor
-        label = self._id_label(position, width, max(1, region.height - 1))
-        look = (width, selected, label, self._pattern, self._file_names)
-        cached = self._cache.get(row)
-        if cached is not None and cached[0] == look and row < self._still_as(cached[1]):
-            return cached[2]
-        strip = self._render_row(position, width, selected)
-        self._cache[row] = (look, (snap.lineage, snap.state.version), strip)
+        height = max(1, region.height - 1)
+        top = round(self.scroll_y)
+        screen = (snap.lineage, snap.version, top, height, width, self.cursor)
+        if screen != self._screen_key:
+            self._screen_rows = self._draw_screen(top, height, width)
+            self._screen_key = screen
+        strip = self._screen_rows.get(position)
+        if strip is None:  # below the rows a screen holds (never, but draw it all the same)
+            strip = self._draw_screen(position, 1, width)[position]
         return strip
+
+    def _draw_screen(self, top: int, height: int, width: int) -> dict[int, Strip]:
+        """The rows at positions [top, top + height): the ones drawn before as they still
+        look from the cache, the others drawn together (table_cells) and cached."""
+        snap = self._snap
+        assert snap.state is not None
+        drawn_from = (snap.lineage, snap.state.version)
+        out: dict[int, Strip] = {}
+        misses: list[tuple[int, tuple[object, ...]]] = []
+        for position in range(top, min(top + height, snap.visible)):
+            row = snap.row_at(position)
+            label = self._id_label(position, width, height)
+            look: tuple[object, ...] = (
+                width,
+                position == self.cursor,
+                label,
+                self._pattern,
+                self._file_names,
+            )
+            cached = self._cache.get(row)
+            if cached is not None and cached[0] == look and row < self._still_as(cached[1]):
+                out[position] = cached[2]
+            else:
+                misses.append((position, look))
+        positions = [position for position, _ in misses]
+        for (position, look), strip in zip(misses, self._render_rows(positions, width, height)):
+            self._cache[snap.row_at(position)] = (look, drawn_from, strip)
+            out[position] = strip
+        return out
 
     def _still_as(self, drawn_from: tuple[int, int]) -> int:
         """Rows that are the same now as in the state a cached row was drawn from."""
@@ -454,83 +506,54 @@ class RequestTable(ScrollView, can_focus=True):
             segments.append(Segment(title, style))
         return Strip(segments).extend_cell_length(width, base).crop(0, width)
 
-    def _render_row(self, position: int, width: int, selected: bool) -> Strip:
+    def _render_rows(self, positions: list[int], width: int, height: int) -> list[Strip]:
+        """The rows at table ``positions`` (on screen, ``height`` rows of it), drawn
+        together."""
         snap = self._snap
-        row = snap.row_at(position)
-        if snap.state is None or row >= snap.rows:
-            return Strip.blank(width, self._style(""))
-        store = snap.state.store
-        c = store.columns
+        state = snap.state
+        assert state is not None
+        layout = self._columns(width)
+        rows = [snap.row_at(p) for p in positions]
+        drawn = cells_of(
+            state.store,
+            self._shape,
+            rows,
+            [column.key for column, _ in layout],
+            self._time_pattern(),
+            self._file_names,
+        )
         base = self._style("")
-        dim = self._style("request-table--dim")
-        cursor = self._style("request-table--cursor") if selected else None
-        state = STATES[c["state"][row]]
-        state_style = self._style(f"request-table--{state}") if state != "unknown" else dim
-        segments: list[Segment] = []
-        gap = cursor if cursor is not None else base
-        used = -1
-        for column, w in self._columns(width):
-            if column.key == "id":
-                text, style = self._id_label(position, width), base
-            else:
-                text, style = self._cell(store, column.key, row, state, state_style, dim, base)
-            if cursor is not None:
-                style = style + cursor
-            if used >= 0:
-                segments.append(Segment(" ", gap))
-            segments.append(Segment(fit(text, w, column.align), style))
-            used += w + 1
-        if used <= width:
-            if used < width:
-                segments.append(Segment(" " * (width - used), gap))
-            return Strip(segments, width)
-        # Wider than the widget (a terminal narrower than one column): cut as before.
-        return Strip(segments).crop(0, width)
-
-    def _cell(
-        self,
-        store: StoreView,
-        key: str,
-        row: int,
-        state: str,
-        state_style: Style,
-        dim: Style,
-        base: Style,
-    ) -> tuple[str, Style]:
-        c = store.columns
-        if key == "time":
-            ts = c["received_ts"][row]
-            if math.isnan(ts):
-                ts = c["finished_ts"][row]
-            return utc_text(ts, self._time_pattern()) or "—", dim
-        if key == "id":
-            return escape(store.ids[row]), base
-        if key == "model":
-            return escape(store.models[c["model"][row]]) or "—", dim
-        if key == "file":
-            file = c["file"][row]
-            names = self._file_names
-            return (names[file] if 0 <= file < len(names) else "—"), dim
-        if key == "state":
-            return STATE_LABELS.get(state, state), state_style
-        if key in ("prompt", "completion"):
-            # "≥": the log cut the text or ids this was counted from (--max-log-len).
-            return count_text(c[f"{key}_tokens"][row], c[f"{key}_source"][row]), base
-        if key == "cached":
-            return fmt_count(c["cached_tokens"][row]), base
-        if key == "skip":
-            ratio, lower = row_skip(store, self._shape, row)
-            if ratio is None:
-                return "—", dim
-            style = self._style("request-table--skip") if ratio > 0 else base
-            return f"{'≥' if lower else ''}{ratio * 100:.1f}", style
-        if key == "experts":
-            k, e = c["topk_experts"][row], c["total_experts"][row]
-            if k < 0 and e < 0:
-                return "—", dim
-            return f"{fmt_count(k)}/{fmt_count(e)}", base
-        if key == "latency":
-            return fmt_seconds(c["latency_s"][row]), base
-        if key == "ttft":
-            return fmt_seconds(c["ttft_s"][row]), base
-        return "", base
+        styles = {
+            BASE: base,
+            DIM: self._style("request-table--dim"),
+            SKIP: self._style("request-table--skip"),
+        }
+        cursor_style = self._style("request-table--cursor")
+        strips = []
+        for position, row in zip(positions, drawn):
+            cursor = cursor_style if position == self.cursor else None
+            if row.state != "unknown":  # (an unknown state's cell is dimmed)
+                styles[STATE] = self._style(f"request-table--{row.state}")
+            segments: list[Segment] = []
+            gap = cursor if cursor is not None else base
+            space = Segment(" ", gap)
+            used = -1
+            for column, w in layout:
+                if column.key == "id":
+                    text, style = self._id_label(position, width, height), base
+                else:
+                    text, role = row.cells[column.key]
+                    style = styles[role]
+                if cursor is not None:
+                    style = style + cursor
+                if used >= 0:
+                    segments.append(space)
+                segments.append(Segment(fit(text, w, column.align), style))
+                used += w + 1
+            if used <= width:
+                if used < width:
+                    segments.append(Segment(" " * (width - used), gap))
+                strips.append(Strip(segments, width))
+            else:  # wider than the widget (a terminal narrower than one column): cut
+                strips.append(Strip(segments).crop(0, width))
+        return strips
