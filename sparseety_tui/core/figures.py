@@ -20,6 +20,21 @@ from sparseety_tui.core.views import StoreView
 MAX_EXACT = float(1 << 53)
 
 
+#: The columns the per-row figures are computed from (``row_inputs``, ``column_inputs``).
+INPUT_COLUMNS = (
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "cache_hit",
+    "total_experts",
+    "topk_experts",
+    "total_heads",
+    "skipped_heads",
+    "kv_kept",
+    "kv_total",
+)
+
+
 def whole_number(value: float) -> int | None:
     """A float64 count as an exact int: None when unknown (NaN) or beyond ``MAX_EXACT``."""
     if math.isnan(value) or abs(value) >= MAX_EXACT:

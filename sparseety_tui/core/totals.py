@@ -22,6 +22,7 @@ from sparseety_tui.core import fleet
 from sparseety_tui.core.costmodel import FlopInputs, ModelShape
 from sparseety_tui.core.errors import ErrorRecord, errors_by_kind
 from sparseety_tui.core.figures import (
+    INPUT_COLUMNS,
     SKIP_FIELDS,
     SKIP_WHOLE_ROWS,
     cache_unknown_mask,
@@ -154,16 +155,7 @@ TIMED_COLUMNS = ("finished_ts", "received_ts")
 GROUPED_COLUMNS = ("model", "file", "state", "latency_s", "ttft_s")
 #: The other columns the per-row figures read (``column_inputs``, ``column_skip_rows``),
 #: a slice at a time.
-FORMULA_COLUMNS = (
-    "cache_hit",
-    "total_experts",
-    "topk_experts",
-    "total_heads",
-    "skipped_heads",
-    "kv_kept",
-    "kv_total",
-    "kv_skip",
-)
+FORMULA_COLUMNS = (*(c for c in INPUT_COLUMNS if c not in TOKEN_COLUMNS), "kv_skip")
 #: The per-row figures of ``column_figures`` the totals add up.
 SUMMED_FIGURES = ("logical_tokens", "effective_compute_tokens", "flops_actual", "flops_nominal")
 #: The per-row arrays of ``column_skip_rows`` they add up (its ``cached_tokens`` part is

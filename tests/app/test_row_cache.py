@@ -20,14 +20,18 @@ def _record(i: int, **extra: object) -> str:
     return json.dumps({**data, **extra}) + "\n"
 
 
+def _live_app(tmp_path: Path, rows: int) -> tuple[SparseetyApp, Path]:
+    log = tmp_path / "live.jsonl"
+    log.write_text("".join(_record(i) for i in range(rows)))
+    config = AppConfig(live=LiveOptions(paths=(str(log),), track_rate=False), theme="dark")
+    return SparseetyApp(config), log
+
+
 @async_test
 async def test_a_new_snapshot_renders_only_changed_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = tmp_path / "live.jsonl"
-    log.write_text("".join(_record(i) for i in range(10)))
-    config = AppConfig(live=LiveOptions(paths=(str(log),), track_rate=False), theme="dark")
-    app = SparseetyApp(config)
+    app, log = _live_app(tmp_path, 10)
     rendered: list[int] = []
     original = RequestTable._render_rows
 
@@ -82,10 +86,7 @@ async def test_rows_growing_under_a_scrollbar_take_no_layout(
     # without asking for a layout of the screen (a third of a frame while a log streams),
     # and the scrollbar and the view follow all the same; the scrollbar's appearing takes
     # the layout.
-    log = tmp_path / "live.jsonl"
-    log.write_text("".join(_record(i) for i in range(5)))
-    config = AppConfig(live=LiveOptions(paths=(str(log),), track_rate=False), theme="dark")
-    app = SparseetyApp(config)
+    app, log = _live_app(tmp_path, 5)
     async with app.run_test(size=(160, 48)) as pilot:
         await settle(pilot)
         table = app.main_screen.query_one(RequestTable)

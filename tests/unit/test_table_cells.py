@@ -15,11 +15,11 @@ import pytest
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.figures import column_skip, row_skip
+from sparseety_tui.core.figures import INPUT_COLUMNS, column_skip, row_skip
 from sparseety_tui.core.frozen import FrozenStore, numeric
 from sparseety_tui.core.store import SEGMENT_ROWS
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.ui.widgets.table_cells import FIGURE_COLUMNS, READS, cells_of
+from sparseety_tui.ui.widgets.table_cells import READS, cells_of
 
 TESTS = Path(__file__).resolve().parents[1]
 LOGS = sorted(
@@ -52,7 +52,7 @@ def _check(store: FrozenStore, shape: ModelShape, rows: list[int]) -> None:
         got = taken[name].tolist()
         want = [store.columns[name][row] for row in rows]
         assert all(_same(g, w) for g, w in zip(got, want, strict=True)), name
-    cols = {name: numeric(name, taken[name]) for name in FIGURE_COLUMNS}
+    cols = {name: numeric(name, taken[name]) for name in INPUT_COLUMNS}
     extras = [(i, e) for i, row in enumerate(rows) if (e := store.extras.get(row)) is not None]
     skips = column_skip(store, shape, cols, extras)
     assert skips == [row_skip(store, shape, row) for row in rows]

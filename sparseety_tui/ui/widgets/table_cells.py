@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import column_skip
+from sparseety_tui.core.figures import INPUT_COLUMNS, column_skip
 from sparseety_tui.core.frozen import FrozenStore, numeric
 from sparseety_tui.core.store import STATES
 from sparseety_tui.formats.timestamps import utc_text
@@ -28,19 +28,6 @@ from sparseety_tui.ui.widgets.counts import count_text
 #: States shown otherwise than by name: "end_unlogged" does not fit the 8-cell column, and
 #: ``state~unlogged`` finds what the table shows.
 STATE_LABELS = {"unknown": "—", "end_unlogged": "unlogged"}
-#: What the skip figure is computed from (``core.figures.column_inputs``).
-FIGURE_COLUMNS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "cache_hit",
-    "total_experts",
-    "topk_experts",
-    "total_heads",
-    "skipped_heads",
-    "kv_kept",
-    "kv_total",
-)
 #: The store columns each table column reads ("id" is the widget's: its labels).
 READS: Mapping[str, tuple[str, ...]] = {
     "time": ("received_ts", "finished_ts"),
@@ -50,7 +37,7 @@ READS: Mapping[str, tuple[str, ...]] = {
     "prompt": ("prompt_tokens", "prompt_source"),
     "completion": ("completion_tokens", "completion_source"),
     "cached": ("cached_tokens",),
-    "skip": FIGURE_COLUMNS,
+    "skip": INPUT_COLUMNS,
     "experts": ("topk_experts", "total_experts"),
     "latency": ("latency_s",),
     "ttft": ("ttft_s",),
@@ -82,7 +69,7 @@ def cells_of(
     values: dict[str, list[Any]] = {name: raw[name].tolist() for name in names}
     skips: list[tuple[float | None, bool]] = []
     if "skip" in keys:
-        cols = {name: numeric(name, raw[name]) for name in FIGURE_COLUMNS}
+        cols = {name: numeric(name, raw[name]) for name in INPUT_COLUMNS}
         extras = store.extras
         skips = column_skip(
             store,
