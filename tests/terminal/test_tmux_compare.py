@@ -69,7 +69,7 @@ def test_demo_is_a_replay_of_the_samples(tmux: Tmux, tmp_path: Path) -> None:  #
     # show two files at once raced the replay: at speed 50 the tail can pass that moment
     # between two looks, and then shows the longest sample's rows alone.)
     tmux.keys("}")  # the rest of the replay at once
-    tmux.wait_for(lambda s: "requests 581" in s, "every sample's rows")
+    tmux.wait_for(lambda s: "■ replay" in s and " done · " in s, "the replay played through")
     tmux.keys("Home")
     tmux.wait_for(lambda s: "count_only_" in s and "moe_trace" in s, "rows of several samples")
     tmux.keys("q")
