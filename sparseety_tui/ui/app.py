@@ -303,6 +303,10 @@ class SparseetyApp(App[int]):
     def on_unmount(self) -> None:
         self.worker.stop()
         set_redactor(None)
+        if self._objects_frozen:
+            # What was frozen is collectable again once the app is gone (a process that
+            # runs more than one app, as the tests do, would otherwise keep each one's).
+            gc.unfreeze()
 
     @property
     def main_screen(self) -> MainScreen:
