@@ -13,6 +13,7 @@ from apphelpers import async_test, settle
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.widgets.request_table import RequestTable
+from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 
 
 def _record(i: int, **extra: object) -> str:
@@ -109,3 +110,33 @@ async def test_rows_growing_under_a_scrollbar_take_no_layout(
         assert table.cursor == 504 and round(table.scroll_y) == table.max_scroll_y
         last = table.scrollable_content_region.height - 1
         assert "r0504" in table.render_line(last).text
+
+
+@async_test
+async def test_the_scrollbar_repaints_only_when_its_thumb_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rows streaming in below a long table move the bar's range and position at every
+    # snapshot; over thousands of rows its thumb stays put at the bottom, and repainting
+    # it each time was a third of a frame. It repaints when what it shows changes.
+    app, log = _live_app(tmp_path, 3000)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        table = app.main_screen.query_one(RequestTable)
+        bar = table.vertical_scrollbar
+        assert isinstance(bar, SteadyScrollBar) and table.show_vertical_scrollbar
+        monkeypatch.setattr(app, "tick", lambda: False)
+        await pilot.pause()
+        before = bar._drawn
+        assert before is not None and not bar._repaint_required
+        await _grow(app, log, 3000, 5)
+        table.set_snapshot(app.worker.snapshot)
+        assert table.cursor == 3004 and bar.window_virtual_size == 3006
+        assert bar._drawing(bar.render()) == before  # same thumb cells: no repaint
+        assert not bar._repaint_required
+        table.action_first()  # the thumb goes to the top: drawn again
+        await pilot.pause()
+        assert bar._drawn != before and bar._drawn is not None
+        await pilot.press("end")
+        await pilot.pause()
+        assert bar._drawn == before

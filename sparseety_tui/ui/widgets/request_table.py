@@ -25,6 +25,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from sparseety_tui.core.costmodel import ModelShape
@@ -36,6 +37,7 @@ from sparseety_tui.ui.fmt import fit
 from sparseety_tui.ui.idlabels import unique_labels
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
+from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
 
 
@@ -245,6 +247,8 @@ class RequestTable(ScrollView, can_focus=True):
             self._move_cursor(position if position is not None else min(self.cursor, count - 1))
         elif self.cursor >= count:
             self._move_cursor(max(0, count - 1))
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.refresh()  # drawn again only if its thumb moved
         self.refresh()
 
     def _set_rows(self, count: int) -> None:
@@ -255,8 +259,9 @@ class RequestTable(ScrollView, can_focus=True):
         widget it touched were a third of a frame. When rows come or go below a scrollbar
         that is shown before and after, nothing but the table's scroll range changes:
         the size is set without the layout and the scrollbar told (what the layout would
-        have done for this widget, ``ScrollView._size_updated``). Anything else (the
-        scrollbar appearing or going, another width) takes the layout.
+        have done for this widget, ``ScrollView._size_updated``), without a repaint of its
+        own (see ``SteadyScrollBar``). Anything else (the scrollbar appearing or going,
+        another width) takes the layout.
         """
         size = Size(self.size.width, count + 1)
         old = self.virtual_size
@@ -268,9 +273,30 @@ class RequestTable(ScrollView, can_focus=True):
             and size.height > view
         ):
             self.set_reactive(RequestTable.virtual_size, size)
-            self._scroll_update(size)
+            # What ``Widget._scroll_update`` does for a vertical bar shown before and after,
+            # with no repaint yet: set_snapshot asks for one once the position moved too.
+            bar = self.vertical_scrollbar
+            bar.set_reactive(ScrollBar.window_virtual_size, size.height)
+            bar.set_reactive(
+                ScrollBar.window_size, self.container_size.height - self.scrollbar_size_horizontal
+            )
+            self.scroll_y = self.validate_scroll_y(self.scroll_y)
         else:
             self.virtual_size = size
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """Textual's vertical scrollbar (made as ``Widget.vertical_scrollbar`` makes it),
+        as a ``SteadyScrollBar``: rows streaming in below a long table move its range and
+        position at every snapshot, and its thumb hardly ever (see steady_scrollbar)."""
+        if self._vertical_scrollbar is None:
+            bar = SteadyScrollBar(
+                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
+            )
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def request_id(self, row: int) -> str:
         """The id of store row ``row`` (from the snapshot shown)."""
