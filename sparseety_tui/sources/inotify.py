@@ -90,13 +90,16 @@ def watch_directories(
     wake_fd: int,
     on_ready: Callable[[], None],
     coalesce_s: float,
+    taken: threading.Event,
 ) -> None:
     """Block until ``stop`` is set (and ``wake_fd`` readable), calling ``on_change(path)``
     for each file changed in ``directories`` (the path "" after a queue overflow: anything
     may have changed). ``on_change`` returns whether the change mattered; after one that
-    did, the thread sleeps ``coalesce_s`` before reading again, so a file written every
-    millisecond costs a wake-up per ``coalesce_s``, not per write (the kernel merges the
-    events meanwhile). ``on_ready`` is called once the watches are set up.
+    did, the thread sleeps ``coalesce_s`` and then until ``taken`` is set (the one told
+    has taken the news; ``on_change`` clears it) before reading again: a file written every
+    millisecond costs a wake-up per look its reader takes, not one per write (the kernel
+    merges the events meanwhile). Whoever sets ``stop`` sets ``taken`` too. ``on_ready``
+    is called once the watches are set up.
 
     Raises ``InotifyError`` if no directory can be watched.
     """
@@ -126,6 +129,7 @@ def watch_directories(
                 continue  # the wake pipe (a stop), or a spurious wake-up
             if _dispatch(data, names, on_change):
                 stop.wait(coalesce_s)
+                taken.wait()
     finally:
         os.close(fd)
 

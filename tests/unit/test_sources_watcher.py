@@ -5,6 +5,7 @@ Timing asserts are deliberately loose ("within 5 s"): the test machine is small 
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -231,3 +232,57 @@ def test_inotify_reports_only_changes_that_matter(tmp_path: Path) -> None:
         assert watcher._changed_path(str(tmp_path / "app.log.1"))
         assert watcher._changed_path(str(p))
         assert watcher._changed_path("")
+
+
+def test_inotify_thread_reads_no_more_until_its_news_is_taken(tmp_path: Path) -> None:
+    """While a log streams, the worker reads the files at every snapshot without waiting:
+    the thread's news is not taken, and it reads no more events (each a wake-up of a
+    thread that takes the GIL) until it is; then it reads what the kernel kept meanwhile."""
+    p = tmp_path / "app.log"
+    p.write_bytes(b"")
+    seen: list[str] = []
+    taken = threading.Event()
+    taken.set()
+    ready = threading.Event()
+    stop = threading.Event()
+    wake_r, wake_w = os.pipe()
+
+    def on_change(path: str) -> bool:
+        taken.clear()
+        seen.append(path)
+        return True
+
+    thread = threading.Thread(
+        target=inotify.watch_directories,
+        args=([str(tmp_path)], on_change, stop, wake_r, ready.set, 0.0, taken),
+        daemon=True,
+    )
+    thread.start()
+    try:
+        assert ready.wait(WAKE_LIMIT_S)
+        with open(p, "ab", buffering=0) as f:
+            f.write(b"one\n")
+            deadline = time.monotonic() + WAKE_LIMIT_S
+            while not seen:
+                assert time.monotonic() < deadline, "the first write was not seen"
+                time.sleep(0.01)
+            first = len(seen)
+            for _ in range(5):
+                f.write(b"more\n")
+                time.sleep(0.02)
+            time.sleep(0.2)
+            assert len(seen) == first  # not read while the news is not taken
+            taken.set()
+            deadline = time.monotonic() + WAKE_LIMIT_S
+            while len(seen) == first:
+                assert time.monotonic() < deadline, "the writes were never read"
+                time.sleep(0.01)
+        assert set(seen) == {str(p)}
+    finally:
+        stop.set()
+        taken.set()
+        os.write(wake_w, b"x")
+        thread.join(WAKE_LIMIT_S)
+        os.close(wake_r)
+        os.close(wake_w)
+    assert not thread.is_alive()
