@@ -156,6 +156,22 @@ class FrozenStore:
     def offset(self) -> FrozenColumn:
         return self.columns["offset"]
 
+    def leading_segments(self, rows: int) -> tuple[object, ...]:
+        """The segments that hold rows ``0 .. rows-1`` (whole segments: ``rows`` is a
+        multiple of ``SEGMENT_ROWS``), for ``still_holds``."""
+        if rows % SEGMENT_ROWS:
+            raise ValueError(f"{rows} rows are not whole segments")
+        return self._segments[: rows >> SEGMENT_SHIFT]
+
+    def still_holds(self, segments: tuple[object, ...]) -> bool:
+        """Whether this freeze begins with ``segments`` (an earlier freeze's
+        ``leading_segments``): then those rows are the same here. A freeze shares the
+        segments of the rows that did not change since the freeze before it and copies
+        the others (``freeze_store``), so the very same objects mean the same rows."""
+        return len(segments) <= len(self._segments) and all(
+            mine is theirs for mine, theirs in zip(self._segments, segments)
+        )
+
     def lines_of(self, row: int) -> list[LineLocation]:
         """Where every line of this request lives, first line first."""
         c = self.columns

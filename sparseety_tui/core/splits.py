@@ -32,9 +32,16 @@ class Groups:
         #: quantiles, so the split costs no memory a row; only mixed chunks are copied.
         self.latencies: dict[int, list[Any]] = {}
 
-    def add(self, cols: dict[str, Any], failed_code: int, latencies: Any) -> None:
-        """Add a chunk; ``latencies``: its known latencies, in row order (not written to:
-        they may be shared)."""
+    def without_samples(self) -> Groups:
+        """A copy of the sums, without the latencies kept (``Sums.without_samples``)."""
+        copy = Groups(self.column)
+        copy.requests, copy.failed = dict(self.requests), dict(self.failed)
+        copy.sums = {name: dict(sums) for name, sums in self.sums.items()}
+        copy.known = {name: dict(known) for name, known in self.known.items()}
+        return copy
+
+    def add_counts(self, cols: dict[str, Any], failed_code: int) -> None:
+        """A chunk's requests, failures and token sums by code."""
         import numpy as np
 
         codes = cols[self.column]
@@ -58,6 +65,13 @@ class Groups:
                 if n[code]:
                     sums[code] = sums.get(code, 0.0) + float(total[code])
                     self.known[name][code] = self.known[name].get(code, 0) + int(n[code])
+
+    def add_samples(self, cols: dict[str, Any], latencies: Any) -> None:
+        """A chunk's known latencies by code; ``latencies``: the chunk's known latencies,
+        in row order (not written to: they may be shared)."""
+        import numpy as np
+
+        codes = cols[self.column]
         latency_codes = codes[~np.isnan(cols["latency_s"])]
         if not latency_codes.size:
             return

@@ -142,7 +142,7 @@ CHUNK_ROWS = 1 << 16
 SLICE_ROWS = 1 << 13
 #: The token counts: every step and the formula read them.
 TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens", "cached_tokens")
-#: The other columns of the chunk-wide sums, a step at a time (``_accumulate``): token
+#: The other columns of the chunk-wide sums, a step at a time (``accumulate``): token
 #: sums and counts; per-minute throughput; latencies and the splits by model and by file.
 COUNTED_COLUMNS = (
     "prompt_source",
@@ -153,6 +153,8 @@ COUNTED_COLUMNS = (
 )
 TIMED_COLUMNS = ("finished_ts", "received_ts")
 GROUPED_COLUMNS = ("model", "file", "state", "latency_s", "ttft_s")
+#: What the kept latencies and TTFTs are read from (``gather_samples``).
+SAMPLED_COLUMNS = ("model", "file", "latency_s", "ttft_s")
 #: The other columns the per-row figures read (``column_inputs``, ``column_skip_rows``),
 #: a slice at a time.
 FORMULA_COLUMNS = (*(c for c in INPUT_COLUMNS if c not in TOKEN_COLUMNS), "kv_skip")
@@ -163,7 +165,7 @@ SUMMED_FIGURES = ("logical_tokens", "effective_compute_tokens", "flops_actual", 
 SUMMED_SKIP_ROWS = (*(f for f in SKIP_FIELDS if f != "cached_tokens"), *SKIP_WHOLE_ROWS)
 
 
-class _Sums:
+class Sums:
     """Additive accumulators over chunks of rows."""
 
     def __init__(self, capacity: int) -> None:
@@ -181,6 +183,21 @@ class _Sums:
         self.skips: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
         self.wholes: dict[str, float | None] = dict.fromkeys(SKIP_FIELDS)
         self.groups = {"model": Groups("model"), "file": Groups("file")}
+
+    def without_samples(self, capacity: int) -> Sums:
+        """A copy of the sums, without the latencies and TTFTs kept for the quantiles
+        (``gather_samples`` adds those again): what ``core.running_totals`` keeps of the
+        rows it added up, so that it holds no column-long array."""
+        copy = Sums(capacity)
+        copy.values, copy.counts = dict(self.values), dict(self.counts)
+        copy.states = list(self.states)
+        copy.per_minute = {k: list(v) for k, v in self.per_minute.items()}
+        copy.per_minute_received = {k: list(v) for k, v in self.per_minute_received.items()}
+        copy.with_finish, copy.with_arrival = self.with_finish, self.with_arrival
+        copy.models = set(self.models)
+        copy.skips, copy.wholes = dict(self.skips), dict(self.wholes)
+        copy.groups = {name: groups.without_samples() for name, groups in self.groups.items()}
+        return copy
 
     def add_known(self, name: str, values: Any) -> None:
         import numpy as np
@@ -325,7 +342,7 @@ def _add_optional(a: float | None, b: float | None) -> float | None:
     return b if a is None else a if b is None else a + b
 
 
-def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, last: int) -> None:
+def accumulate(sums: Sums, store: StoreView, shape: ModelShape, first: int, last: int) -> None:
     def read(names: Sequence[str]) -> dict[str, Any]:
         return store.numeric_view(first, last, names)
 
@@ -347,7 +364,7 @@ def _accumulate(sums: _Sums, store: StoreView, shape: ModelShape, first: int, la
         sums.wholes[name] = _add_optional(sums.wholes[name], whole[name])
 
 
-def _add_counts(sums: _Sums, cols: dict[str, Any]) -> None:
+def _add_counts(sums: Sums, cols: dict[str, Any]) -> None:
     """Token sums and counts of a chunk (``COUNTED_COLUMNS``)."""
     import numpy as np
 
@@ -370,25 +387,38 @@ def _add_counts(sums: _Sums, cols: dict[str, Any]) -> None:
     sums.models.update(int(c) for c in np.unique(cols["model"]) if int(c))
 
 
-def _add_minutes(sums: _Sums, cols: dict[str, Any]) -> None:
+def _add_minutes(sums: Sums, cols: dict[str, Any]) -> None:
     """Requests and tokens per minute of a chunk, by finish and by arrival
     (``TIMED_COLUMNS``)."""
     sums.with_finish += _per_minute(sums.per_minute, cols)
     sums.with_arrival += _per_minute(sums.per_minute_received, cols, "received_ts")
 
 
-def _add_groups(sums: _Sums, cols: dict[str, Any]) -> None:
+def _add_groups(sums: Sums, cols: dict[str, Any]) -> None:
     """A chunk's known latencies and TTFTs (kept for the quantiles) and its sums by model
     and by file, which share those latencies (``GROUPED_COLUMNS``)."""
+    for groups in sums.groups.values():
+        groups.add_counts(cols, STATE_CODE["failed"])
+    _add_samples(sums, cols)
+
+
+def _add_samples(sums: Sums, cols: dict[str, Any]) -> None:
     import numpy as np
 
     latencies = sums.latency.add(cols["latency_s"][~np.isnan(cols["latency_s"])])
     sums.ttft.add(cols["ttft_s"][~np.isnan(cols["ttft_s"])])
     for groups in sums.groups.values():
-        groups.add(cols, STATE_CODE["failed"], latencies)
+        groups.add_samples(cols, latencies)
 
 
-def _add_figures(sums: _Sums, rows: dict[str, Any], cols: dict[str, Any]) -> None:
+def gather_samples(sums: Sums, store: StoreView, first: int, last: int) -> None:
+    """Add the latencies and TTFTs of rows ``first .. last`` (a chunk ``accumulate`` added
+    up before) to ``sums``, as ``accumulate`` adds them: the same values in the same
+    order, for the same quantiles."""
+    _add_samples(sums, store.numeric_view(first, last, SAMPLED_COLUMNS))
+
+
+def _add_figures(sums: Sums, rows: dict[str, Any], cols: dict[str, Any]) -> None:
     """The sums of a chunk's per-row figures (``rows``: ``_chunk_rows``)."""
     import numpy as np
 
@@ -472,19 +502,27 @@ def compute_totals(
 
     store = extractor.store
     picked = None if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
-    sums = _Sums(len(store) if picked is None else len(picked))
+    sums = Sums(len(store) if picked is None else len(picked))
     if picked is None:
         n = len(store)
         for first in range(0, max(n, 1), CHUNK_ROWS):
-            _accumulate(sums, store, shape, first, min(first + CHUNK_ROWS, n))
+            accumulate(sums, store, shape, first, min(first + CHUNK_ROWS, n))
     else:
         n = len(picked)  # sorted: chunks read in order
         for first in range(0, max(len(store), 1), CHUNK_ROWS):
             lo, hi = np.searchsorted(picked, (first, first + CHUNK_ROWS))
             if hi > lo or first == 0:  # chunk 0 always: an empty subset still has totals
                 chunk = _PickedRows(store, picked[lo:hi], first)
-                _accumulate(sums, chunk, shape, 0, len(chunk))
+                accumulate(sums, chunk, shape, 0, len(chunk))
+    return totals_of(extractor, sums, n, engine)
 
+
+def totals_of(
+    extractor: ExtractorView, sums: Sums, n: int, engine: EngineSeries | None = None
+) -> dict[str, Any]:
+    """The totals document of ``n`` requests added up in ``sums`` (``compute_totals``).
+    Sorts the latencies ``sums`` keeps."""
+    store = extractor.store
     effective_sum = sums.known("effective_compute_tokens")
     logical_for_effective = sums.values.get("logical_for_effective", 0.0)
     skipped_sum = logical_for_effective - effective_sum if effective_sum is not None else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.frozen import FrozenExtractor
 from sparseety_tui.core.query import ViewQuery, compute_view
+from sparseety_tui.core.running_totals import RunningTotals
 from sparseety_tui.core.timewindow import TimeWindow, newest_time, time_span, window_series
 from sparseety_tui.core.totals import compute_totals
 
@@ -65,6 +66,7 @@ class HeavyWorker:
         self._result: HeavyResult | None = None
         self._busy = False
         self._stopped = False
+        self._running = RunningTotals()  # this thread's only
         self._thread = threading.Thread(target=self._run, name="sparseety-totals", daemon=True)
 
     @property
@@ -104,14 +106,16 @@ class HeavyWorker:
                     return
                 job, self._job = self._job, None
             assert job is not None
-            result = run_job(job)  # outside the lock: submit() and take() never wait for it
+            # Outside the lock: submit() and take() never wait for it.
+            result = run_job(job, self._running)
             with self._cv:
                 self._result = result
 
 
-def run_job(job: HeavyJob) -> HeavyResult:
-    """Compute what ``job`` asks for. An exception becomes ``result.error`` (shown on
-    screen and in diagnostics by the ingest worker, which goes on following)."""
+def run_job(job: HeavyJob, running: RunningTotals | None = None) -> HeavyResult:
+    """Compute what ``job`` asks for; totals over every row from ``running`` (what it
+    added up of the last job's rows) when given. An exception becomes ``result.error``
+    (shown on screen and in diagnostics by the ingest worker, which goes on following)."""
     result = HeavyResult(job)
     try:
         anchor = _anchor(job)
@@ -124,7 +128,7 @@ def run_job(job: HeavyJob) -> HeavyResult:
             result.view_cost = time.perf_counter() - t0
         if job.totals:
             t0 = time.perf_counter()
-            result.totals, result.totals_window = _totals(job, result, anchor)
+            result.totals, result.totals_window = _totals(job, result, anchor, running)
             result.time_span = time_span(job.state.store)
             result.totals_cost = time.perf_counter() - t0
     except Exception as exc:  # reported, never swallowed: see the docstring
@@ -144,13 +148,15 @@ def _resolve(query: ViewQuery | None, anchor: float | None) -> TimeWindow | None
 
 
 def _totals(
-    job: HeavyJob, result: HeavyResult, anchor: float | None
+    job: HeavyJob, result: HeavyResult, anchor: float | None, running: RunningTotals | None
 ) -> tuple[Mapping[str, Any], TimeWindow | None]:
     """Totals over every row, or over the rows of ``job.totals_query`` (its filter and
     window: the totals strip follows the table); engine figures over the window's stats
     points."""
     query = job.totals_query
     if query is None or not query.narrows:
+        if running is not None:
+            return running.compute(job.state, job.shape), None
         return compute_totals(job.state, job.shape), None
     window = _resolve(query, anchor)
     if job.query is not None and result.view is not None and job.query.same_rows(query):
