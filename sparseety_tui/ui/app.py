@@ -69,9 +69,11 @@ ACTIVE_S = 1.0
 #: Snapshots are asked for at most once per FRAME_DUTY times what a frame costs the UI
 #: thread (its CPU time per snapshot shown, averaged), so drawing takes at most
 #: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S. bench/tail_latency.py
-#: at 20k lines/s on a 2-vCPU EPYC guest (3 runs each): 5 -> p50 81-101 ms, CPU 32-35 %;
-#: 3 -> p50 55-67 ms, p99 90-126 ms, CPU 45 %; 2 -> p50 55-62 ms, p99 108-153 ms, 57 %.
-FRAME_DUTY = 3.0
+#: at 20k lines/s on a 2-vCPU EPYC guest, once the table's scrollbar stopped repainting
+#: every frame (~9 ms of UI a frame, 2026-12-07): 3 -> p50 45 ms, p99 72 ms, CPU 44.5 %;
+#: 5 -> p50 48-52 ms, p99 89-102 ms, CPU 31.4-31.7 %; 8 -> the gap reaches 0.1 s and p50
+#: 107 ms at 25.8 %. (Before, at ~15 ms a frame, 5 gave p50 81-101 ms and 3 was kept.)
+FRAME_DUTY = 5.0
 #: How often the replay bar shows the replay clock.
 REPLAY_BAR_S = 0.25
 MIN_REPLAY_SPEED, MAX_REPLAY_SPEED = 1 / 64, 4096.0
