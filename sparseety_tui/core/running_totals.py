@@ -1,8 +1,8 @@
 """Totals of a store that grows while it is followed: only new and changed rows are added up.
 
 ``compute_totals`` adds up every row in chunks of ``CHUNK_ROWS``; while a log streams,
-the totals thread did that over the whole store every few tenths of a second (0.21 s of
-CPU at 600k requests, ~8 % of a core at 20k lines/s). ``RunningTotals`` keeps the sums of
+the totals thread did that over the whole store every few tenths of a second (0.21-0.31 s
+of CPU at 600k requests in two timings, ~8 % of a core at 20k lines/s). ``RunningTotals`` keeps the sums of
 the whole chunks it added up last time, with the frozen segments those rows were read from,
 and starts from them when the newer freeze still holds the same segments (rows change in
 place only where a freeze copied their segment: ``FrozenStore.still_holds``). The chunks
