@@ -50,8 +50,8 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
     from sparseety_tui.cli.compare import read_side, side_specs
     from sparseety_tui.cli.main import build_parser
-    from sparseety_tui.core.compare.document import compare_document
-    from sparseety_tui.core.compare.matching import match_requests
+    from sparseety_tui.core.compare._document import compare_document
+    from sparseety_tui.core.compare._matching import match_requests
     from sparseety_tui.ingest.batch import Options
 
     argv = ["compare", *paths, "--json", "--jobs", "1", "--resamples", str(args.resamples)]

@@ -44,8 +44,8 @@ def status(field):
         for line in f:
             if line.startswith(field):
                 return int(line.split()[1]) / 1024
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import TRIM_INTERVAL_S, IngestWorker
 import numpy  # loaded by the first batch anyway: part of start-up, not of the rows

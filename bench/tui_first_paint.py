@@ -26,10 +26,10 @@ import numpy as np
 
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.query._query import ViewQuery, compute_view, parse_filter
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.widgets.request_table import RequestTable

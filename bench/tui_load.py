@@ -18,8 +18,8 @@ import sys
 
 LOAD = """
 import sys, time
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.worker import IngestWorker
 from sparseety_tui.ingest.snapshot import LiveOptions
 start = time.perf_counter()

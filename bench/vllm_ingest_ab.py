@@ -9,7 +9,7 @@ import gc
 import sys
 import time
 
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.formats import vllm
 from sparseety_tui.ingest.batch import ingest_file
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from sparseety_tui.capture.hooks import RoutingCapture
-from sparseety_tui.core.tokens import _byte_level_decoder, whole_characters
+from sparseety_tui.core.tokens._tokens import _byte_level_decoder, whole_characters
 
 SEED = 20261130
 NUM_LAYERS = 4

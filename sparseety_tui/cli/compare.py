@@ -17,14 +17,18 @@ from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.summary import summarise
-from sparseety_tui.core.compare.document import Side, compare_document
-from sparseety_tui.core.compare.matching import Match, match_requests
-from sparseety_tui.core.compare.requests import prompt_keys, side_requests
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.literal import escape_json, json_bytes, json_text
+from sparseety_tui.core.compare import (
+    Match,
+    Side,
+    compare_document,
+    match_requests,
+    prompt_keys,
+    side_requests,
+)
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.query import Selection, WindowError, WindowSpec, parse_window, select_rows
 from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.selection import Selection, select_rows
-from sparseety_tui.core.timewindow import WindowError, WindowSpec, parse_window
+from sparseety_tui.core.text import escape_json, json_bytes, json_text
 from sparseety_tui.ingest.batch import Options, make_shape
 
 
@@ -197,7 +201,7 @@ TUI_PAIRS = 2000
 
 def compare_app(args: argparse.Namespace, options: Options, compared: Compared) -> Any:
     """The compare screen's app over both sides (``ui.compare_app.CompareApp``)."""
-    from sparseety_tui.core.compare.document import pair_diffs
+    from sparseety_tui.core.compare import pair_diffs
     from sparseety_tui.ui.compare_app import CompareApp
     from sparseety_tui.ui.screens.compare import CompareData
     from sparseety_tui.ui.themes import ThemeError, load_themes

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sparseety_tui.cli.main import add_jobs_option
-from sparseety_tui.core.compare.defaults import (
+from sparseety_tui.core.compare import (
     DEFAULT_REGRESSIONS,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,

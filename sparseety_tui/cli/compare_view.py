@@ -12,13 +12,13 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sparseety_tui.core.compare.text import (
+from sparseety_tui.core.compare import (
     before_after,
     figure_cells,
     fmt_rel,
     match_text,
 )
-from sparseety_tui.core.literal import escape
+from sparseety_tui.core.text import escape
 
 STYLE = {"better": "green", "worse": "red", "": ""}
 

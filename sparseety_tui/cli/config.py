@@ -19,7 +19,7 @@ from typing import Any
 from sparseety_tui.cli.config_keys import BY_PATH, FORMAT_ALIASES, KEYS, Key
 from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.redact_key import config_dir
-from sparseety_tui.core.literal import quote
+from sparseety_tui.core.text import quote
 from sparseety_tui.sources.inputs import os_reason
 
 USER_FILE = "config.toml"

@@ -10,7 +10,7 @@ import orjson
 
 from sparseety_tui.cli.config import BUILT_IN, user_file
 from sparseety_tui.cli.config_keys import KEYS
-from sparseety_tui.core.literal import escape
+from sparseety_tui.core.text import escape
 
 
 def _builtin(parser: argparse.ArgumentParser, dest: str | None) -> Any:

@@ -13,10 +13,10 @@ from sparseety_tui.cli.extract_records import RecordOptions
 from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.literal import escape, escape_json, quote
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.query import Selection
 from sparseety_tui.core.report import extract_lines
-from sparseety_tui.core.selection import Selection
+from sparseety_tui.core.text import escape, escape_json, quote
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.ingest.batch import (
     InputError,

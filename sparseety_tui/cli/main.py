@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from sparseety_tui import __version__
-from sparseety_tui.core.literal import escape
+from sparseety_tui.core.text import escape
 
 PROG = "sparseety-tui"
 #: The commands that honour --redact (every one takes --config).
@@ -87,7 +87,7 @@ def _add_window_options(parser: argparse.ArgumentParser) -> None:
 def window_arg(args: argparse.Namespace) -> Any:
     """The ``core.timewindow.WindowSpec`` of ``--since``/``--until`` (None: all time); a
     bad time is a ``CliError`` (exit 2), before anything is read."""
-    from sparseety_tui.core.timewindow import WindowError, window_from_args
+    from sparseety_tui.core.query import WindowError, window_from_args
 
     try:
         return window_from_args(getattr(args, "since", None), getattr(args, "until", None))
@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
 def selection_args(args: argparse.Namespace) -> Any:
     """The ``core.selection.Selection`` of ``--filter`` and ``--since``/``--until``, each
     checked before anything is read (a typo costs no wait)."""
-    from sparseety_tui.core.selection import Selection
+    from sparseety_tui.core.query import Selection
 
     return Selection(filter_option(args), window_arg(args))
 
@@ -360,7 +360,7 @@ def _run_import(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from sparseety_tui.core.costmodel import ModelConfigError
+    from sparseety_tui.core.figures import ModelConfigError
     from sparseety_tui.core.tokens import TokenizerError
     from sparseety_tui.formats.registry import UnknownFormatError
     from sparseety_tui.ingest.batch import InputError

@@ -18,13 +18,11 @@ from sparseety_tui.cli.main import CliError, selection_args
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.summary import summarise
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.literal import json_text
+from sparseety_tui.core.figures import ModelShape, Trend, compute_trends, skip_trends
+from sparseety_tui.core.query import Selection, select_rows
 from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.selection import Selection, select_rows
-from sparseety_tui.core.skip_trend import skip_trends
-from sparseety_tui.core.trends import Trend, compute_trends
-from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.core.store import ExtractorView
+from sparseety_tui.core.text import json_text
 from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.batch import Options, make_shape
 

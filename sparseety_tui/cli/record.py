@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from sparseety_tui.cli.main import CliError
-from sparseety_tui.core.literal import quote
+from sparseety_tui.core.text import quote
 
 NEEDS_TORCH = (
     "record needs torch (the capture extra): pip install 'sparseety-tui[capture]' "

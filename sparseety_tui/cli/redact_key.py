@@ -12,7 +12,7 @@ import os
 import stat
 from collections.abc import Mapping
 
-from sparseety_tui.core.literal import quote
+from sparseety_tui.core.text import quote
 from sparseety_tui.sources.inputs import os_reason
 
 KEY_NAME = "redact.key"

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from sparseety_tui.core.redact import Redactor
-    from sparseety_tui.core.redact.logcopy import Counter, TokenRouting
+    from sparseety_tui.core.redact import Counter, Redactor, TokenRouting
     from sparseety_tui.ingest.batch import Options
 
 
@@ -43,7 +42,7 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 def _targets(paths: list[str], output: str) -> list[tuple[str, str]]:
     from sparseety_tui.cli.extract import _check_output_file
-    from sparseety_tui.core.literal import quote
+    from sparseety_tui.core.text import quote
     from sparseety_tui.ingest.batch import InputError
 
     if len(paths) == 1 and not os.path.isdir(output):
@@ -61,7 +60,7 @@ def _token_routing(path: str) -> TokenRouting:
     """The first pass: the experts of the file's token lines."""
     import orjson
 
-    from sparseety_tui.core.redact.logcopy import TokenRouting
+    from sparseety_tui.core.redact import TokenRouting
 
     tokens = TokenRouting()
     with open(path, "rb") as handle:
@@ -78,7 +77,7 @@ def _token_routing(path: str) -> TokenRouting:
 
 
 def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
-    from sparseety_tui.core.redact.logcopy import redact_line
+    from sparseety_tui.core.redact import redact_line
 
     tokens = None if redactor.keep_routing else _token_routing(path)
     with open(path, "rb") as handle:
@@ -94,7 +93,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
     from sparseety_tui.cli.main import warn
     from sparseety_tui.cli.redaction import redact_settings, redactor_of
     from sparseety_tui.cli.redaction import report as report_redaction
-    from sparseety_tui.core.redact.logcopy import TEXT_KEPT, TOKEN_ROUTING
+    from sparseety_tui.core.redact import TEXT_KEPT, TOKEN_ROUTING
     from sparseety_tui.ingest.batch import InputError, batch_inputs, ingest_file, make_extractor
 
     if redact_settings(args).mode == "off":

@@ -9,9 +9,14 @@ from typing import Any
 
 from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.redact_key import RedactKeyError, load_key
-from sparseety_tui.core.literal import escape
-from sparseety_tui.core.redact import USER_KEYS, Redactor
-from sparseety_tui.core.redact.policy import PolicyError, RedactSettings, make_redactor
+from sparseety_tui.core.redact import (
+    USER_KEYS,
+    PolicyError,
+    Redactor,
+    RedactSettings,
+    make_redactor,
+)
+from sparseety_tui.core.text import escape
 
 
 def redact_settings(args: argparse.Namespace) -> RedactSettings:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from sparseety_tui.cli.main import CliError
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.serve_args import settings_of
-from sparseety_tui.core.literal import escape, quote
+from sparseety_tui.core.text import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.serve.settings import ServeSettings, SettingsError, check, read_token

@@ -11,11 +11,10 @@ import orjson
 from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.literal import escape_json, json_bytes, quote
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.query import Selection, WindowedEngineSeries
 from sparseety_tui.core.report import summary_document
-from sparseety_tui.core.selection import Selection
-from sparseety_tui.core.timewindow import WindowedEngineSeries
+from sparseety_tui.core.text import escape_json, json_bytes, quote
 from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape
 from sparseety_tui.ingest.parallel import ingest_all
 

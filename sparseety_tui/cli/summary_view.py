@@ -14,7 +14,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from sparseety_tui.core.literal import escape
+from sparseety_tui.core.text import escape
 from sparseety_tui.formats.timestamps import utc_text
 
 

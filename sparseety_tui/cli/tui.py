@@ -7,8 +7,8 @@ import os
 from dataclasses import replace
 from typing import Any
 
-from sparseety_tui.core.literal import quote
 from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.text import quote
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 from sparseety_tui.sources.inputs import expand
@@ -78,7 +78,7 @@ def output_dir(args: argparse.Namespace) -> str | None:
 def replay_source(args: argparse.Namespace, paths: tuple[str, ...]) -> Any:
     """``--replay``'s source over ``paths`` (files that exist: a replay plays what was
     written), from ``--from``; a bad option is an ``InputError``."""
-    from sparseety_tui.core.timewindow import WindowError, parse_bound
+    from sparseety_tui.core.query import WindowError, parse_bound
     from sparseety_tui.ingest.replay import ReplayError, open_replay
 
     for path in paths:

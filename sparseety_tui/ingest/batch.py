@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.file_tokens import base_tokenizer
-from sparseety_tui.core.literal import quote
-from sparseety_tui.core.series import EngineSeries
-from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import DEFAULT_SHAPE, ModelShape, shape_from_config
+from sparseety_tui.core.store import EngineSeries
+from sparseety_tui.core.text import quote
+from sparseety_tui.core.tokens import TokenCounter, base_tokenizer
 from sparseety_tui.sources.inputs import InputPath, expand, os_reason
 from sparseety_tui.sources.lines import Chunk, RawLine, iter_chunks
 

@@ -14,12 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.query import ViewQuery, compute_view
-from sparseety_tui.core.running_totals import RunningTotals
-from sparseety_tui.core.timewindow import TimeWindow, newest_time, time_span, window_series
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.figures import ModelShape, RunningTotals, compute_totals
+from sparseety_tui.core.query import (
+    TimeWindow,
+    ViewQuery,
+    compute_view,
+    newest_time,
+    time_span,
+    window_series,
+)
+from sparseety_tui.core.store import FrozenExtractor
 
 if TYPE_CHECKING:
     import numpy as np

@@ -50,12 +50,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sparseety_tui.core.extractor import Extractor, ExtractorPart
-from sparseety_tui.core.file_tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
-from sparseety_tui.core.idindex import IdIndex
-from sparseety_tui.core.lifecycle import check_parts
-from sparseety_tui.core.series import RecordingEngineSeries
-from sparseety_tui.core.store import STATE_CODE
+from sparseety_tui.core.extraction import Extractor, ExtractorPart, check_parts
+from sparseety_tui.core.store import STATE_CODE, IdIndex, RecordingEngineSeries
+from sparseety_tui.core.tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
 from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware

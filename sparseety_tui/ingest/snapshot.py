@@ -11,10 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.query import ViewQuery
-from sparseety_tui.core.series import EngineSeries
-from sparseety_tui.core.timewindow import TimeWindow
+from sparseety_tui.core.query import TimeWindow, ViewQuery
+from sparseety_tui.core.store import EngineSeries, FrozenExtractor
 from sparseety_tui.events import StatsPayload
 
 if TYPE_CHECKING:

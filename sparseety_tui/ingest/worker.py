@@ -50,12 +50,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.query import ViewQuery
-from sparseety_tui.core.series import EngineSeries
-from sparseety_tui.core.timewindow import TimeWindow, points_in, window_series
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.query import TimeWindow, ViewQuery, points_in, window_series
+from sparseety_tui.core.store import EngineSeries, FrozenExtractor
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ingest.batch import release_free_memory
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker

@@ -27,11 +27,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sparseety_tui import __version__
 from sparseety_tui.core.detail import build_detail
-from sparseety_tui.core.literal import escape_json, json_bytes
-from sparseety_tui.core.query import FilterError, parse_filter
+from sparseety_tui.core.query import (
+    FilterError,
+    Selection,
+    WindowError,
+    parse_filter,
+    window_from_args,
+)
 from sparseety_tui.core.report import extract_lines, request_records, summary_document
-from sparseety_tui.core.selection import Selection
-from sparseety_tui.core.timewindow import WindowError, window_from_args
+from sparseety_tui.core.text import escape_json, json_bytes
 from sparseety_tui.ingest.batch import Options
 from sparseety_tui.serve import openapi
 from sparseety_tui.serve.detail import detail_document

@@ -20,10 +20,9 @@ from dataclasses import replace
 from typing import Any
 
 from sparseety_tui.core.detail import RequestDetail, request_text
-from sparseety_tui.core.literal import json_text
-from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.redact.detail import redact_detail
-from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.core.redact import Redactor, redact_detail
+from sparseety_tui.core.store import ExtractorView
+from sparseety_tui.core.text import json_text
 
 
 def _by_layer(counts: Mapping[int, Mapping[int, int]]) -> dict[str, dict[str, int]]:

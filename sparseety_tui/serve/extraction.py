@@ -25,10 +25,10 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.literal import escape_json, json_bytes, json_text
+from sparseety_tui.core.figures import ModelShape
 from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.report import extract_lines
+from sparseety_tui.core.text import escape_json, json_bytes, json_text
 from sparseety_tui.events import RequestPayload, SamplingInfo, SparseInfo
 from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor
 

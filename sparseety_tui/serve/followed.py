@@ -7,8 +7,8 @@ requests can read it at once without a lock and without holding up ingest.
 
 from __future__ import annotations
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.frozen import FrozenExtractor
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.store import FrozenExtractor
 from sparseety_tui.ingest.batch import Options, make_extractor
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker

@@ -31,12 +31,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import column_figures
-from sparseety_tui.core.frozen import FrozenExtractor
+from sparseety_tui.core.figures import CHUNK_ROWS, ModelShape, column_figures, compute_totals
 from sparseety_tui.core.report import summary_document
-from sparseety_tui.core.series import UNKNOWN_MODEL
-from sparseety_tui.core.totals import CHUNK_ROWS, compute_totals
+from sparseety_tui.core.store import UNKNOWN_MODEL, FrozenExtractor
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,8 +11,8 @@ import ipaddress
 import os
 from dataclasses import dataclass
 
-from sparseety_tui.core.literal import quote
 from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.text import quote
 
 #: Loopback only unless asked (``--allow-remote`` with a token).
 DEFAULT_HOST = "127.0.0.1"

@@ -24,15 +24,20 @@ from textual.binding import BindingType
 from textual.css.query import NoMatches
 from textual.screen import Screen
 
-from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.detail import DetailCache
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.idmatch import PrefixMatches, ambiguous_message
-from sparseety_tui.core.literal import quote
-from sparseety_tui.core.query import SORT_COLUMNS, ViewQuery
-from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.redact.detail import redact_detail
-from sparseety_tui.core.timewindow import WindowError, WindowSpec, parse_bound
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.query import (
+    SORT_COLUMNS,
+    PrefixMatches,
+    ViewQuery,
+    WindowError,
+    WindowSpec,
+    ambiguous_message,
+    parse_bound,
+)
+from sparseety_tui.core.redact import Redactor, redact_detail
+from sparseety_tui.core.text import quote
 from sparseety_tui.ingest.batch import Options, make_extractor, make_shape
 from sparseety_tui.ingest.replay import ReplaySource
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot

@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sparseety_tui.core.errors import ErrorRecord
+from sparseety_tui.core.store import ErrorRecord
 from sparseety_tui.ingest.snapshot import Snapshot
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.literal import escape
+from sparseety_tui.core.text import escape
 from sparseety_tui.formats.timestamps import utc_text
 
 OUTPUT_DIR_ENV = "SPARSEETY_TUI_OUTPUT_DIR"

@@ -1,6 +1,6 @@
 """Show log-derived text literally in the UI: ``escape``d, and as ``rich.text.Text``.
 
-The rule itself (which characters become visible escapes) is ``core.literal.escape``,
+The rule itself (which characters become visible escapes) is ``core.text.escape``,
 shared with the CLI's output. Everything that came from a log goes through ``escape``
 before it reaches the screen, and is wrapped in ``rich.text.Text`` (never a markup
 string), so that Rich/Textual markup such as ``[bold red]`` or ``[link=...]`` is shown as
@@ -19,8 +19,8 @@ from functools import lru_cache
 from rich.style import Style
 from rich.text import Text
 
-from sparseety_tui.core import literal
 from sparseety_tui.core.redact import Redactor
+from sparseety_tui.core.text import escape as escape_literal
 
 __all__ = ["decode", "display_path", "escape", "redacting", "safe_text", "set_redactor"]
 
@@ -45,10 +45,10 @@ def redact(text: str) -> str:
 
 
 def escape(text: str, *, keep_newlines: bool = False) -> str:
-    """``core.literal.escape``, after redaction when it is on."""
+    """``core.text.escape``, after redaction when it is on."""
     if _redact is not None:
         text = _redact(text)
-    return literal.escape(text, keep_newlines=keep_newlines)
+    return escape_literal(text, keep_newlines=keep_newlines)
 
 
 def safe_text(text: str, style: str | Style = "", *, keep_newlines: bool = False) -> Text:

@@ -14,8 +14,8 @@ from typing import Any
 
 from apphelpers import async_test, settle
 
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.store import RequestStore
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.store._store import RequestStore
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.screens.detail import DetailScreen

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from apphelpers import DATA, async_test, settle
 
-from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
+from sparseety_tui.core.redact._policy import RedactSettings, make_redactor
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.screens.detail import DetailScreen

@@ -12,10 +12,10 @@ import orjson
 import pytest
 from apphelpers import REPO, async_test, settle
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.ingest.batch import Options, ingest_paths
 from sparseety_tui.ingest.replay import (
     ReplayError,
@@ -286,7 +286,7 @@ async def test_app_keys_pause_step_seek_and_speed(tmp_path: Path) -> None:
 async def test_a_backward_seek_keeps_details_redacted(tmp_path: Path) -> None:
     """A backward seek starts a new worker and a new detail cache: under --redact the new
     cache redacts too (it was a plain one, and details opened after it showed the text)."""
-    from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
+    from sparseety_tui.core.redact._policy import RedactSettings, make_redactor
 
     records = [
         {"request_id": f"r{i}", "prompt": f"mail ann{i}@example.com", "completion": "ok",

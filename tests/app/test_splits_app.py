@@ -119,7 +119,7 @@ async def test_engine_panel_shows_summarys_cache_share_and_the_true_line_count(
 
 def test_warning_counts_come_from_the_error_log(tmp_path: Path) -> None:
     """The panel's warnings are the error log's retraction/OOM counts of what was read."""
-    from sparseety_tui.core.extractor import Extractor
+    from sparseety_tui.core.extraction._extractor import Extractor
     from sparseety_tui.ingest.batch import ingest_file
 
     log = tmp_path / "sglang.log"

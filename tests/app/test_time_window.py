@@ -105,7 +105,7 @@ def test_a_bad_window_is_refused_and_the_old_one_kept() -> None:
 
 
 def test_tail_since_starts_with_the_window(tmp_path: Path) -> None:
-    from sparseety_tui.core.timewindow import window_from_args
+    from sparseety_tui.core.query._timewindow import window_from_args
     from sparseety_tui.ingest.snapshot import LiveOptions
     from sparseety_tui.ui.app import AppConfig, SparseetyApp
 

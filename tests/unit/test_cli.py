@@ -56,7 +56,7 @@ def test_two_records_with_tokenizer_counts(
 ) -> None:
     from tokenizers import Tokenizer
 
-    from sparseety_tui.core.tokens import default_tokenizer_file
+    from sparseety_tui.core.tokens._tokens import default_tokenizer_file
 
     path = tmp_path / "two.jsonl"
     path.write_bytes(TWO_RECORDS)
@@ -239,7 +239,7 @@ def test_help_does_not_import_heavy_modules() -> None:
 def test_chinese_prompt_counted_and_kept_whole(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from sparseety_tui.core.tokens import TokenCounter
+    from sparseety_tui.core.tokens._tokens import TokenCounter
 
     rng = random.Random(3)
     prompt = "".join(chr(rng.randint(0x4E00, 0x9FA5)) for _ in range(3000))

@@ -25,10 +25,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparseety_tui.cli.tui import tail_inputs
-from sparseety_tui.core.detail import build_detail
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.literal import JSON_ESCAPED, escape, escape_json
-from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.detail._detail import build_detail
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.text._literal import JSON_ESCAPED, escape, escape_json
+from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.ingest.batch import InputError, ingest_file
 from sparseety_tui.sources.lines import iter_chunks, iter_lines
 

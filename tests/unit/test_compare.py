@@ -11,8 +11,8 @@ from cli_helpers import summary_json
 from compare_helpers import BASE_TS, trace_records, write_trace
 
 from sparseety_tui.cli.main import run
-from sparseety_tui.core.compare.bootstrap import Statistic, paired_intervals
-from sparseety_tui.core.compare.matching import match_requests, pair_keys
+from sparseety_tui.core.compare._bootstrap import Statistic, paired_intervals
+from sparseety_tui.core.compare._matching import match_requests, pair_keys
 
 
 def compare_json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
@@ -162,8 +162,8 @@ def test_interval_of_a_noisy_shift_holds_the_shift_and_is_seeded() -> None:
 def test_quantile_by_counts_is_the_nearest_rank_of_the_resample() -> None:
     import numpy as np
 
-    from sparseety_tui.core.compare.bootstrap import BLOCK, _quantiles
-    from sparseety_tui.core.totals import sorted_quantiles
+    from sparseety_tui.core.compare._bootstrap import BLOCK, _quantiles
+    from sparseety_tui.core.figures._totals import sorted_quantiles
 
     rng = np.random.default_rng(5)
     values = rng.normal(size=50)

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparseety_tui.core.costmodel import (
+from sparseety_tui.core.figures._costmodel import (
     DEFAULT_SHAPE,
     FlopInputs,
     ModelConfigError,

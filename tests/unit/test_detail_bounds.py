@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from sparseety_tui.core import detail as detail_mod
-from sparseety_tui.core.detail import (
+from sparseety_tui.core.detail import _detail as detail_mod
+from sparseety_tui.core.detail._detail import (
     RAW_BUDGET_BYTES,
     RAW_HEAD_BYTES,
     RAW_TAIL_BYTES,
     build_detail,
 )
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.batch import ingest_file
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_logs"

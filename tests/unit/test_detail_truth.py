@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sparseety_tui.core.detail import RequestDetail, build_detail
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.detail._detail import RequestDetail, build_detail
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.counts import count_text
 

@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from sparseety_tui.cli.main import run
-from sparseety_tui.core.fleet import fleet_points, fold
-from sparseety_tui.core.series import EngineSeries
+from sparseety_tui.core.figures._fleet import fleet_points, fold
+from sparseety_tui.core.store._series import EngineSeries
 from sparseety_tui.events import StatsPayload
 
 VLLM = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.snapshot import FileStatus, Snapshot
 from sparseety_tui.sources.lines import RawLine
 from sparseety_tui.ui.error_places import Places, short_names

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import summary_json
 
-import sparseety_tui.core.report as report
-from sparseety_tui.core.errors import ErrorLog, ErrorRecord, classify
-from sparseety_tui.core.extractor import Extractor
+import sparseety_tui.core.report._report as report
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.store._errors import ErrorLog, ErrorRecord, classify
 from sparseety_tui.ingest.batch import ingest_file
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sparseety_tui.core.extractor as extractor_module
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.store import STATES
+import sparseety_tui.core.extraction._extractor as extractor_module
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.store._store import STATES
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources.lines import RawLine, iter_lines
 
@@ -209,8 +209,8 @@ def test_key_value_lines(tmp_path: Path) -> None:
     assert store.columns["cache_hit"][0] == 2 and store.columns["cache_hit"][1] == 1
     assert store.get("finished_ts", 1) == pytest.approx(1743501601.0)  # naive = UTC
     # A hit of unknown size makes compute unknown; a reported miss does not.
-    from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-    from sparseety_tui.core.figures import row_figures
+    from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+    from sparseety_tui.core.figures._figures import row_figures
 
     assert row_figures(store, DEFAULT_SHAPE, 0)["effective_compute_tokens"] is None
     assert row_figures(store, DEFAULT_SHAPE, 1)["effective_compute_tokens"] == pytest.approx(15)
@@ -276,7 +276,7 @@ def test_hostile_bytes_never_crash_and_are_all_counted(tmp_path: Path, chunks: l
 
 
 def test_hostile_text_is_kept_literally(tmp_path: Path) -> None:
-    from sparseety_tui.core.detail import request_text
+    from sparseety_tui.core.detail._detail import request_text
 
     records = [
         orjson.dumps({"request_id": f"h{i}", "prompt": s, "completion": s[::-1]})
@@ -405,7 +405,7 @@ def test_bulk_path_is_taken_for_uniform_records(
 
 
 def test_detail_accumulates_per_token_data_like_the_extractor(tmp_path: Path) -> None:
-    from sparseety_tui.core.detail import build_detail
+    from sparseety_tui.core.detail._detail import build_detail
 
     content = (
         b"\n".join(

@@ -317,8 +317,8 @@ def test_the_year_comes_from_the_file_mtime(tmp_path: Any) -> None:
     mtime, the same in summary, extract and the detail view (not against today)."""
     import os
 
-    from sparseety_tui.core.detail import build_detail
-    from sparseety_tui.core.extractor import Extractor
+    from sparseety_tui.core.detail._detail import build_detail
+    from sparseety_tui.core.extraction._extractor import Extractor
     from sparseety_tui.ingest.batch import ingest_file
 
     log = tmp_path / "old-vllm.log"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 
 

@@ -28,9 +28,9 @@ from typing import Any
 
 from hostile import family_lines, long_random_line, parse_seconds_per_byte, random_line
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.events import LineKind
 from sparseety_tui.formats import registry
 from sparseety_tui.ingest.batch import ingest_file

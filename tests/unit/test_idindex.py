@@ -8,7 +8,7 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.core.idindex import IdIndex
+from sparseety_tui.core.store._idindex import IdIndex
 
 
 @settings(max_examples=60, deadline=None)
@@ -82,7 +82,7 @@ def test_encoded_batches_native_and_numpy_loops_agree(
     import numpy as np
     import pytest
 
-    from sparseety_tui.core import idindex
+    from sparseety_tui.core.store import _idindex as idindex
 
     assert idindex._idtable is not None  # built with the package (needs a C compiler)
     with pytest.MonkeyPatch.context() as patch:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.core.frozen import freeze_store
-from sparseety_tui.core.store import (
+from sparseety_tui.core.store._frozen import freeze_store
+from sparseety_tui.core.store._store import (
     LAZY_COLUMNS,
     NAN,
     ROW_LAYOUT,

@@ -17,11 +17,11 @@ import pytest
 
 import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.cli.main import run
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
-from sparseety_tui.core.report import request_records
-from sparseety_tui.core.totals import compute_totals, throughput_basis
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals, throughput_basis
+from sparseety_tui.core.query._query import ViewQuery, compute_view, parse_filter
+from sparseety_tui.core.report._report import request_records
 from sparseety_tui.formats.vllm import VllmFamily
 from sparseety_tui.formats.vllm.sampling import sampling_params
 from sparseety_tui.ingest.batch import Options, ingest_file

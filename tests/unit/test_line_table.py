@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.core.line_table import LineTable, MoreLines
+from sparseety_tui.core.store._line_table import LineTable, MoreLines
 
 SHIFT = 3  # segments of 8 rows: runs cross them
 ROWS = 40

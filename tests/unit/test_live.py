@@ -11,11 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.detail import build_detail
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.query import Clause, FilterError, ViewQuery, compute_view, parse_filter
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.detail._detail import build_detail
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.query._query import (
+    Clause,
+    FilterError,
+    ViewQuery,
+    compute_view,
+    parse_filter,
+)
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
 

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from follow_helpers import FakeClock, appender
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.report import request_records, summary_document
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.report._report import request_records, summary_document
 from sparseety_tui.formats import registry
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ingest.snapshot import LiveOptions

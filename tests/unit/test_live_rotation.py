@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from live_helpers import OffsetClock, wait_for
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.ingest.batch import InputError, ingest_file
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker

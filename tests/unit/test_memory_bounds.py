@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.ingest import worker as worker_mod
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker

@@ -18,11 +18,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sparseety_tui.core.extractor as extractor_module
+import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
 from sparseety_tui import _scan
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.formats import timestamps
 from sparseety_tui.formats.timestamps import parse_timestamp
 from sparseety_tui.formats.trace_native import SCANNER, ScanResult
@@ -62,7 +62,7 @@ def test_the_environment_can_turn_the_native_helpers_off() -> None:
     import sys
 
     code = (
-        "from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
+        "from sparseety_tui.formats import trace; from sparseety_tui.core.store import _idindex as idindex; "
         "from sparseety_tui.formats.vllm import recent; "
         "print(trace.FAMILY.scan_requests is None, idindex._idtable is None, "
         "type(recent.RecentIds(4)._serials).__name__)"

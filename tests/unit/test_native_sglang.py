@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-import sparseety_tui.core.extractor as extractor_module
+import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.sglang as sglang_family
 from sparseety_tui import _sglscan
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.series import _SLOT, STATS_POINTS
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.store._series import _SLOT, STATS_POINTS
 from sparseety_tui.formats.sglang.native import SCANNER, SUM_FIELDS
 from sparseety_tui.sources.lines import iter_chunks
 

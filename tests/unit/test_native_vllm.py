@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sparseety_tui.core.vllm_bulk as vllm_bulk
+import sparseety_tui.core.extraction._vllm_bulk as vllm_bulk
 import sparseety_tui.formats.vllm.native as native_module
 from sparseety_tui import _vllmscan
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.tokens import TokenCounter
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.formats import vllm as vllm_module
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.ingest.batch import ingest_file

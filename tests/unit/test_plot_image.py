@@ -10,9 +10,9 @@ from compare_helpers import trace_records, write_trace
 
 from sparseety_tui.cli.main import run
 from sparseety_tui.cli.plot import PlotSide, plot_data
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.selection import Selection
-from sparseety_tui.core.trends import compute_trends
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._trends import compute_trends
+from sparseety_tui.core.query._selection import Selection
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -75,7 +75,7 @@ def test_series_are_the_trends_screens(trace: Path) -> None:
     compute = next(p for p in data["panels"] if p["key"] == "compute")
     effective = next(line for line in compute["lines"] if line["name"] == "effective")
     # Every request has an end: the minutes add up to summary's total.
-    from sparseety_tui.core.totals import compute_totals
+    from sparseety_tui.core.figures._totals import compute_totals
 
     total = compute_totals(extractor, DEFAULT_SHAPE)["requests"]["effective_compute_tokens"]
     assert sum(v for v in effective["y"] if v) * 60 == pytest.approx(total, abs=0.05)

@@ -16,8 +16,8 @@ from test_redact_cli import PLANTED, planted_trace
 from test_redact_rules import SECRETS, _value
 
 from sparseety_tui.cli.main import main, run
-from sparseety_tui.core.redact.logcopy import redact_line
-from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
+from sparseety_tui.core.redact._logcopy import redact_line
+from sparseety_tui.core.redact._policy import RedactSettings, make_redactor
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_LOGS = sorted((ROOT / "tests" / "data" / "real_logs").glob("*.log"))
@@ -158,7 +158,7 @@ def test_never_over_an_input(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_desequence_keeps_each_layers_counts_and_placeholders() -> None:
     from collections import Counter
 
-    from sparseety_tui.core.redact.logcopy import desequence
+    from sparseety_tui.core.redact._logcopy import desequence
 
     routing = [[[5, 1], [-1, -1]], [[0, 7], [3, -1]], [[5, 2], [6, 3]]]
     weights = [[[0.9, 0.1], [0.0, 0.0]], [[0.6, 0.4], [1.0, 0.0]], [[0.7, 0.3], [0.5, 0.5]]]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparseety_tui.core.detail import build_detail
-from sparseety_tui.core.redact.detail import raw_text, redact_detail
-from sparseety_tui.core.redact.policy import RedactSettings, make_redactor
+from sparseety_tui.core.detail._detail import build_detail
+from sparseety_tui.core.redact._detail import raw_text, redact_detail
+from sparseety_tui.core.redact._policy import RedactSettings, make_redactor
 from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor
 
 KEY = b"0123456789abcdef0123456789abcdef"

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.core.literal import escape
 from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.redact.detail import redact_tokens
-from sparseety_tui.core.redact.policy import PolicyError, RedactSettings, make_redactor
-from sparseety_tui.core.redact.rules import luhn
+from sparseety_tui.core.redact._detail import redact_tokens
+from sparseety_tui.core.redact._policy import PolicyError, RedactSettings, make_redactor
+from sparseety_tui.core.redact._rules import luhn
+from sparseety_tui.core.text._literal import escape
 
 KEY = b"0123456789abcdef0123456789abcdef"
 

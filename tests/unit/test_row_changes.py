@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
 from sparseety_tui.ingest.worker import IngestWorker
 

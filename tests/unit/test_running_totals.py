@@ -12,12 +12,12 @@ from typing import Any
 import orjson
 import pytest
 
-from sparseety_tui.core import totals
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.running_totals import RunningTotals
-from sparseety_tui.core.store import SEGMENT_ROWS
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
+from sparseety_tui.core.figures._running_totals import RunningTotals
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.store._store import SEGMENT_ROWS
 from sparseety_tui.sources.lines import RawLine
 
 

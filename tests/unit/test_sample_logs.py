@@ -400,7 +400,7 @@ def test_token_stream_merges_events_into_four_requests(
 
 
 def test_detail_view_decodes_moe_trace_prompts_back_to_their_text() -> None:
-    from sparseety_tui.core.detail import build_detail
+    from sparseety_tui.core.detail._detail import build_detail
     from sparseety_tui.ingest.batch import Options, ingest_paths
 
     path = SAMPLES / "moe_trace.jsonl"

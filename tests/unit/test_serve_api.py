@@ -13,7 +13,7 @@ from serve_helpers import Server, serving
 
 from sparseety_tui import __version__
 from sparseety_tui.cli.main import run
-from sparseety_tui.core.literal import json_bytes
+from sparseety_tui.core.text._literal import json_bytes
 from sparseety_tui.serve.extraction import BODY_LABEL
 from sparseety_tui.serve.openapi import EXAMPLES
 from sparseety_tui.serve.settings import ServeSettings

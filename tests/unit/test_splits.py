@@ -12,10 +12,10 @@ import pytest
 from cli_helpers import summary_json
 
 import sparseety_tui.ingest.parallel as parallel
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.filenames import short_names
-from sparseety_tui.core.fleet import fleet, prefill_cached
-from sparseety_tui.core.totals import worst_imbalance
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._fleet import fleet, prefill_cached
+from sparseety_tui.core.figures._totals import worst_imbalance
+from sparseety_tui.core.text._filenames import short_names
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.heatmap import axis_labels, top_text
 

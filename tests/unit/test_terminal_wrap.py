@@ -19,8 +19,8 @@ import pytest
 from cli_helpers import summary_json
 from live_helpers import OffsetClock, wait_for
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.events import Event, ParsedLine
 from sparseety_tui.formats import sglang, vllm
 from sparseety_tui.formats.base import LineParser

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.timing import derive_times
+from sparseety_tui.core.detail._timing import derive_times
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.formats.kvline import KvLineParser
 from sparseety_tui.formats.trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file

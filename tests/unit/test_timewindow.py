@@ -15,10 +15,11 @@ import pytest
 from cli_helpers import extract_records, summary_json
 
 from sparseety_tui.cli.main import main
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.query import ViewQuery, compute_view
-from sparseety_tui.core.timewindow import (
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.query._query import ViewQuery, compute_view
+from sparseety_tui.core.query._timewindow import (
     TimeWindow,
     WindowedEngineSeries,
     WindowError,
@@ -26,7 +27,6 @@ from sparseety_tui.core.timewindow import (
     parse_window,
     window_from_args,
 )
-from sparseety_tui.core.totals import compute_totals
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ingest.batch import ingest_file
 
@@ -271,7 +271,7 @@ def test_totals_over_a_filter_equal_the_totals_of_its_rows_alone(tmp_path: Path)
 
 
 def _clauses(text: str) -> Any:
-    from sparseety_tui.core.query import parse_filter
+    from sparseety_tui.core.query._query import parse_filter
 
     return parse_filter(text)
 
@@ -305,8 +305,8 @@ def test_every_command_refuses_a_bad_window_before_reading(
 def test_subset_totals_find_each_rows_extras(name: str) -> None:
     """Per-token data lives beside the columns (extras, by row): a subset's totals must
     take each picked row's own, which the per-request records of those rows add up to."""
-    from sparseety_tui.core.figures import SKIP_FIELDS
-    from sparseety_tui.core.report import request_records
+    from sparseety_tui.core.figures._figures import SKIP_FIELDS
+    from sparseety_tui.core.report._report import request_records
 
     extractor = Extractor()
     ingest_file(extractor, str(REPO / "sample_logs" / name))

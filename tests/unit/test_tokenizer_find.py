@@ -17,8 +17,8 @@ import orjson
 import pytest
 from cli_helpers import extract_records, summary_json
 
-from sparseety_tui.core.detail import build_detail
-from sparseety_tui.core.tokenizer_find import CONFIG_ENV
+from sparseety_tui.core.detail._detail import build_detail
+from sparseety_tui.core.tokens._tokenizer_find import CONFIG_ENV
 from sparseety_tui.formats.startup import head_startup_meta, startup_meta
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
@@ -301,7 +301,7 @@ def test_a_trace_meta_header_names_the_model_path(
 def test_a_tokenizer_rewritten_in_place_is_loaded_again(tmp_path: Path, as_folder: bool) -> None:
     """Loaded tokenizers are shared within a process (one load for many extractors), but a
     tokenizer file rewritten in place counts with what it says now, not what it said."""
-    from sparseety_tui.core.tokens import TokenCounter
+    from sparseety_tui.core.tokens._tokens import TokenCounter
 
     folder = _tokenizer(tmp_path / "tok", per_char=False)
     spec = str(folder if as_folder else folder / "tokenizer.json")

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 from totals_helpers import totals_and_peak
 
-from sparseety_tui.core import totals
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.figures import column_skip_rows, column_skip_sums, skip_sums
-from sparseety_tui.core.totals import CHUNK_ROWS, compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
+from sparseety_tui.core.figures._figures import column_skip_rows, column_skip_sums, skip_sums
+from sparseety_tui.core.figures._totals import CHUNK_ROWS, compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.formats.trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.trends import Trends, compute_trends
+from sparseety_tui.core.figures._trends import Trends, compute_trends
+from sparseety_tui.core.store._frozen import FrozenExtractor
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "real_logs"

@@ -12,9 +12,9 @@ from cli_helpers import summary_json
 from rich.console import Console
 
 from sparseety_tui.cli.summary_view import render_summary
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.figures import row_skip
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._figures import row_skip
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.totals_strip import totals_items
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sparseety_tui.core.detail import build_detail
+from sparseety_tui.core.detail._detail import build_detail
 from sparseety_tui.formats import registry
 from sparseety_tui.formats.wrapped import wrapper_name
 from sparseety_tui.formats.wrappers import WRAPPERS, detect_wrapper

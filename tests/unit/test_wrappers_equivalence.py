@@ -40,7 +40,7 @@ from typing import Any
 
 import pytest
 
-from sparseety_tui.core.report import summary_document
+from sparseety_tui.core.report._report import summary_document
 from sparseety_tui.formats import vllm
 from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor, make_shape
 

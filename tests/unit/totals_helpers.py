@@ -7,9 +7,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.core.totals import compute_totals
+from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 
 

@@ -17,16 +17,16 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from sparseety_tui.core.compare.document import PairDiff
-from sparseety_tui.core.compare.text import (
+from sparseety_tui.core.compare import (
+    PairDiff,
     before_after,
     figure_cells,
     fmt_rel,
     match_text,
 )
-from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.figures import ModelShape
 from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.core.store import ExtractorView
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import escape
 

@@ -12,12 +12,11 @@ from textual.binding import BindingType
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.compare.text import fmt_rel, fmt_value
-from sparseety_tui.core.costmodel import ModelShape
+from sparseety_tui.core.compare import fmt_rel, fmt_value
 from sparseety_tui.core.detail import RequestDetail, build_detail
-from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.redact.detail import redact_detail
-from sparseety_tui.core.views import ExtractorView
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.redact import Redactor, redact_detail
+from sparseety_tui.core.store import ExtractorView
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.screens.detail import legend, trace_tokens

@@ -24,11 +24,10 @@ from sparseety_tui.core.detail import (
     DetailCache,
     RequestDetail,
     TokenView,
+    derive_times,
 )
 from sparseety_tui.core.figures import row_skip
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.store import STATES
-from sparseety_tui.core.timing import derive_times
+from sparseety_tui.core.store import STATES, FrozenExtractor
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fmt_clock, fmt_count, fmt_day, fmt_seconds, known_ts
 from sparseety_tui.ui.messages import HandOff
@@ -39,7 +38,7 @@ from sparseety_tui.ui.widgets.sparkline import bar, sparkline
 from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace, TraceToken
 
 if TYPE_CHECKING:
-    from sparseety_tui.core.costmodel import ModelShape
+    from sparseety_tui.core.figures import ModelShape
 
 TABS = ("trace", "experts", "heads", "raw")
 SKIP_MEANING = {

@@ -18,7 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.files import DIAGNOSTIC_SAMPLES, Diagnostic, add_counts
+from sparseety_tui.core.store import DIAGNOSTIC_SAMPLES, Diagnostic, add_counts
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.messages import HandOff

@@ -14,7 +14,7 @@ from textual.containers import ScrollableContainer
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.errors import ErrorRecord
+from sparseety_tui.core.store import ErrorRecord
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.error_places import ErrorPlace
 from sparseety_tui.ui.error_text import ErrorLines, needs_thread, read_error

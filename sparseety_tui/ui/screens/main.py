@@ -13,12 +13,16 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Input
 
-from sparseety_tui.core.filenames import short_names
-from sparseety_tui.core.fleet import fleet
-from sparseety_tui.core.query import SORT_COLUMNS, FilterError, ViewQuery, parse_filter
-from sparseety_tui.core.splits import SPLITS
-from sparseety_tui.core.timewindow import WindowError, parse_window
-from sparseety_tui.core.totals import worst_imbalance
+from sparseety_tui.core.figures import SPLITS, fleet, worst_imbalance
+from sparseety_tui.core.query import (
+    SORT_COLUMNS,
+    FilterError,
+    ViewQuery,
+    WindowError,
+    parse_filter,
+    parse_window,
+)
+from sparseety_tui.core.text import short_names
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.handoff import row_text, summary_command
@@ -38,7 +42,7 @@ from sparseety_tui.ui.widgets.totals_strip import (
 )
 
 if TYPE_CHECKING:
-    from sparseety_tui.core.costmodel import ModelShape
+    from sparseety_tui.core.figures import ModelShape
 
 
 def narrowed_by(query: ViewQuery) -> str:

@@ -20,8 +20,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.filenames import short_names
-from sparseety_tui.core.fleet import (
+from sparseety_tui.core.figures import (
     Engine,
     fleet,
     fleet_points,
@@ -30,8 +29,8 @@ from sparseety_tui.core.fleet import (
     measured,
     prefill_cached,
 )
-from sparseety_tui.core.frozen import FrozenExtractor
-from sparseety_tui.core.series import SOURCE_SEP, EngineSeries, label_key
+from sparseety_tui.core.store import SOURCE_SEP, EngineSeries, FrozenExtractor, label_key
+from sparseety_tui.core.text import short_names
 from sparseety_tui.events import StatsPayload
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.fit import fit_height

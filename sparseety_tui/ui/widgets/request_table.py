@@ -28,8 +28,8 @@ from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.filenames import short_names
+from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.text import short_names
 from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys

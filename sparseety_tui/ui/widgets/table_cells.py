@@ -16,10 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.costmodel import ModelShape
-from sparseety_tui.core.figures import INPUT_COLUMNS, column_skip
-from sparseety_tui.core.frozen import FrozenStore, numeric
-from sparseety_tui.core.store import STATES
+from sparseety_tui.core.figures import INPUT_COLUMNS, ModelShape, column_skip
+from sparseety_tui.core.store import STATES, FrozenStore, numeric
 from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
 from sparseety_tui.ui.safe_text import escape

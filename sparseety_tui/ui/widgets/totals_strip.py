@@ -14,7 +14,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.totals import worst_imbalance
+from sparseety_tui.core.figures import worst_imbalance
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.fit import fit_height

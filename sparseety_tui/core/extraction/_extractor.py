@@ -1,0 +1,729 @@
+"""The Extractor: lines in, RequestStore rows and running aggregates out.
+
+Fed incrementally (a batch of complete lines per call) by the one ingest worker of the
+TUI, or in one go by the batch commands. It owns the per-file parsers and counts, so
+"every line is accounted for" is enforced in one place: each line fed gets exactly one
+kind, and per file the counts by kind add up to the lines fed. The events the parsers give
+are merged into the store by ``core.merge.Merger``; readers on other threads get
+``freeze()`` copies; a file read in byte ranges by several processes is put back together
+with ``export_part`` / ``merge_part``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter
+from typing import Any, Protocol
+
+from sparseety_tui.core.extraction._bulk import append_block, append_scanned
+from sparseety_tui.core.extraction._lifecycle import LifecyclePart
+from sparseety_tui.core.extraction._merge import EventObserver, Merger
+from sparseety_tui.core.store import (
+    SNIFF_HEAD_BYTES,
+    Diagnostic,
+    EngineSeries,
+    ErrorLog,
+    FileState,
+    FrozenExtractor,
+    HeatByModel,
+    HeatCounts,
+    RecordingEngineSeries,
+    RequestStore,
+    StorePart,
+    copy_heat_by_model,
+    freeze_store,
+    merge_heat_by_model,
+    merged_meta,
+)
+from sparseety_tui.core.tokens import FileTokenizers, TokenCounter, read_startup_meta
+from sparseety_tui.events import (
+    ErrorPayload,
+    LineKind,
+    MetaPayload,
+)
+from sparseety_tui.formats import registry
+from sparseety_tui.formats.base import LineParser, ServerScanner, failure_reason
+from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.formats.wrapped import WrappedParser
+from sparseety_tui.sources.lines import (
+    DEFAULT_MAX_LINE_BYTES,
+    Chunk,
+    RawLine,
+    mtime_or_none,
+    split_chunk,
+)
+
+#: How many characters of an unparsed line are kept for display.
+PREVIEW_CHARS = 300
+#: Errors kept with their text (all are counted).
+ERROR_SAMPLES = 1000
+#: Lines per block on the bulk path, and the fewest worth trying it on.
+BULK_BLOCK_LINES = 2048
+BULK_MIN_LINES = 32
+
+
+class LineLike(Protocol):
+    @property
+    def offset(self) -> int: ...
+    @property
+    def length(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    @property
+    def truncated(self) -> bool: ...
+
+
+_TRUNCATED = attrgetter("truncated")
+
+
+def _end_of_lines(data: bytes, start: int, count: int) -> int:
+    """Where the ``count`` lines of ``data`` from ``start`` end (or the end of data)."""
+    pos = start
+    for _ in range(count):
+        newline = data.find(b"\n", pos)
+        if newline < 0:
+            return len(data)
+        pos = newline + 1
+    return pos
+
+
+class Extractor:
+    def __init__(
+        self,
+        *,
+        store: RequestStore | None = None,
+        tokens: TokenCounter | None = None,
+        forced_format: str | None = None,
+        engine: EngineSeries | None = None,
+        observer: EventObserver | None = None,
+        record_lifecycle: bool = False,
+    ) -> None:
+        """``engine``: the series stats lines go to (a ``RecordingEngineSeries`` for a byte
+        range of a file); ``observer``: told of request and error events before they are
+        merged (see ``core.merge``); ``record_lifecycle``: a byte range of a file keeps
+        what merging its ended requests needs (``core.lifecycle``)."""
+        if forced_format is not None:
+            registry.family_by_name(forced_format)  # fail early on a bad --format
+        self.store = store if store is not None else RequestStore()
+        self.tokens = tokens if tokens is not None else TokenCounter()
+        self.file_tokens = FileTokenizers(self.tokens)
+        self.forced_format = forced_format
+        self.files: list[FileState] = []
+        self._merger = Merger(
+            self.store,
+            self.file_tokens,
+            engine if engine is not None else EngineSeries(),
+            observer,
+            record_lifecycle,
+        )
+        self.version = 0
+        self._frozen: FrozenExtractor | None = None
+
+    # -- the aggregates (owned by the merger) ------------------------------------------
+
+    @property
+    def engine(self) -> EngineSeries:
+        return self._merger.engine
+
+    @property
+    def expert_load(self) -> HeatCounts:
+        return self._merger.expert_load
+
+    @property
+    def dropped(self) -> HeatCounts:
+        return self._merger.dropped
+
+    @property
+    def head_skips(self) -> HeatCounts:
+        return self._merger.head_skips
+
+    @property
+    def expert_by_model(self) -> HeatByModel:
+        return self._merger.expert_by_model
+
+    @property
+    def dropped_by_model(self) -> HeatByModel:
+        return self._merger.dropped_by_model
+
+    @property
+    def expert_dumps(self) -> HeatCounts:
+        return self._merger.expert_dumps
+
+    @property
+    def dump_by_model(self) -> HeatByModel:
+        return self._merger.dump_by_model
+
+    @property
+    def errors(self) -> deque[ErrorPayload]:
+        return self._merger.errors
+
+    @property
+    def error_count(self) -> int:
+        return self._merger.error_count
+
+    @property
+    def error_log(self) -> ErrorLog:
+        return self._merger.error_log
+
+    # -- files -----------------------------------------------------------------------
+
+    def add_file(self, path: str, format_name: str | None = None) -> int:
+        """Start a file; ``format_name`` (else the Extractor's forced format) skips
+        detection."""
+        forced = format_name or self.forced_format
+        state = FileState(path=path, forced_format=forced, reference_time=mtime_or_none(path))
+        if forced is not None:
+            state.family = registry.family_by_name(forced)
+            state.parser = state.family.new_parser(reference_time=state.reference_time)
+        self.files.append(state)
+        file = len(self.files) - 1
+        self._merger.lineage.append(file)
+        self._merger.sources.append(path)
+        # The server's start-up line, read before any request of the file: its model's
+        # tokenizer counts them all, in whichever byte range they are (core.file_tokens).
+        startup = read_startup_meta(path)
+        if startup is not None:
+            state.meta.update(startup)
+            self.file_tokens.choose(file, startup)
+        return file
+
+    def tokens_for(self, file: int) -> TokenCounter:
+        """The tokenizer that counts the text of file ``file``."""
+        return self.file_tokens.for_file(file)
+
+    def note(self, file: int, message: str) -> None:
+        """A source event worth showing (rotation, truncation...)."""
+        self.files[file].events.append(message)
+        self._changed(file)
+
+    def new_incarnation(self, file: int, reason: str) -> int:
+        """The path of ``file`` now holds another file (rotated, replaced, truncated).
+
+        Closes the old one (its open tracebacks end, its counts stay as they are) and
+        returns a new file index for what the path holds now, so stored line locations
+        never point into the wrong file.
+        """
+        self.finish_file(file)
+        self.supersede(file, reason)
+        old = self.files[file]
+        new = self.add_file(old.path)
+        self.files[new].meta = {**old.meta, **self.files[new].meta}
+        self.file_tokens.inherit(new, file)
+        self._merger.lineage[new] = self._merger.lineage[file]
+        return new
+
+    def supersede(self, file: int, reason: str) -> None:
+        """The lines of ``file`` no longer live at its path: never re-read them there."""
+        state = self.files[file]
+        if state.superseded is None:
+            state.superseded = reason
+            self._changed(file)
+
+    def finish_file(self, file: int) -> None:
+        state = self.files[file]
+        if state.sniff_buffer:
+            self._detect(state, final=True)
+        if state.wrap_held and isinstance(state.parser, WrappedParser):
+            self._run_joined(state, file, state.parser)  # the file ended inside it
+        self.flush(file)
+        self._changed(file)
+
+    def flush(self, file: int) -> bool:
+        """End what the file's parser holds open (a traceback), as at the end of the file;
+        True if that gave events. More lines may follow (a live file that was only quiet)."""
+        state = self.files[file]
+        if state.parser is None:
+            return False
+        state.parser.finish()
+        if not state.parser.pending:
+            return False
+        self._drain_pending(state, file)
+        self._changed(file)
+        return True
+
+    # -- feeding ---------------------------------------------------------------------
+
+    def feed(self, file: int, lines: Iterable[LineLike], first_line_no: int | None = None) -> None:
+        """Account for and extract a batch of complete lines of one file."""
+        state = self.files[file]
+        if first_line_no is not None:
+            state.lines_total = first_line_no - 1
+        iterator: Iterator[LineLike] = iter(lines)
+        if state.parser is None or state.provisional:
+            iterator = self._sniff_then(state, iterator)
+        self._run(state, file, iterator)
+        self._changed(file)
+
+    def feed_chunks(self, file: int, items: Iterable[Chunk | RawLine]) -> None:
+        """``feed`` for a file read in big chunks of whole lines (sources.lines.iter_chunks):
+        the batch commands' reader, which splits lines in C rather than one readline each."""
+        state = self.files[file]
+        for item in items:
+            if not isinstance(item, Chunk):  # one huge line
+                huge: Iterator[LineLike] = iter([item])
+                if state.parser is None or state.provisional:
+                    huge = self._sniff_then(state, huge)
+                self._run(state, file, huge)
+                continue
+            if state.parser is None or state.provisional:
+                self._sniff_chunk(state, item)
+            server = None if state.family is None else state.family.scan_server
+            if server is not None:
+                self._run_chunk_server(state, file, item, server)
+                continue
+            scanner = None if state.family is None else state.family.scan_requests
+            if scanner is not None:
+                self._run_chunk_scanned(state, file, item, scanner)
+                continue
+            lines = split_chunk(item)
+            for first in range(0, len(lines), BULK_BLOCK_LINES):
+                # Without a confident family the fallback reads the lines; the next chunk
+                # is sniffed again (until SNIFF_LINES lines were seen).
+                self._run_block(state, file, lines[first : first + BULK_BLOCK_LINES])
+        self._changed(file)
+
+    def _run_chunk_scanned(
+        self, state: FileState, file: int, chunk: Chunk, scanner: Scanner
+    ) -> None:
+        """A chunk through the native scanner: runs of simple request records become rows
+        in one step; each line it stops at (and a run too short to be worth a block) goes
+        through the per-line path, so every line still gets exactly one kind."""
+        data = chunk.data
+        pos = 0
+        odd_lines_in_a_row = 0
+        while pos < len(data):
+            try:
+                scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
+                taken = scan.n >= BULK_MIN_LINES and append_scanned(
+                    self.store, scan, file, chunk.offset, state.lines_total + 1
+                )
+            except Exception:  # nothing was appended (core.bulk): the rest goes by line
+                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
+                return
+            if taken:
+                self._count_bulk(state, file, scan.n)
+                pos, odd_lines_in_a_row = scan.end, 0
+                continue
+            stop = scan.next_end
+            if scan.n == 0:
+                # A file of records the scanner never takes (escaped or non-ASCII text,
+                # per-token data): give the Python block path whole blocks of them.
+                odd_lines_in_a_row += 1
+                if odd_lines_in_a_row > 1:
+                    stop = _end_of_lines(data, pos, BULK_BLOCK_LINES)
+            lines = split_chunk(Chunk(chunk.offset + pos, data[pos:stop]))
+            if len(lines) >= BULK_MIN_LINES:
+                self._run_block(state, file, lines)
+            else:
+                self._run_lines(state, file, lines)
+            pos = stop
+
+    def _run_chunk_server(
+        self, state: FileState, file: int, chunk: Chunk, scanner: ServerScanner
+    ) -> None:
+        """A chunk of a server log through its family's native scanner: each run of lines
+        it reads is applied at once (core.server_bulk); each line it stops at goes through
+        the per-line path, so every line still gets exactly one kind."""
+        # Imported here: the appliers use numpy, which commands that read no server log in
+        # bulk (``--help``, ``config``) never load.
+        from sparseety_tui.core.extraction._server_bulk import ServerTarget, apply_server_scan
+
+        data = chunk.data
+        pos = 0
+        odd_lines_in_a_row = 0
+        while pos < len(data):
+            parser = state.parser
+            assert parser is not None  # chunks are sniffed first
+            try:
+                scan = scanner(parser, data, pos, DEFAULT_MAX_LINE_BYTES)
+                if scan.n:
+                    apply_server_scan(ServerTarget(self._merger, state, file, chunk.offset), scan)
+                    if parser.pending:  # completed by the run's last line, which it read
+                        self._drain_pending(state, file)
+            except Exception:  # nothing was applied (core.server_bulk): the rest goes by line
+                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
+                return
+            if scan.n:
+                pos, odd_lines_in_a_row = scan.end, 0
+            stop = scan.next_end
+            if stop <= pos:
+                continue
+            if scan.n == 0:
+                # Lines the scanner never reads (a traceback, start-up lines): a block of
+                # them at a time, not one scanner call each.
+                odd_lines_in_a_row += 1
+                if odd_lines_in_a_row > 1:
+                    stop = max(stop, _end_of_lines(data, pos, BULK_MIN_LINES))
+            self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:stop])))
+            pos = stop
+
+    def _count_bulk(self, state: FileState, file: int, n: int) -> None:
+        """Bookkeeping for ``n`` request lines that became the store's last ``n`` rows."""
+        if state.meta:
+            self._merger.apply_meta_defaults(state.meta, len(self.store) - n, len(self.store))
+        state.lines_total += n
+        state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
+
+    def _sniff_chunk(self, state: FileState, chunk: Chunk) -> None:
+        """Detect the format from a chunk's first lines (as ``_sniff_then`` does for lines),
+        so that even the first chunk can take the native scanner."""
+        data, start = chunk.data, 0
+        while len(state.sniff_buffer) < registry.SNIFF_LINES and start < len(data):
+            end = data.find(b"\n", start)
+            end = len(data) if end < 0 else end
+            state.keep_for_sniffing(data[start : min(end, start + SNIFF_HEAD_BYTES)])
+            start = end + 1
+        self._detect(state, final=True)
+
+    def _sniff_then(self, state: FileState, lines: Iterator[LineLike]) -> Iterator[LineLike]:
+        """Hold lines until the format is known, then replay them."""
+        held: list[LineLike] = []
+        for line in lines:
+            held.append(line)
+            state.keep_for_sniffing(line.data)
+            if len(state.sniff_buffer) >= registry.SNIFF_LINES:
+                break
+        # Whatever is available now is enough to decide (a live file may grow slowly).
+        self._detect(state, final=True)
+        yield from held
+        yield from lines
+
+    def _detect(self, state: FileState, final: bool) -> None:
+        """Give the file its family, or the fallback (``registry.FALLBACK``) while no family
+        is confident; a family that becomes confident later, within the first
+        ``SNIFF_LINES`` lines (a live file still growing), takes over from the fallback."""
+        if state.parser is not None and not state.provisional:
+            return
+        family = (
+            registry.detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
+        )
+        if family is not None:
+            fallback = state.parser
+            state.family = family
+            state.parser = family.new_parser(reference_time=state.reference_time)
+            state.provisional = False
+            state.sniff_buffer.clear()
+            if fallback is not None:
+                # What the fallback held open (a traceback) ends here; its events are
+                # merged with the new parser's next ones.
+                fallback.finish()
+                state.parser.pending.extend(fallback.pending)
+            return
+        if state.parser is None:
+            state.family = registry.fallback_for(state.sniff_buffer)
+            state.parser = state.family.new_parser(reference_time=state.reference_time)
+            state.provisional = True
+        if final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
+            state.sniff_buffer.clear()  # give up re-sniffing: the fallback reads the rest
+            state.provisional = False
+
+    def _run(self, state: FileState, file: int, lines: Iterable[LineLike]) -> None:
+        iterator = iter(lines)
+        while True:
+            block = list(islice(iterator, BULK_BLOCK_LINES))
+            if not block:
+                return
+            self._run_block(state, file, block)
+
+    def _run_block(self, state: FileState, file: int, block: Sequence[LineLike]) -> None:
+        if isinstance(state.parser, WrappedParser):
+            self._run_wrapped(state, file, block, state.parser)
+            return
+        decoder = None if state.family is None else state.family.decode_simple_block
+        if decoder is None or not self._run_bulk(state, file, block, decoder):
+            self._run_lines(state, file, block)
+
+    def _run_bulk(
+        self,
+        state: FileState,
+        file: int,
+        block: Sequence[LineLike],
+        decoder: Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None],
+    ) -> bool:
+        """The fast path for a block of simple request records (see core/bulk.py)."""
+        if len(block) < BULK_MIN_LINES or any(map(_TRUNCATED, block)):
+            return False
+        try:
+            columns = decoder([line.data for line in block])
+            appended = columns is not None and append_block(
+                self.store,
+                columns,
+                file,
+                [line.offset for line in block],
+                [line.length for line in block],
+                state.lines_total + 1,
+            )
+        except Exception:  # nothing was appended (core.bulk): the lines go one by one
+            return False
+        if appended:
+            self._count_bulk(state, file, len(block))
+        return appended
+
+    def _run_wrapped(
+        self, state: FileState, file: int, block: Sequence[LineLike], wrapped: WrappedParser
+    ) -> None:
+        """Lines of a wrapped file (formats/wrapped.py): each physical line unwrapped once,
+        the inner parser fed what the server wrote, at the physical line's place. Entries
+        the wrapper split (Docker, over 16 KiB) are held until their last one, then read as
+        one record over all their lines."""
+        run: list[LineLike] = []
+        for line in block:
+            if line.truncated:  # its wrapper is cut: read as it is
+                data, complete, piece = line.data, True, None
+            else:
+                data, complete, piece = wrapped.unwrapped(line.data)
+            if state.wrap_held or not complete:
+                if run:
+                    self._run_lines(state, file, run, wrapped.inner)
+                    run = []
+                state.wrap_held.append((line, piece))
+                if complete:
+                    self._run_joined(state, file, wrapped)
+                continue
+            run.append(RawLine(line.offset, line.length, data, line.truncated))
+        if run:
+            self._run_lines(state, file, run, wrapped.inner)
+
+    def _run_joined(self, state: FileState, file: int, wrapped: WrappedParser) -> None:
+        """One record over the held physical lines (its last one came, or the file ended
+        inside it): read once, located over its whole span (the detail view re-reads it
+        so), and every one of its lines counted as the record's kind."""
+        pieces = state.wrap_held
+        first, last = pieces[0][0], pieces[-1][0]
+        span = last.offset + last.length - first.offset
+        data = wrapped.joined([(line.data, piece) for line, piece in pieces])
+        kind = self._run_lines(
+            state, file, [RawLine(first.offset, span, data, False)], wrapped.inner
+        )
+        more = len(pieces) - 1
+        state.by_kind[kind] = state.by_kind.get(kind, 0) + more
+        state.lines_total += more
+        state.wrap_held = []
+
+    def _run_lines(
+        self,
+        state: FileState,
+        file: int,
+        lines: Iterable[LineLike],
+        parser: LineParser | None = None,
+    ) -> str:
+        """Parse, count and merge lines one by one; returns the last line's kind.
+        ``parser``: the parser to feed (default: the file's)."""
+        by_kind = state.by_kind
+        line_no = state.lines_total
+        on_event = self._merger.on_event
+        meta = state.meta
+        unparsed = LineKind.UNPARSED
+        kind = unparsed
+        if parser is None:
+            parser = state.parser
+        for line in lines:
+            line_no += 1
+            if parser is None:
+                parser = state.parser  # detection happened inside the sniffing generator
+            if parser is None:
+                kind = unparsed
+                reason = "format not recognised (no format family matched this file)"
+            else:
+                # One line that makes a parser or the merge raise costs that line only: it
+                # is counted unparsed, with the exception as its reason, and reading goes
+                # on. (A try costs nothing in CPython 3.11 while nothing raises.)
+                try:
+                    kind, event = parser.parse(line.data)
+                except Exception as exc:
+                    kind, event = unparsed, None
+                    reason = failure_reason("parser error", exc)
+                else:
+                    reason = parser.last_reason if kind == unparsed else ""
+                if event is not None:
+                    try:
+                        on_event(event, file, meta, line.offset, line.length, line_no)
+                    except Exception as exc:  # the merge changed nothing (core.merge)
+                        kind, reason = unparsed, failure_reason("not merged", exc)
+            by_kind[kind] = by_kind.get(kind, 0) + 1
+            if kind == unparsed:
+                self._diagnose(state, line, line_no, reason)
+            if parser is not None and parser.pending:
+                state.lines_total = line_no
+                self._drain_pending(state, file)
+        state.lines_total = line_no
+        return kind
+
+    def _diagnose(self, state: FileState, line: LineLike, line_no: int, reason: str) -> None:
+        preview = line.data[: PREVIEW_CHARS * 4].decode("utf-8", errors="replace")
+        if len(preview) > PREVIEW_CHARS:
+            preview = preview[:PREVIEW_CHARS] + "…"
+        if line.truncated:
+            reason = f"{reason} (line of {line.length:,} bytes, truncated when read)"
+        state.diagnostics.append(Diagnostic(line_no, line.offset, reason, preview))
+
+    def _drain_pending(self, state: FileState, file: int) -> None:
+        """Merge the events the parser completed (a traceback that ended...). One that
+        cannot be merged is dropped with a diagnostic at the line that completed it (that
+        line keeps its own kind: it was read)."""
+        parser = state.parser
+        if parser is None:
+            return
+        pending, parser.pending = parser.pending, []
+        for event in pending:
+            try:
+                self._merger.on_event(event, file, state.meta, -1, 0, state.lines_total)
+            except Exception as exc:
+                reason = failure_reason(f"{event[0]} event completed here not merged", exc)
+                state.diagnostics.append(Diagnostic(state.lines_total, -1, reason, ""))
+
+    def _changed(self, file: int) -> None:
+        self.files[file].revision += 1
+        self.version += 1
+
+    # -- readers on other threads ----------------------------------------------------
+
+    def freeze(self) -> FrozenExtractor:
+        """An immutable copy of everything read so far, for readers on other threads
+        (``core.frozen``). Writer thread only; cheap when little changed since the last
+        call: what did not change is shared with the previous copy."""
+        prev = self._frozen
+        engine = self.engine
+        by_model = copy_heat_by_model(
+            self.expert_by_model, dict(prev.expert_by_model) if prev else None
+        )
+        # One model: all models' counts are that model's frozen copy (no second copy).
+        load = (
+            next(iter(by_model.values()))
+            if len(by_model) == 1
+            else _heat_copy(self.expert_load, prev.expert_load if prev else None)
+        )
+        frozen = FrozenExtractor(
+            version=self.version,
+            store=freeze_store(self.store, prev.store if prev is not None else None),
+            files=tuple(
+                state.freeze(prev.files[i] if prev is not None and i < len(prev.files) else None)
+                for i, state in enumerate(self.files)
+            ),
+            engine=prev.engine
+            if prev is not None and prev.engine.count == engine.count
+            else engine.copy(),
+            expert_load=load,
+            dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
+            head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
+            expert_by_model=by_model,
+            dropped_by_model=copy_heat_by_model(
+                self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
+            ),
+            expert_dumps=_heat_copy(self.expert_dumps, prev.expert_dumps if prev else None),
+            dump_by_model=copy_heat_by_model(
+                self.dump_by_model, dict(prev.dump_by_model) if prev else None
+            ),
+            errors=prev.errors
+            if prev is not None and prev.error_count == self.error_count
+            else tuple(self.errors),
+            error_count=self.error_count,
+            error_log=self.error_log.freeze(prev.error_log if prev is not None else None),
+            tokens=self.tokens,
+            file_tokens=self.file_tokens.snapshot(),
+        )
+        self._frozen = frozen
+        return frozen
+
+    # -- a file read in byte ranges ----------------------------------------------------
+
+    def export_part(self, file: int) -> ExtractorPart:
+        """What this Extractor read of ``file`` (one byte range of a bigger file, in a
+        worker process), to be merged by ``merge_part`` in the reading process."""
+        state = self.files[file]
+        return ExtractorPart(
+            lines_total=state.lines_total,
+            by_kind=state.by_kind,
+            diagnostics=list(state.diagnostics),
+            ignored=state.ignored,
+            meta=state.meta,
+            store=self.store.export_part(),
+            engine=self.engine,
+            expert_load=self.expert_load,
+            dropped=self.dropped,
+            head_skips=self.head_skips,
+            expert_by_model=self.expert_by_model,
+            dropped_by_model=self.dropped_by_model,
+            heat_fallback=self._merger.heat_fallback,
+            expert_dumps=self.expert_dumps,
+            dump_by_model=self.dump_by_model,
+            errors=list(self.errors),
+            error_count=self.error_count,
+            lifecycle=self._merger.lifecycle.export(file),
+            error_log=self.error_log,
+        )
+
+    def merge_part(
+        self, file: int, part: ExtractorPart, renames: Mapping[str, str] | None = None
+    ) -> None:
+        """Append the next byte range of ``file`` as if its lines had been fed here: counts
+        add, line numbers shift, rows merge by id (a known value wins), aggregates add, and
+        the engine series is extended exactly when the part recorded what that needs."""
+        shift = self.files[file].append_part(
+            part.lines_total, part.by_kind, part.diagnostics, part.ignored, part.meta
+        )
+        lifecycle = self._merger.lifecycle
+        if part.lifecycle is not None:
+            lifecycle.before_part(file, part.lifecycle)
+        self.store.merge_part(part.store, file, shift, renames)
+        if part.lifecycle is not None:
+            lifecycle.after_part(file, part.lifecycle, renames)
+        # expert_load is made from expert_by_model (core.merge): merged through it.
+        self.dropped.merge(part.dropped)
+        self.head_skips.merge(part.head_skips)
+        merge_heat_by_model(self.expert_by_model, part.expert_by_model)
+        merge_heat_by_model(self.dropped_by_model, part.dropped_by_model)
+        self._merger.heat_fallback += part.heat_fallback
+        self.expert_dumps.merge(part.expert_dumps)
+        merge_heat_by_model(self.dump_by_model, part.dump_by_model)
+        if isinstance(part.engine, RecordingEngineSeries):
+            self.engine.extend_exact(part.engine)
+        else:
+            self.engine.extend(part.engine)
+        self.errors.extend(part.errors)
+        self._merger.error_count += part.error_count
+        if part.error_log is not None:
+            self.error_log.extend(part.error_log, file, shift)
+        self.version += 1
+
+    def meta(self) -> MetaPayload:
+        return merged_meta(self.files)
+
+
+@dataclass
+class ExtractorPart:
+    """What an Extractor read of one byte range of a file, in a picklable form
+    (``Extractor.export_part`` / ``merge_part``)."""
+
+    lines_total: int
+    by_kind: dict[str, int]
+    diagnostics: list[Diagnostic]
+    ignored: dict[str, int]
+    meta: dict[str, Any]
+    store: StorePart
+    engine: EngineSeries
+    expert_load: HeatCounts
+    dropped: HeatCounts
+    head_skips: HeatCounts
+    errors: list[ErrorPayload]
+    error_count: int
+    #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
+    lifecycle: LifecyclePart | None = None
+    #: Its errors with their lines numbered from the range's first line (core.errors).
+    error_log: ErrorLog | None = None
+    expert_by_model: HeatByModel = field(default_factory=dict)
+    dropped_by_model: HeatByModel = field(default_factory=dict)
+    #: Routing records whose heat went to the file's model or the unknown one
+    #: (``Merger.heat_fallback``): in a later byte range, not what one reader would do.
+    heat_fallback: int = 0
+    expert_dumps: HeatCounts = field(default_factory=HeatCounts)
+    dump_by_model: HeatByModel = field(default_factory=dict)
+
+
+def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:
+    if previous is not None and previous.revision == heat.revision:
+        return previous
+    return heat.copy()

@@ -1,0 +1,70 @@
+"""Figures: what the store adds up to.
+
+``compute_totals`` (the document behind ``summary --json`` and the TUI's totals), the
+per-row figures and skip rules (``row_skip``, ``column_skip``), the cost model that names
+its source, live running totals, splits by model and file, per-minute trends and the
+engines' fleet figures."""
+
+from sparseety_tui.core.figures._costmodel import (
+    DEFAULT_SHAPE,
+    ModelConfigError,
+    ModelShape,
+    shape_from_config,
+)
+from sparseety_tui.core.figures._figures import (
+    INPUT_COLUMNS,
+    SKIP_FIELDS,
+    column_figures,
+    column_inputs,
+    column_skip,
+    column_skips,
+    row_skip,
+    whole_number,
+)
+from sparseety_tui.core.figures._fleet import (
+    Engine,
+    fleet,
+    fleet_points,
+    fold,
+    label_of,
+    measured,
+    prefill_cached,
+)
+from sparseety_tui.core.figures._running_totals import RunningTotals
+from sparseety_tui.core.figures._skip_trend import CHUNK_ROWS, skip_trends
+from sparseety_tui.core.figures._splits import SPLITS
+from sparseety_tui.core.figures._totals import compute_totals, error_record, worst_imbalance
+from sparseety_tui.core.figures._trends import MAX_MINUTES, Trend, Trends, compute_trends
+
+__all__ = [
+    "CHUNK_ROWS",
+    "DEFAULT_SHAPE",
+    "INPUT_COLUMNS",
+    "MAX_MINUTES",
+    "SKIP_FIELDS",
+    "SPLITS",
+    "Engine",
+    "ModelConfigError",
+    "ModelShape",
+    "RunningTotals",
+    "Trend",
+    "Trends",
+    "column_figures",
+    "column_inputs",
+    "column_skip",
+    "column_skips",
+    "compute_totals",
+    "compute_trends",
+    "error_record",
+    "fleet",
+    "fleet_points",
+    "fold",
+    "label_of",
+    "measured",
+    "prefill_cached",
+    "row_skip",
+    "shape_from_config",
+    "skip_trends",
+    "whole_number",
+    "worst_imbalance",
+]

@@ -1,0 +1,16 @@
+"""Reports: the documents the headless commands print (``summary --json``, ``extract``'s
+request objects) built from a frozen extractor, its totals and request details."""
+
+from sparseety_tui.core.report._report import (
+    RecordTransform,
+    extract_lines,
+    request_records,
+    summary_document,
+)
+
+__all__ = [
+    "RecordTransform",
+    "extract_lines",
+    "request_records",
+    "summary_document",
+]
