@@ -207,15 +207,15 @@ class SummaryPeak:
 
 def summary_peak(path: Path) -> SummaryPeak:
     """Peak RSS of ``summary --json`` per request above start-up. bench/peak_memory.py
-    (issue #12's memory work) measures it when it is in the tree; else run_all does, the
-    same way: ``/usr/bin/time -f %M`` of the command on the file and on its first 5 lines."""
+    measures it when it is in the tree; else run_all does, the same way:
+    ``/usr/bin/time -f %M`` of the command on the file and on its first 5 lines."""
     cmd = [sys.executable, "-m", "sparseety_tui", "summary", "--json"]
     with tempfile.TemporaryDirectory() as tmp:
         tiny = Path(tmp) / ("tiny" + path.suffix)
         with path.open("rb") as f:
             tiny.write_bytes(b"".join(line for _, line in zip(range(5), f)))
         if (BENCH / "peak_memory.py").exists():
-            import peak_memory  # the memory work of issue #12, once merged
+            import peak_memory  # imported only when present (see above)
 
             r = peak_memory.summary_peak(str(path), dict(os.environ), str(tiny))
             return SummaryPeak(
