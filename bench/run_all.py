@@ -1,13 +1,15 @@
-"""Every comparison of issue #12 in one command, written into bench/RESULTS.md.
+"""Every comparison against a reference in one command: the table that opens bench/RESULTS.md.
 
     python bench/run_all.py --quick            # small generated inputs, one run each: < 5 min
     python bench/run_all.py --data /tmp/perf   # the 1 GB files (made when missing): < 30 min
 
-Each figure is set against its anchor measured in the same run (lnav, a bare orjson loop,
-the store's own bytes), as a ratio, with the goal of issue #12 and whether it is met. The
-section between the run_all markers in bench/RESULTS.md is this script's: each run rewrites
-it (with the machine, load, versions, date and the exact command) and leaves the rest of
-the file alone. A step whose tool is missing (lnav, tmux) says "not measured" and why.
+Each figure is set against its reference measured in the same run (lnav, a bare orjson
+loop, the store's own bytes), as a ratio, with its goal and whether it is met, the machine
+and the command that measures it alone. The section between the run_all markers, at the
+top of bench/RESULTS.md, is this script's: each run rewrites it (with the machine, load,
+versions, date and the exact command) and leaves the rest of the file alone; a file
+without the markers gets the section under its title. A step whose tool is missing (lnav,
+tmux) says "not measured" and why.
 
 The comparisons reuse the other scripts of bench/: server_logs.py (summary vs lnav's
 count), summary_throughput.py (summary vs an orjson loop, memory the store holds),
@@ -53,7 +55,8 @@ MB = 1_000_000
 
 @dataclass
 class Line:
-    """One result: a figure, its anchor from the same run, the goal, met or not."""
+    """One result: a figure, its anchor (reference) from the same run, the goal, met or
+    not, and the command that measures it alone."""
 
     what: str
     figure: str = ""
@@ -62,6 +65,7 @@ class Line:
     goal: str = ""
     met: bool | None = None  # None: not measured, or no goal
     note: str = ""
+    command: str = ""
 
     def verdict(self) -> str:
         if self.met is None:
@@ -69,8 +73,13 @@ class Line:
         return "**met**" if self.met else "**not met**"
 
 
-def not_measured(what: str, why: str, goal: str = "") -> Line:
-    return Line(what, goal=goal, note=f"not measured: {why}")
+def not_measured(what: str, why: str, goal: str = "", command: str = "") -> Line:
+    return Line(what, goal=goal, note=f"not measured: {why}", command=command)
+
+
+def bench_command(script: str, *args: object) -> str:
+    """The shell line that runs one bench/ script as run_all ran it."""
+    return shlex.join(["python", f"bench/{script}", *map(str, args)])
 
 
 # -- inputs -------------------------------------------------------------------------------
@@ -144,9 +153,11 @@ def ratio(a: float, b: float) -> float | None:
 def step_server_logs(run: Run) -> list[Line]:
     goal = "≤ 2× lnav's count"
     keys = ("vllm", "sglang")
+    command = bench_command("server_logs.py", *(run.files[k] for k in keys), "--runs", run.runs)
     if run.lnav is None:
         return [
-            not_measured(f"`summary --json`, {run.labels[k]}", "lnav not found", goal) for k in keys
+            not_measured(f"`summary --json`, {run.labels[k]}", "lnav not found", goal, command)
+            for k in keys
         ]
     results = server_logs.compare([str(run.files[k]) for k in keys], run.runs, run.lnav)
     run.raw["server_logs"] = results
@@ -161,6 +172,7 @@ def step_server_logs(run: Run) -> list[Line]:
                 round(r, 2),
                 goal,
                 r <= 2.0,
+                command=command,
             )
         )
     return lines
@@ -177,8 +189,9 @@ def step_jsonl_throughput(run: Run) -> list[Line]:
             f"{result['summary_s_median']} s",
             f"bare `orjson.loads` loop {result['orjson_loop_s_median']} s",
             round(r, 2),
-            "≤ 1.3× the loop (issue #2; 0.68× when #12 opened)",
+            "≤ 1.3× the loop",
             r <= 1.3,
+            command=bench_command("summary_throughput.py", run.files["jsonl"], "--runs", run.runs),
         )
     ]
 
@@ -194,15 +207,15 @@ class SummaryPeak:
 
 def summary_peak(path: Path) -> SummaryPeak:
     """Peak RSS of ``summary --json`` per request above start-up. bench/peak_memory.py
-    (issue #12's memory work) measures it when it is in the tree; else run_all does, the
-    same way: ``/usr/bin/time -f %M`` of the command on the file and on its first 5 lines."""
+    measures it when it is in the tree; else run_all does, the same way:
+    ``/usr/bin/time -f %M`` of the command on the file and on its first 5 lines."""
     cmd = [sys.executable, "-m", "sparseety_tui", "summary", "--json"]
     with tempfile.TemporaryDirectory() as tmp:
         tiny = Path(tmp) / ("tiny" + path.suffix)
         with path.open("rb") as f:
             tiny.write_bytes(b"".join(line for _, line in zip(range(5), f)))
         if (BENCH / "peak_memory.py").exists():
-            import peak_memory  # the memory work of issue #12, once merged
+            import peak_memory  # imported only when present (see above)
 
             r = peak_memory.summary_peak(str(path), dict(os.environ), str(tiny))
             return SummaryPeak(
@@ -235,17 +248,20 @@ def step_peak_memory(run: Run) -> list[Line]:
                 "≤ 150 B per request",
                 m.per_request <= 150,
                 note=f"measured by {m.by}",
+                command=bench_command("peak_memory.py", "--summary", run.files[key]),
             )
         )
     return lines
 
 
-def tail_lines(label: str, ours: TailRead, theirs: TailRead | None, timeout: float) -> list[Line]:
+def tail_lines(
+    label: str, ours: TailRead, theirs: TailRead | None, timeout: float, command: str = ""
+) -> list[Line]:
     """First useful screen and whole read of one file, against lnav's."""
     lines = []
     screen = f"first useful screen of `tail`, {label}"
     if ours.first_screen_s is None:
-        lines.append(not_measured(screen, f"none within {timeout:.0f} s", "≤ 1 s"))
+        lines.append(not_measured(screen, f"none within {timeout:.0f} s", "≤ 1 s", command))
     else:
         lnav_first = theirs.first_screen_s if theirs else None
         lines.append(
@@ -256,12 +272,13 @@ def tail_lines(label: str, ours: TailRead, theirs: TailRead | None, timeout: flo
                 ratio(ours.first_screen_s, lnav_first) if lnav_first else None,
                 "≤ 1 s",
                 ours.first_screen_s <= 1.0,
+                command=command,
             )
         )
     read = f"`tail` reads all of the {label}"
     lnav_read = theirs.loaded_s if theirs else None
     if ours.loaded_s is None:
-        lines.append(not_measured(read, f"still busy after {timeout:.0f} s", "≤ 2× lnav"))
+        lines.append(not_measured(read, f"still busy after {timeout:.0f} s", "≤ 2× lnav", command))
     else:
         r = ratio(ours.loaded_s, lnav_read) if lnav_read else None
         lines.append(
@@ -272,6 +289,7 @@ def tail_lines(label: str, ours: TailRead, theirs: TailRead | None, timeout: flo
                 r,
                 "≤ 2× lnav",
                 None if r is None else r <= 2.0,
+                command=command,
             )
         )
     return lines
@@ -292,7 +310,8 @@ def step_tail(run: Run) -> list[Line]:
             "sparseety": asdict(ours),
             "lnav": asdict(theirs) if theirs else None,
         }
-        lines += tail_lines(label, ours, theirs, timeout)
+        command = bench_command("tail_read.py", path, "--timeout", timeout)
+        lines += tail_lines(label, ours, theirs, timeout, command)
         if key == "jsonl":
             lines.append(
                 Line(
@@ -302,15 +321,20 @@ def step_tail(run: Run) -> list[Line]:
                     ratio(ours.rss, theirs.rss) if theirs else None,
                     "≤ 500 MB",
                     ours.rss <= 500 * MB,
+                    command=command,
                 )
             )
     return lines
 
 
-def tail_latency(tool: str, quick: bool) -> dict[str, float]:
+def latency_args(quick: bool) -> list[str]:
     # Quick: fewer markers and a shorter idle phase; the settle stays long enough for the
     # tool to catch up (3 s measured the end of its catching up as "idle").
-    extra = ["--markers", "10", "--idle-s", "5", "--settle-s", "6"] if quick else []
+    return ["--markers", "10", "--idle-s", "5", "--settle-s", "6"] if quick else []
+
+
+def tail_latency(tool: str, quick: bool) -> dict[str, float]:
+    extra = latency_args(quick)
     out = subprocess.run(
         [sys.executable, str(BENCH / "tail_latency.py"), "--tool", tool, *extra],
         capture_output=True,
@@ -328,8 +352,9 @@ def step_latency(run: Run) -> list[Line]:
         "CPU while following 20k lines/s",
         "idle CPU of `tail`",
     )
+    command = bench_command("tail_latency.py", *latency_args(run.quick))
     if run.tmux is None:
-        return [not_measured(n, "tmux not found") for n in names]
+        return [not_measured(n, "tmux not found", command=command) for n in names]
     pairs = 1 if run.quick else 2
     ours, theirs = [], []
     for _ in range(pairs):  # alternated, so drift in machine speed hits both
@@ -351,7 +376,7 @@ def step_latency(run: Run) -> list[Line]:
 
     p50, p99, cpu, idle = (o[k] for k in o)
     if p50 is None:
-        rows.append(not_measured(names[0], "no marker reached the screen"))
+        rows.append(not_measured(names[0], "no marker reached the screen", command=command))
     else:
         r = ratio(p50, t["p50_ms"]) if t["p50_ms"] else None
         rows.append(
@@ -362,6 +387,7 @@ def step_latency(run: Run) -> list[Line]:
                 r,
                 "≤ lnav's p50",
                 None if t["p50_ms"] is None else p50 <= t["p50_ms"],
+                command=command,
             )
         )
     if p99 is not None:
@@ -373,6 +399,7 @@ def step_latency(run: Run) -> list[Line]:
                 ratio(p99, t["p99_ms"]) if t["p99_ms"] else None,
                 "≤ 150 ms",
                 p99 <= 150,
+                command=command,
             )
         )
     if cpu is not None:
@@ -385,6 +412,7 @@ def step_latency(run: Run) -> list[Line]:
                 r,
                 "≤ 1.5× lnav's",
                 None if r is None else r <= 1.5,
+                command=command,
             )
         )
     if idle is not None:
@@ -396,6 +424,7 @@ def step_latency(run: Run) -> list[Line]:
                 ratio(idle, t["cpu_idle_pct"]) if t["cpu_idle_pct"] else None,
                 "≤ 0.5 %",
                 idle <= 0.5,
+                command=command,
             )
         )
     return rows
@@ -462,6 +491,23 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def machine_label(info: dict[str, str]) -> str:
+    """The machine in a few words, for each row of the table."""
+    return f"{info['cpu'].replace(' (nproc)', '')}, {info['memory']}"
+
+
+def table_row(line: Line, machine: str) -> str:
+    """One row of the table of today's numbers."""
+    r = "—" if line.ratio is None else f"{line.ratio:g}×"
+    verdict = line.verdict()
+    goal = f"{line.goal}: {verdict}" if line.goal and verdict != "—" else line.goal or verdict
+    command = f"`{line.command}`" if line.command else "—"
+    return (
+        f"| {line.what} | {line.figure or '—'} | {line.anchor or '—'} | {r} | {goal} | "
+        f"{machine} | {command} |"
+    )
+
+
 def section(
     info: dict[str, str],
     lines: list[Line],
@@ -473,18 +519,25 @@ def section(
     quick: bool,
     files: dict[str, Path],
 ) -> str:
+    """The section this script owns in RESULTS.md (BEGIN ... END): one table of the run's
+    figures against their references, then what it ran on and how each is measured."""
     mode = "quick (small inputs, one run each)" if quick else "full (1 GB inputs)"
+    machine = machine_label(info)
     out = [
         BEGIN,
-        "## Issue #12: every comparison in one run (`bench/run_all.py`)",
+        "## Today's numbers (`bench/run_all.py`)",
         "",
-        "Written by `bench/run_all.py`, which rewrites this section on each run (the sections",
-        "above and below are not its). Every ratio is the figure over its anchor, both measured",
-        'in this run; "met" compares the figure with issue #12\'s goal.',
+        "Written by `bench/run_all.py`, which rewrites this section on each run and leaves the",
+        "rest of the file alone. Each ratio is our figure over its reference (lnav, a bare",
+        "`orjson.loads` loop, the store's own bytes), both measured in this run on one machine;",
+        "each command measures its row alone.",
         "",
-        f"    {command}",
+        "| figure | ours | reference (same run) | ratio | goal | machine | command |",
+        "|---|---|---|---|---|---|---|",
+        *(table_row(line, machine) for line in lines),
         "",
-        f"Mode: {mode}. Date: {started} UTC, {minutes:.1f} min. Commit {info['commit']}.",
+        f"Run: `{command}`. Mode: {mode}. Date: {started} UTC, {minutes:.1f} min. "
+        f"Commit {info['commit']}.",
         f"Machine: {info['cpu']}, {info['memory']}, {info['os']}. Load average (1/5/15 min) "
         f"at start {load_start}, at end {load_end}.",
         f"Versions: Python {info['python']}, {info['lnav']}, Textual {info['textual']}, "
@@ -499,16 +552,7 @@ def section(
             if quick
             else []
         ),
-        "",
-        "| what | figure | anchor (same run) | ratio | goal | verdict |",
-        "|---|---|---|---|---|---|",
     ]
-    for line in lines:
-        r = "—" if line.ratio is None else f"{line.ratio:g}×"
-        out.append(
-            f"| {line.what} | {line.figure or '—'} | {line.anchor or '—'} | {r} | "
-            f"{line.goal or '—'} | {line.verdict()} |"
-        )
     notes = [
         f"- {line.what}: {line.note}"
         for line in lines
@@ -522,28 +566,33 @@ def section(
         "(bench/server_logs.py, bench/summary_throughput.py; ratio = median of per-pair",
         "ratios); peak RSS is `/usr/bin/time -f %M` of `summary --json` minus the same on the",
         "file's first 5 lines, over the requests; \"store held\" is the store's RSS growth",
-        "(summary_throughput.py). `tail` runs in a 160×48 tmux pane: first useful screen =",
-        "its status bar shows the tail window's totals (lnav: three of the file's last lines",
-        "on screen); read all = until its CPU falls under 5 % for 2 s (both tools), RSS summed",
-        "over its processes then. Latency and CPU: bench/tail_latency.py, the two tools",
-        "alternated.",
+        "(summary_throughput.py). `tail` runs in a 160×48 tmux pane (bench/tail_read.py, lnav",
+        "with `--tool lnav`): first useful screen = its status bar shows the tail window's",
+        "totals (lnav: three of the file's last lines on screen); read all = until its CPU",
+        "falls under 5 % for 2 s (both tools), RSS summed over its processes then. Latency and",
+        "CPU: bench/tail_latency.py, the two tools alternated.",
         END,
     ]
     return "\n".join(out) + "\n"
 
 
-def write_section(results: Path, text: str) -> None:
-    """Put ``text`` (BEGIN ... END) in place of the file's run_all section, or at its end;
-    the rest of the file is kept byte for byte."""
-    old = results.read_text() if results.exists() else ""
+def place_section(old: str, text: str) -> str:
+    """``old`` with ``text`` (BEGIN ... END) in place of its run_all section, or, without
+    one, right under its title (the first line) so that the file opens with it; the rest
+    of the file is kept byte for byte."""
     begin, end = old.find(BEGIN), old.find(END)
     if begin >= 0 and end > begin:
-        tail = old[end + len(END) :]
-        new = old[:begin] + text.rstrip("\n") + tail
-    else:
-        gap = "" if not old or old.endswith("\n\n") else "\n" if old.endswith("\n") else "\n\n"
-        new = old + gap + text
-    results.write_text(new)
+        return old[:begin] + text.rstrip("\n") + old[end + len(END) :]
+    if not old.startswith("# "):
+        return text + ("\n" + old if old else "")
+    title, _, rest = old.partition("\n")
+    return f"{title}\n\n{text}" + ("\n" + rest.lstrip("\n") if rest.strip() else "")
+
+
+def write_section(results: Path, text: str) -> None:
+    """Write ``text`` into RESULTS.md as ``place_section`` places it."""
+    old = results.read_text() if results.exists() else ""
+    results.write_text(place_section(old, text))
 
 
 def main() -> int:

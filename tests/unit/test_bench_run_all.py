@@ -1,7 +1,8 @@
-"""bench/run_all.py rewrites its own section of bench/RESULTS.md and nothing else.
+"""bench/run_all.py writes the table that opens bench/RESULTS.md, and nothing else there.
 
 The benchmarks themselves are not run here (speed lives in bench/); this checks the report
-writer on a temporary copy of the real RESULTS.md, and the verdict of a result line.
+writer on fake results and a temporary copy of the real RESULTS.md, and the verdict of a
+result line.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ def run_all() -> ModuleType:
 
 
 def report(run_all: ModuleType, figure: str) -> str:
-    line = run_all.Line("summary, vLLM", figure, "lnav 1 s", 2.5, "≤ 2× lnav", False)
-    missing = run_all.not_measured("tail latency", "tmux not found")
-    info = dict.fromkeys(
-        ("cpu", "memory", "os", "python", "lnav", "tmux", "textual", "gcc", "commit"), "x"
+    line = run_all.Line(
+        "summary, vLLM", figure, "lnav 1 s", 2.5, "≤ 2× lnav", False, command="python bench/x.py"
     )
+    missing = run_all.not_measured("tail latency", "tmux not found")
+    info = dict.fromkeys(("os", "python", "lnav", "tmux", "textual", "gcc", "commit"), "x")
+    info |= {"cpu": "AMD EPYC, 2 cores (nproc)", "memory": "23.5 GiB"}
     text: str = run_all.section(
         info,
         [line, missing],
@@ -50,33 +52,56 @@ def report(run_all: ModuleType, figure: str) -> str:
     return text
 
 
-def test_the_section_is_added_once_and_then_replaced_in_place(
+def test_the_table_has_a_row_per_result_with_reference_ratio_machine_and_command(
+    run_all: ModuleType,
+) -> None:
+    text = report(run_all, "5 s")
+    assert text.startswith(run_all.BEGIN) and text.rstrip("\n").endswith(run_all.END)
+    assert "| figure | ours | reference (same run) | ratio | goal | machine | command |" in text
+    row = "| summary, vLLM | 5 s | lnav 1 s | 2.5× | ≤ 2× lnav: **not met** |"
+    assert row + " AMD EPYC, 2 cores, 23.5 GiB | `python bench/x.py` |" in text
+    assert "| tail latency | — | — | — | not measured: tmux not found |" in text
+    assert "Run: `python bench/run_all.py --quick`." in text
+
+
+def test_the_section_opens_the_file_and_is_then_replaced_in_place(
     run_all: ModuleType, tmp_path: Path
 ) -> None:
     original = (BENCH / "RESULTS.md").read_text()
     if run_all.BEGIN in original:  # a real run already wrote it: start from the file without
         head, rest = original.split(run_all.BEGIN, 1)
         original = head + rest.split(run_all.END, 1)[1].lstrip("\n")
+    assert original.startswith("# ")
+    title, _, body = original.partition("\n")
     results = tmp_path / "RESULTS.md"
-    results.write_text(original + "\n## A later section\n\nkept.\n")
-    before = results.read_text()
+    results.write_text(original)
 
     run_all.write_section(results, report(run_all, "5 s"))
     first = results.read_text()
-    assert first.startswith(before)  # appended: everything before is byte for byte the same
+    assert first.startswith(f"{title}\n\n{run_all.BEGIN}\n")  # right under the title
+    assert first.endswith("\n" + body.lstrip("\n"))  # the rest byte for byte
     assert first.count(run_all.BEGIN) == 1 and first.count(run_all.END) == 1
-    assert "| summary, vLLM | 5 s | lnav 1 s | 2.5× | ≤ 2× lnav | **not met** |" in first
-    assert "not measured: tmux not found" in first
+    assert "| summary, vLLM | 5 s |" in first
 
-    # Text after the section (another engineer's, added later) stays where it is.
+    # Text put after the section (a link to history, a note) stays where it is.
     results.write_text(first + "\n## Added after the first run\n\nalso kept.\n")
+    before = results.read_text()
     run_all.write_section(results, report(run_all, "3 s"))
     second = results.read_text()
     assert "| 3 s |" in second and "| 5 s |" not in second
     assert second.count(run_all.BEGIN) == 1
     start, end = second.index(run_all.BEGIN), second.index(run_all.END) + len(run_all.END)
-    assert second[:start] == first[: first.index(run_all.BEGIN)]
-    assert second[end:] == "\n\n## Added after the first run\n\nalso kept.\n"
+    assert second[:start] == before[: before.index(run_all.BEGIN)]
+    assert second[end:] == before[before.index(run_all.END) + len(run_all.END) :]
+
+
+def test_a_file_without_a_title_or_without_text_gets_the_section_first(
+    run_all: ModuleType,
+) -> None:
+    text = report(run_all, "5 s")
+    assert run_all.place_section("", text) == text
+    assert run_all.place_section("notes\n", text) == text + "\nnotes\n"
+    assert run_all.place_section("# Results\n", text) == "# Results\n\n" + text
 
 
 def test_a_result_line_says_met_not_met_or_why_not_measured(run_all: ModuleType) -> None:
