@@ -29,50 +29,6 @@ TOP = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").e
     p.stem for p in PACKAGE.glob("*.py") if not p.stem.startswith("_")
 }
 
-#: The core layout the docs cite: each subpackage of core and the modules of today's flat
-#: core/ it gathers. Once core/<sub>/ exists it alone is searched; until then its old
-#: modules are (a transition for the move into subpackages: a name the doc puts in the
-#: wrong subpackage fails either way).
-CORE_LAYOUT: dict[str, tuple[str, ...]] = {
-    "text": ("literal", "filenames"),
-    "tokens": ("tokens", "tokenizer_find", "file_tokens"),
-    "store": (
-        "store",
-        "line_table",
-        "idindex",
-        "errors",
-        "files",
-        "series",
-        "views",
-        "frozen",
-    ),
-    "extraction": (
-        "extractor",
-        "merge",
-        "lifecycle",
-        "bulk",
-        "vllm_bulk",
-        "sglang_bulk",
-        "server_bulk",
-        "detail",
-        "timing",
-    ),
-    "figures": (
-        "costmodel",
-        "figures",
-        "totals",
-        "running_totals",
-        "splits",
-        "trends",
-        "skip_trend",
-        "fleet",
-    ),
-    "query": ("query", "selection", "timewindow", "idmatch"),
-    "report": ("report",),
-    "compare": ("compare",),
-    "redact": ("redact",),
-}
-
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _CITED = re.compile(rf"`({_IDENT}(?:\.{_IDENT})*)(\(\))?`")
 _FILE_SUFFIXES = {"py", "pyi", "c", "md", "json", "toml", "yaml", "yml", "tcss", "log", "jsonl"}
@@ -113,6 +69,20 @@ def _names_in(path: Path) -> frozenset[str]:
     return frozenset(names)
 
 
+def _face(package: Path) -> frozenset[str]:
+    """What a package shows: the names its ``__init__`` defines or imports, and its public
+    submodules."""
+    tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    submodules = {p.stem for p in package.iterdir() if not p.name.startswith("_")}
+    return frozenset(_defined(tree)) | imported | submodules
+
+
 def _all_names() -> frozenset[str]:
     return _names_in(PACKAGE)
 
@@ -125,19 +95,6 @@ def _module_path(parts: list[str]) -> Path | None:
     if path.with_suffix(".py").is_file():
         return path.with_suffix(".py")
     return None
-
-
-def _core_places(sub: str) -> list[Path]:
-    """Where names of ``core.<sub>`` live: its package once it exists, else its old modules."""
-    package = PACKAGE / "core" / sub
-    if package.is_dir():
-        return [package]
-    places = []
-    for old in CORE_LAYOUT[sub]:
-        found = _module_path(["core", old])
-        if found is not None:
-            places.append(found)
-    return places
 
 
 def problem(cited: str) -> str | None:
@@ -163,30 +120,16 @@ def problem(cited: str) -> str | None:
 
 def _dotted_problem(cited: str, parts: list[str]) -> str | None:
     """``core.store.RequestStore``, ``ingest.parallel``, ``events.LineKind``: the longest
-    module prefix must exist, and the names after it be defined there."""
-    if parts[0] == "core" and len(parts) > 1:
-        sub = parts[1]
-        if sub not in CORE_LAYOUT:
-            return f"{cited}: core.{sub} is not a subpackage of core ({', '.join(CORE_LAYOUT)})"
-        places = _core_places(sub)
-        if not places:
-            return f"{cited}: core.{sub} does not exist"
-        if (PACKAGE / "core" / sub).is_dir():
-            rest = parts[2:]
-            deeper = _module_path(["core", sub, rest[0]]) if rest else None
-            if deeper:  # a module inside the subpackage (compare.figures)
-                places, rest = [deeper], rest[1:]
-        else:
-            rest = parts[2:]
-        names = frozenset().union(*(_names_in(p) for p in places))
-        missing = [p for p in rest if p not in names]
-        return f"{cited}: {', '.join(missing)} not defined in core.{sub}" if missing else None
+    module prefix must exist, and the names after it be defined there (after a package: on
+    its face, the names its ``__init__`` defines or imports)."""
     for cut in range(len(parts), 0, -1):
         module = _module_path(parts[:cut])
         if module is not None:
             rest = parts[cut:]
-            missing = [p for p in rest if p not in _names_in(module)]
             where = ".".join(parts[:cut])
+            if module.is_dir() and rest and rest[0] not in _face(module):
+                return f"{cited}: {rest[0]} is not on the face of {where} (its __init__)"
+            missing = [p for p in rest if p not in _names_in(module)]
             return f"{cited}: {', '.join(missing)} not defined in {where}" if missing else None
     return f"{cited}: no module {'.'.join(parts)} under sparseety_tui/"
 
