@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from sparseety_tui.cli.main import add_jobs_option
+from sparseety_tui.cli.shared_args import add_input_options, add_jobs_option
 from sparseety_tui.core.compare.defaults import (
     DEFAULT_REGRESSIONS,
     DEFAULT_RESAMPLES,
@@ -31,11 +31,7 @@ EPILOG = (
 )
 
 
-def add_subcommand(
-    sub: Any,
-    add_input_options: Callable[[argparse.ArgumentParser], None],
-    handler: Callable[[argparse.Namespace], int],
-) -> None:
+def add_subcommand(sub: Any, handler: Callable[[argparse.Namespace], int]) -> None:
     parser = sub.add_parser(
         "compare",
         help="baseline vs candidate: figures, deltas, paired CIs, regressions",

@@ -9,10 +9,11 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from sparseety_tui.cli.errors import warn
 from sparseety_tui.cli.extract_records import RecordOptions
-from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
+from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.core.costmodel import ModelShape
 from sparseety_tui.core.literal import escape, escape_json, quote
 from sparseety_tui.core.report import extract_lines

@@ -6,14 +6,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from sparseety_tui.cli.main import add_jobs_option
+from sparseety_tui.cli.shared_args import add_core_options, add_jobs_option
 
 
-def add_subcommand(
-    sub: Any,
-    add_core_options: Callable[[argparse.ArgumentParser], None],
-    handler: Callable[[argparse.Namespace], int],
-) -> None:
+def add_subcommand(sub: Any, handler: Callable[[argparse.Namespace], int]) -> None:
     parser = sub.add_parser(
         "plot",
         help="per-minute latency, TTFT, tokens/s, requests/s, cache, skips, errors as an image",

@@ -90,8 +90,8 @@ def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
+    from sparseety_tui.cli.errors import warn
     from sparseety_tui.cli.extract import _refuse_input_as_output, _write_atomic
-    from sparseety_tui.cli.main import warn
     from sparseety_tui.cli.redaction import redact_settings, redactor_of
     from sparseety_tui.cli.redaction import report as report_redaction
     from sparseety_tui.core.redact.logcopy import TEXT_KEPT, TOKEN_ROUTING

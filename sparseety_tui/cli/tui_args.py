@@ -1,6 +1,6 @@
 """Argument parsing for the interactive subcommands, `tail` and `demo`.
 
-Kept apart from cli.py so that the batch commands never import the UI.
+Kept apart from cli.main so that the batch commands never import the UI.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
+from sparseety_tui.cli.shared_args import add_core_options
 
-def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParser], None]) -> None:
+
+def add_subcommands(sub: Any) -> None:
     tail = sub.add_parser(
         "tail",
         help="follow logs live in the terminal UI",
