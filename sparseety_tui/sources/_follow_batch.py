@@ -10,19 +10,6 @@ from typing import Literal
 
 from .lines import Chunk, RawLine
 
-__all__ = [
-    "DEFAULT_DELETED_QUIET_S",
-    "DEFAULT_MAX_BATCH_BYTES",
-    "DEFAULT_MAX_RETIRED",
-    "DEFAULT_ROTATED_QUIET_S",
-    "EventKind",
-    "FollowBatch",
-    "LineSegment",
-    "SourceEvent",
-    "StartSpec",
-]
-
-
 EventKind = Literal[
     "opened",
     "missing",
