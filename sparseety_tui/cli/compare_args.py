@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
 
 from sparseety_tui.cli.shared_args import add_input_options, add_jobs_option
@@ -31,7 +29,7 @@ EPILOG = (
 )
 
 
-def add_subcommand(sub: Any, handler: Callable[[argparse.Namespace], int]) -> None:
+def add_subcommand(sub: Any) -> None:
     parser = sub.add_parser(
         "compare",
         help="baseline vs candidate: figures, deltas, paired CIs, regressions",
@@ -83,4 +81,3 @@ def add_subcommand(sub: Any, handler: Callable[[argparse.Namespace], int]) -> No
     )
     add_jobs_option(parser)
     add_input_options(parser)
-    parser.set_defaults(handler=handler)

@@ -67,8 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     tutorial_args.add_analyze(sub)
     tui_args.add_subcommands(sub)
     serve_args.add_subcommand(sub)
-    compare_args.add_subcommand(sub, _run_compare)
-    plot_args.add_subcommand(sub, _run_plot)
+    compare_args.add_subcommand(sub)
+    plot_args.add_subcommand(sub)
     record.add_subcommand(sub)
     record.add_import_subcommand(sub)
     batch_args.add_config(sub)
@@ -100,14 +100,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    handler: Callable[[argparse.Namespace], int] | None = getattr(args, "handler", None)
-    if handler is None:
-        handler = _HANDLERS.get(args.command)
-    if handler is None:
-        from sparseety_tui.cli import tui_args
-
-        handler = tui_args.handler(args.command)
-    return handler(args)
+    return _HANDLERS[args.command](args)
 
 
 def _run_extract(args: argparse.Namespace) -> int:
@@ -169,6 +162,12 @@ def _run_serve(args: argparse.Namespace) -> int:
     return serve.run(args, read_options(args))
 
 
+def _run_tui(args: argparse.Namespace) -> int:
+    from sparseety_tui.cli import tui
+
+    return tui.run(args.command, args)
+
+
 def _run_record(args: argparse.Namespace) -> int:
     from sparseety_tui.cli import record
 
@@ -188,6 +187,10 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "record": _run_record,
     "import-routing": _run_import,
     "analyze": _run_analyze,
+    "compare": _run_compare,
+    "plot": _run_plot,
+    "tail": _run_tui,
+    "demo": _run_tui,
     "config": _run_config,
     "redact": _run_redact,
 }
