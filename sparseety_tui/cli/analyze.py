@@ -14,8 +14,9 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.cli.main import CliError, selection_args
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redaction import redactor_of
+from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.core.report import summary_document
 from sparseety_tui.core.text import escape
 from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.summary import summarise

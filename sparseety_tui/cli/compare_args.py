@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
 
-from sparseety_tui.cli.main import add_jobs_option
+from sparseety_tui.cli.shared_args import add_input_options, add_jobs_option
 from sparseety_tui.core.compare import (
     DEFAULT_REGRESSIONS,
     DEFAULT_RESAMPLES,
@@ -31,11 +29,7 @@ EPILOG = (
 )
 
 
-def add_subcommand(
-    sub: Any,
-    add_input_options: Callable[[argparse.ArgumentParser], None],
-    handler: Callable[[argparse.Namespace], int],
-) -> None:
+def add_subcommand(sub: Any) -> None:
     parser = sub.add_parser(
         "compare",
         help="baseline vs candidate: figures, deltas, paired CIs, regressions",
@@ -87,4 +81,3 @@ def add_subcommand(
     )
     add_jobs_option(parser)
     add_input_options(parser)
-    parser.set_defaults(handler=handler)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.cli.config_keys import BY_PATH, FORMAT_ALIASES, KEYS, Key
-from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redact_key import config_dir
 from sparseety_tui.core.text import quote
 from sparseety_tui.sources.inputs import os_reason

@@ -10,13 +10,12 @@ import orjson
 
 from sparseety_tui.cli.config import BUILT_IN, user_file
 from sparseety_tui.cli.config_keys import KEYS
+from sparseety_tui.cli.shared_args import subcommands
 from sparseety_tui.core.text import escape
 
 
 def _builtin(parser: argparse.ArgumentParser, dest: str | None) -> Any:
     """The option's own default (the one place it is written), from any subcommand."""
-    from sparseety_tui.cli.main import subcommands
-
     for subparser in subcommands(parser).values():
         for action in subparser._actions:
             if action.dest == dest:

@@ -9,10 +9,11 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from sparseety_tui.cli.errors import warn
 from sparseety_tui.cli.extract_records import RecordOptions
-from sparseety_tui.cli.main import selection_args, warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
+from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.core.figures import ModelShape
 from sparseety_tui.core.query import Selection
 from sparseety_tui.core.report import extract_lines
@@ -46,7 +47,7 @@ def _write_all(out: IO[bytes], lines: Iterator[bytes]) -> None:
     out.write(escape_json(b"".join(block)))
 
 
-def _write_atomic(path: str, lines: Iterator[bytes]) -> None:
+def write_atomic(path: str, lines: Iterator[bytes]) -> None:
     """Write to a temporary file beside ``path`` and rename: readers never see half a file."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".", suffix=".tmp", dir=directory)
@@ -69,12 +70,12 @@ def _write_output(output: str, lines: Iterator[bytes]) -> None:
             with open(target, "wb") as out:
                 _write_all(out, lines)
         else:
-            _write_atomic(target, lines)
+            write_atomic(target, lines)
     except OSError as exc:
         raise InputError(f"cannot write {quote(output)}: {os_reason(exc)}") from exc
 
 
-def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
+def refuse_input_as_output(output: str, inputs: list[str]) -> None:
     """The tool never writes to the logs it reads: ``-o`` naming an input is an error."""
     if output == "-" or not os.path.exists(output):
         return
@@ -85,7 +86,7 @@ def _refuse_input_as_output(output: str, inputs: list[str]) -> None:
             )
 
 
-def _check_output_file(output: str) -> None:
+def check_output_file(output: str) -> None:
     """Refuse, before reading anything, an ``-o`` file that cannot be written: a directory,
     or a file in a directory that does not exist. An existing regular file is replaced
     (atomically), as ``> file`` would."""
@@ -117,8 +118,8 @@ def _run_files(
     args: argparse.Namespace, options: Options, selection: Selection, records: RecordOptions
 ) -> int:
     files = batch_inputs(args.paths).files  # named files only: any that cannot be read stops
-    _refuse_input_as_output(args.output, args.paths)
-    _check_output_file(args.output)
+    refuse_input_as_output(args.output, args.paths)
+    check_output_file(args.output)
     extractor = make_extractor(options)
     for path in files:
         ingest_file(extractor, path)
@@ -151,7 +152,7 @@ def _run_directories(args: argparse.Namespace, options: Options, records: Record
     if out_dir == "-":
         raise InputError("a directory input needs -o OUTDIR (one output file per input)")
     inputs = batch_inputs(args.paths)
-    _refuse_input_as_output(out_dir, args.paths)
+    refuse_input_as_output(out_dir, args.paths)
     _prepare_out_dir(out_dir)
     shape = make_shape(options)
     tokens = load_tokens(options)
@@ -198,7 +199,7 @@ def _extract_one(
             lines = extract_lines(
                 extractor, shape, args.limit, args.text, selection, records.transform()
             )
-            _write_atomic(target, lines)
+            write_atomic(target, lines)
             with open(marker, "wb"):
                 pass
             return ""

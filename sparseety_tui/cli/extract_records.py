@@ -8,7 +8,7 @@ import argparse
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.cli.main import warn
+from sparseety_tui.cli.errors import warn
 from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.report import RecordTransform
 

@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.cli.main import CliError, selection_args
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
+from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.cli.summary import summarise
 from sparseety_tui.core.figures import ModelShape, Trend, compute_trends, skip_trends
 from sparseety_tui.core.query import Selection, select_rows

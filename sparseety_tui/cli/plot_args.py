@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
 
-from sparseety_tui.cli.main import add_jobs_option
+from sparseety_tui.cli.shared_args import add_core_options, add_jobs_option
 
 
-def add_subcommand(
-    sub: Any,
-    add_core_options: Callable[[argparse.ArgumentParser], None],
-    handler: Callable[[argparse.Namespace], int],
-) -> None:
+def add_subcommand(sub: Any) -> None:
     parser = sub.add_parser(
         "plot",
         help="per-minute latency, TTFT, tokens/s, requests/s, cache, skips, errors as an image",
@@ -27,4 +21,3 @@ def add_subcommand(
     )
     add_jobs_option(parser)
     add_core_options(parser)
-    parser.set_defaults(handler=handler)

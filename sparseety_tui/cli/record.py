@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.errors import CliError, warn
 from sparseety_tui.core.text import quote
 
 NEEDS_TORCH = (
@@ -218,8 +218,6 @@ def run_import(args: argparse.Namespace) -> int:
                 except ResponseError as exc:
                     failed.append(f"{where}: {exc}")
         if failed:
-            from sparseety_tui.cli.main import warn
-
             for message in failed[:20]:
                 warn(f"not converted: {message}")
     _write(args.output, lines)
@@ -280,8 +278,6 @@ def _dump_lines(dumps: list[Path], paths: list[Path], args: argparse.Namespace) 
         "unmatched": stats.unmatched,
         "repeated": stats.repeated,
     }
-    from sparseety_tui.cli.main import warn
-
     warn(
         f"{stats.joined} of {stats.tokens} dumped tokens joined to {len(stats.by_request)} "
         f"requests ({stats.ambiguous} ambiguous, {stats.unmatched} unmatched, "

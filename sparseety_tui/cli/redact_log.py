@@ -41,12 +41,12 @@ def add_subcommand(sub: argparse._SubParsersAction) -> None:  # type: ignore[typ
 
 
 def _targets(paths: list[str], output: str) -> list[tuple[str, str]]:
-    from sparseety_tui.cli.extract import _check_output_file
+    from sparseety_tui.cli.extract import check_output_file
     from sparseety_tui.core.text import quote
     from sparseety_tui.ingest.batch import InputError
 
     if len(paths) == 1 and not os.path.isdir(output):
-        _check_output_file(output)
+        check_output_file(output)
         return [(paths[0], output)]
     if not os.path.isdir(output):
         raise InputError(f"{quote(output)}: several inputs need -o DIRECTORY (it must exist)")
@@ -89,8 +89,8 @@ def _lines(path: str, redactor: Redactor, count: Counter) -> Iterator[bytes]:
 
 
 def run(args: argparse.Namespace, options: Options) -> int:
-    from sparseety_tui.cli.extract import _refuse_input_as_output, _write_atomic
-    from sparseety_tui.cli.main import warn
+    from sparseety_tui.cli.errors import warn
+    from sparseety_tui.cli.extract import refuse_input_as_output, write_atomic
     from sparseety_tui.cli.redaction import redact_settings, redactor_of
     from sparseety_tui.cli.redaction import report as report_redaction
     from sparseety_tui.core.redact import TEXT_KEPT, TOKEN_ROUTING
@@ -104,11 +104,11 @@ def run(args: argparse.Namespace, options: Options) -> int:
     if len(files) != len(args.paths):
         raise InputError("redact takes log files, not directories")
     for path, target in _targets(files, args.output):
-        _refuse_input_as_output(target, files)
+        refuse_input_as_output(target, files)
         extractor = make_extractor(options)
         ingest_file(extractor, path)  # the tokenizer this file's text is counted with
         count = extractor.tokens_for(0).count
-        _write_atomic(target, _lines(path, redactor, count))
+        write_atomic(target, _lines(path, redactor, count))
     report_redaction(redactor)
     if redactor.counts[TEXT_KEPT]:
         warn(

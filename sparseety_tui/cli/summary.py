@@ -8,9 +8,10 @@ from typing import Any
 
 import orjson
 
-from sparseety_tui.cli.main import selection_args, warn
+from sparseety_tui.cli.errors import warn
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.redaction import report as report_redaction
+from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.query import Selection, WindowedEngineSeries
 from sparseety_tui.core.report import summary_document

@@ -110,7 +110,7 @@ def run(command: str, args: argparse.Namespace) -> int:
         except ThemeError as exc:
             raise InputError(str(exc)) from exc
     if command == "tail":
-        from sparseety_tui.cli.main import window_arg
+        from sparseety_tui.cli.shared_args import window_arg
 
         options = Options(
             format=args.format, tokenizer=args.tokenizer, model_config=args.model_config

@@ -1,16 +1,14 @@
-"""Argument parsing for the interactive subcommands, `tail` and `demo`.
-
-Kept apart from cli.py so that the batch commands never import the UI.
-"""
+"""Argument parsing for the interactive subcommands, `tail` and `demo`; the UI (cli.tui,
+Textual) loads only when one of them runs, so the batch commands never import it."""
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable
 from typing import Any
 
+from sparseety_tui.cli.shared_args import add_core_options
 
-def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParser], None]) -> None:
+
+def add_subcommands(sub: Any) -> None:
     tail = sub.add_parser(
         "tail",
         help="follow logs live in the terminal UI",
@@ -78,13 +76,3 @@ def add_subcommands(sub: Any, add_core_options: Callable[[argparse.ArgumentParse
         metavar="X",
         help="log seconds per second (default 10)",
     )
-
-
-def handler(command: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        from sparseety_tui.cli import tui
-
-        result: int = tui.run(command, args)
-        return result
-
-    return run

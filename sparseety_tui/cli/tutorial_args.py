@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sparseety_tui.cli.shared_args import add_core_options
+
 
 def boolean(text: str) -> bool:
     """``true``/``false`` (also yes/no, on/off, 1/0), as the tutorial writes them."""
@@ -60,7 +62,7 @@ def add_extract_options(parser: argparse.ArgumentParser) -> None:
 ANALYSES = ("sparse_skipped",)
 
 
-def add_analyze(sub: Any, add_core_options: Any) -> None:
+def add_analyze(sub: Any) -> None:
     analyze = sub.add_parser(
         "analyze",
         help="the tutorial's report: requests, prompt/completion/skipped tokens, skip ratio",

@@ -31,23 +31,26 @@ opened read-only.
 
 from __future__ import annotations
 
-import errno
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import BinaryIO, Literal
+from typing import BinaryIO
 
-from .incarnation import (
-    Incarnation,
-    Key,
-    reread_from_start,
-    start_of_last_lines,
+from ._follow_batch import (
+    DEFAULT_DELETED_QUIET_S,
+    DEFAULT_MAX_BATCH_BYTES,
+    DEFAULT_MAX_RETIRED,
+    DEFAULT_ROTATED_QUIET_S,
+    EventKind,
+    FollowBatch,
+    LineSegment,
+    SourceEvent,
+    StartSpec,
 )
+from ._rotated_away import RotatedAway
+from .incarnation import Incarnation, reread_from_start, start_of_last_lines
 from .inputs import open_regular
-from .lines import DEFAULT_MAX_LINE_BYTES, READ_BUFFER_BYTES, Chunk, RawLine
-from .live_chunks import read_chunks
-from .rotated import oldest_first, rotated_siblings
+from .lines import DEFAULT_MAX_LINE_BYTES, READ_BUFFER_BYTES
 
 __all__ = [
     "DEFAULT_DELETED_QUIET_S",
@@ -62,108 +65,16 @@ __all__ = [
     "StartSpec",
 ]
 
-EventKind = Literal[
-    "opened",
-    "missing",
-    "appeared",
-    "rotated",
-    "truncated",
-    "replaced",
-    "read_error",
-    "closed",
-    "lost",
-]
-"""``closed``: an old incarnation is no longer read (quiet, or too many open); ``lost``:
-proof that bytes were never read (a rotated file grew after it was closed, or one could not
-be opened)."""
-
-DEFAULT_MAX_BATCH_BYTES = 16 * 1024 * 1024
-"""Bytes read by one ``poll()`` at most (at a line boundary), so catching up on a multi-GB file
-is done in steps and the caller stays responsive; ``FollowBatch.more`` says there is more."""
-
-DEFAULT_ROTATED_QUIET_S = 300.0
-"""A renamed-away file is read until it has not grown for this long. A writer that never
-reopens its log (output redirected to the file, a plain ``FileHandler``) keeps writing to the
-renamed file, maybe only every few minutes on an idle server."""
-
-DEFAULT_DELETED_QUIET_S = 10.0
-"""A deleted file is read until it has not grown for this long: shorter, since holding it
-open keeps its disk space allocated."""
-
-DEFAULT_MAX_RETIRED = 8
-"""Old incarnations kept open at most (the oldest is closed first)."""
-
-_LOOKS = 10  # listings of the directory while rotation renames files under them
 _MAX_STEPS = 64  # incarnations one poll moves through at most (then: more next poll)
-_KNOWN_KEPT = 4096  # inodes remembered as seen (ours and rotated copies)
-_CLOSED_KEPT = 256  # closed incarnations remembered, to prove later growth was not read
 
 
-@dataclass(frozen=True, slots=True)
-class SourceEvent:
-    """Something that happened to a followed file, worth telling the user about."""
+class FileFollower(RotatedAway):
+    """Follow one path across appends, rotation, truncation, deletion and late creation.
 
-    kind: EventKind
-    path: str
-    message: str
-    """Human-readable, e.g. "file rotated, reopened"."""
-    generation: int = 0
-    """The incarnation the event is about: the new one for ``opened``, ``appeared``,
-    ``rotated``, ``replaced`` and ``truncated``; the one closed for ``closed`` and ``lost``;
-    the current one otherwise."""
-    line_index: int = 0
-    """How many of the batch's lines (``FollowBatch.lines``) came before this event."""
-
-
-@dataclass(slots=True)
-class LineSegment:
-    """Consecutive lines of one file incarnation: ``RawLine``s, or with
-    ``FileFollower(chunks=True)`` ``Chunk``s of whole lines (and a ``RawLine`` for a line
-    held across polls or longer than a chunk; ``sources.live_chunks``)."""
-
-    generation: int
-    lines: list[RawLine | Chunk] = field(default_factory=list)
-
-
-@dataclass(slots=True)
-class FollowBatch:
-    """What one ``poll()`` found. Lines are in file order; after a rotation, the old file's
-    last lines come first, in their own segment (their offsets belong to the old incarnation).
+    What it reads from files that left the path (renamed, deleted, rotated copies) is
+    ``sources._rotated_away``; how a read keeps to the poll's byte budget and reports its
+    events, ``sources._reads``. This class decides, at each poll, what the path now holds.
     """
-
-    path: str
-    segments: list[LineSegment] = field(default_factory=list)
-    events: list[SourceEvent] = field(default_factory=list)
-    more: bool = False
-    """True if ``poll()`` stopped at its byte budget: call it again without waiting."""
-
-    @property
-    def lines(self) -> list[RawLine | Chunk]:
-        """All lines of the batch, in order (see ``segments`` for their generations)."""
-        if len(self.segments) == 1:
-            return self.segments[0].lines
-        return [line for seg in self.segments for line in seg.lines]
-
-    @property
-    def line_count(self) -> int:
-        return sum(len(seg.lines) for seg in self.segments)
-
-    def __bool__(self) -> bool:
-        return bool(self.events) or any(seg.lines for seg in self.segments)
-
-    def _segment(self, generation: int) -> list[RawLine | Chunk]:
-        if not self.segments or self.segments[-1].generation != generation:
-            self.segments.append(LineSegment(generation))
-        return self.segments[-1].lines
-
-
-_READ_FAILED = "read failed"
-
-StartSpec = Literal["start", "end"] | int
-
-
-class FileFollower:
-    """Follow one path across appends, rotation, truncation, deletion and late creation."""
 
     def __init__(
         self,
@@ -209,33 +120,23 @@ class FileFollower:
             raise ValueError("max_line_bytes and max_batch_bytes must be >= 1")
         if max_retired < 1:
             raise ValueError("max_retired must be >= 1")
-        self.path = os.fspath(path)
+        super().__init__(
+            os.fspath(path),
+            max_line_bytes=max_line_bytes,
+            max_batch_bytes=max_batch_bytes,
+            chunks=chunks,
+            rotated_quiet_s=rotated_quiet_s,
+            deleted_quiet_s=deleted_quiet_s,
+            max_retired=max_retired,
+            clock=clock,
+        )
         self._start: StartSpec = start
         self._last_lines = last_lines
-        self._cap = max_line_bytes
-        self._budget = max_batch_bytes
-        self._rotated_quiet = rotated_quiet_s
-        self._deleted_quiet = deleted_quiet_s
-        self._max_retired = max_retired
         self._reopen = reopen
-        self._chunks = chunks
-        self._clock = clock
         self._cur: Incarnation | None = None
-        self._retired: list[Incarnation] = []
-        #: Rotated copies found at a rotation that we never saw (oldest first), each with the
-        #: generation it gets; read before the new file (``_cur``).
-        self._skipped: list[tuple[str, os.stat_result, int]] = []
-        self._skipping: Incarnation | None = None  # the one of them being read
         self._cur_event: tuple[EventKind, str] | None = None  # said once the skipped are read
-        self._known: dict[Key, None] = {}
-        self._closed: dict[Key, tuple[int, int]] = {}  # -> (size when closed, generation)
-        self.generation = 0
-        """Incremented each time a new file incarnation is opened (0: nothing opened yet)."""
         self._ever_opened = False
         self._missing_reported = False
-        self._error_reported: str | None = None
-        self._more = False
-        self._left = 0  # bytes this poll may still read
 
     # -- public ------------------------------------------------------------------------------
 
@@ -341,19 +242,7 @@ class FileFollower:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- internals ---------------------------------------------------------------------------
-
-    def _event(
-        self, batch: FollowBatch, kind: EventKind, message: str, generation: int | None = None
-    ) -> None:
-        gen = self.generation if generation is None else generation
-        batch.events.append(SourceEvent(kind, self.path, message, gen, batch.line_count))
-
-    def _report_error(self, batch: FollowBatch, message: str) -> None:
-        # Once per distinct problem, not on every poll.
-        if self._error_reported != message:
-            self._error_reported = message
-            self._event(batch, "read_error", f"{self.path}: {message}")
+    # -- opening -----------------------------------------------------------------------------
 
     def _open(self, batch: FollowBatch) -> tuple[BinaryIO, os.stat_result] | None:
         """Open the path read-only, or report why not."""
@@ -372,17 +261,6 @@ class FileFollower:
             return None
         self._error_reported = None
         return opened
-
-    def _new_incarnation(self, f: BinaryIO, st: os.stat_result, name: str) -> Incarnation:
-        self.generation += 1
-        inc = Incarnation(f, st, 0, self._cap, self.generation, name)
-        self._remember(inc.key)
-        return inc
-
-    def _remember(self, key: Key) -> None:
-        self._known[key] = None
-        if len(self._known) > _KNOWN_KEPT:
-            del self._known[next(iter(self._known))]
 
     def _try_first_open(self, batch: FollowBatch) -> None:
         was_missing = self._missing_reported
@@ -442,37 +320,6 @@ class FileFollower:
             piece = inc.f.readline(1024 * 1024)
             if not piece or piece.endswith(b"\n"):
                 return inc.f.tell()
-
-    def _read(self, batch: FollowBatch, inc: Incarnation) -> bool:
-        """Append ``inc``'s new complete lines to the batch, within this poll's byte budget
-        (``_more`` says when it ran out); False on a read error."""
-        out = batch._segment(inc.generation)
-        start = len(out)
-        before = inc.asm.pos
-        try:
-            if self._chunks:
-                read_chunks(inc.asm, out, self._left)
-            else:
-                out.extend(inc.asm.lines(budget=self._left))
-        except OSError as e:
-            self._report_error(batch, f"{_READ_FAILED}: {e.strerror or e}")
-            return False
-        finally:
-            self._left -= inc.asm.pos - before
-            if self._left <= 0:
-                self._more = True
-            if len(out) > start:
-                inc.note_read(out, start)
-            if not out:
-                batch.segments.pop()
-        if self._error_reported is not None and self._error_reported.startswith(_READ_FAILED):
-            self._error_reported = None  # reads work again: report the next failure
-        return True
-
-    def _flush_tail(self, batch: FollowBatch, inc: Incarnation) -> None:
-        tail = inc.asm.flush_partial()
-        if tail is not None:
-            batch._segment(inc.generation).append(tail)
 
     # -- copytruncate ------------------------------------------------------------------------
 
@@ -599,181 +446,3 @@ class FileFollower:
         else:
             self._cur_event = ("replaced", f"{self.path}: file deleted and recreated, reopened")
         return True
-
-    def _look_around(self, batch: FollowBatch) -> list[tuple[str, os.stat_result]]:
-        """The rotated copies beside the path that were not there at the last look (oldest
-        first); all of them count as seen from now on. A copy we closed that has grown since
-        is reported as ``lost``: those bytes were never read."""
-        new: list[tuple[str, os.stat_result]] = []
-        for _ in range(_LOOKS):
-            siblings, settled = rotated_siblings(self.path)
-            for name, st in siblings:
-                key = (st.st_dev, st.st_ino)
-                closed = self._closed.get(key)
-                if closed is not None and st.st_size > closed[0]:
-                    self._closed[key] = (st.st_size, closed[1])
-                    self._event(
-                        batch,
-                        "lost",
-                        f"{self.path}: {os.path.basename(name)} grew by "
-                        f"{st.st_size - closed[0]:,} bytes after it was closed (quiet, or too "
-                        "many rotated files open); those bytes were not read",
-                        closed[1],
-                    )
-                if key not in self._known:
-                    self._remember(key)
-                    new.append((name, st))
-            if settled:
-                break  # else files were renamed under the listing: one may have slipped by
-        return oldest_first(self.path, new)
-
-    def _read_skipped(self, batch: FollowBatch) -> bool:
-        """Read the rotated copies found at the last rotation, oldest first; False while the
-        byte budget ran out before they were all read."""
-        while self._skipping is not None or self._skipped:
-            inc = self._skipping
-            if inc is None:
-                name, st, gen = self._skipped.pop(0)
-                try:
-                    name, f, st = self._open_sibling(name, (st.st_dev, st.st_ino))
-                except OSError as e:
-                    self._event(
-                        batch,
-                        "lost",
-                        f"{self.path}: rotated more than once between two reads, and the "
-                        f"rotated file {os.path.basename(name)} cannot be read "
-                        f"({e.strerror or e}): its lines may be missing",
-                        gen,
-                    )
-                    continue
-                inc = self._skipping = Incarnation(f, st, 0, self._cap, gen, name)
-                self._remember(inc.key)
-                self._event(
-                    batch,
-                    "rotated",
-                    f"{self.path}: rotated more than once between two reads; reading "
-                    f"{os.path.basename(name)} too, a rotated file not read before",
-                    gen,
-                )
-            if not self._read(batch, inc):
-                self._skipping = None
-                inc.close()
-                continue
-            if self._more:
-                return False
-            self._skipping = None
-            if self._skipped:
-                # A newer one exists: its writer moved on. Done with this one.
-                self._flush_tail(batch, inc)
-                self._forget(inc)
-            else:
-                self._retire(batch, inc)  # the newest may still be written to
-        return True
-
-    def _open_sibling(self, name: str, key: Key) -> tuple[str, BinaryIO, os.stat_result]:
-        """Open the rotated copy ``key`` that was at ``name`` when the directory was listed.
-
-        Rotation may have moved it on since (``app.log.3`` to ``app.log.4``), and another
-        file may sit at that name now: reading that one instead would read it twice and
-        lose this one. So the inode is checked, and looked for again under its new name.
-        """
-        for _ in range(_LOOKS):
-            try:
-                f, st = open_regular(name, READ_BUFFER_BYTES)
-            except FileNotFoundError:
-                pass
-            else:
-                if (st.st_dev, st.st_ino) == key:
-                    return name, f, st
-                f.close()
-            siblings, settled = rotated_siblings(self.path)
-            found = [n for n, sib in siblings if (sib.st_dev, sib.st_ino) == key]
-            if found:
-                name = found[0]
-            elif settled:
-                break  # a quiet listing without it: deleted, or moved elsewhere
-        # Not found now; if it is still somewhere beside the path, a later look reads it.
-        self._known.pop(key, None)
-        raise FileNotFoundError(errno.ENOENT, "it was deleted or moved on", name)
-
-    def _retire(self, batch: FollowBatch, inc: Incarnation) -> None:
-        """Stop treating ``inc`` as the current file (it was rotated away or deleted).
-
-        It stays open while it grows: a writer that has not reopened yet may still append to
-        it (or finish the line it was writing). Its unterminated tail is reported when it is
-        closed, so a line finished late is not cut in two.
-        """
-        inc.quiet_since = self._clock()
-        self._retired.append(inc)
-        self._poll_retired(batch, read=False)
-
-    def _poll_retired(self, batch: FollowBatch, read: bool = True) -> None:
-        """Read what was appended to rotated-away files; close those quiet long enough, and
-        the oldest beyond ``max_retired`` once read to their end."""
-        if not self._retired:
-            return
-        now = self._clock()
-        keep: list[Incarnation] = []
-        for inc in self._retired:
-            try:
-                st = os.fstat(inc.f.fileno())
-            except OSError:
-                self._close_retired(batch, inc, "it cannot be read any more")
-                continue
-            if read and not self._more:
-                before = inc.asm.pos
-                if not self._read(batch, inc):
-                    self._close_retired(batch, inc, "it cannot be read any more")
-                    continue
-                if inc.asm.pos != before:
-                    inc.quiet_since = now  # a writer is still there: give it more time
-            at_end = inc.asm.pos >= st.st_size and not self._more
-            # A renamed file may still be written; a deleted one only by a writer that had
-            # it open already: it gets less time.
-            quiet = self._rotated_quiet if st.st_nlink > 0 else self._deleted_quiet
-            if inc.final and at_end:
-                self._flush_tail(batch, inc)
-                self._forget(inc)
-            elif at_end and now - inc.quiet_since >= quiet:
-                where = "renamed" if st.st_nlink > 0 else "deleted"
-                self._close_retired(batch, inc, f"{where}, quiet for {quiet:g} s")
-            else:
-                keep.append(inc)
-        while len(keep) > self._max_retired:
-            oldest = keep[0]
-            try:
-                at_end = oldest.asm.pos >= os.fstat(oldest.f.fileno()).st_size
-            except OSError:
-                at_end = True
-            if not at_end:
-                break  # read it to its end first (next poll)
-            keep.pop(0)
-            self._close_retired(
-                batch,
-                oldest,
-                f"more than {self._max_retired} rotated files open; lines still written "
-                "there are not read",
-            )
-        self._retired = keep
-
-    def _close_retired(self, batch: FollowBatch, inc: Incarnation, why: str) -> None:
-        self._flush_tail(batch, inc)
-        self._forget(inc)
-        self._event(
-            batch,
-            "closed",
-            f"{self.path}: stopped reading the rotated-away file (generation "
-            f"{inc.generation}): {why}",
-            inc.generation,
-        )
-
-    def _forget(self, inc: Incarnation) -> None:
-        """Close an old incarnation, remembering its size to notice growth we missed."""
-        try:
-            size = os.fstat(inc.f.fileno()).st_size
-        except OSError:
-            size = inc.asm.pos
-        inc.close()
-        self._closed[inc.key] = (size, inc.generation)
-        if len(self._closed) > _CLOSED_KEPT:
-            del self._closed[next(iter(self._closed))]

@@ -263,3 +263,14 @@ def test_the_tool_never_writes_to_its_inputs(
     run_json_lines(capsys, "extract", str(path))
     assert run(["summary", "--json", str(path)]) == 0
     assert (path.read_bytes(), path.stat().st_mtime_ns, sorted(os.listdir(tmp_path))) == before
+
+
+def test_format_help_lists_the_registered_families(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sparseety_tui.cli.main import build_parser
+    from sparseety_tui.cli.shared_args import subcommands
+    from sparseety_tui.formats import registry
+
+    monkeypatch.setitem(registry.FAMILIES, "newfmt", registry.FAMILIES["trace"])
+    for name in ("extract", "summary", "tail", "serve", "compare", "redact"):
+        shown = " ".join(subcommands(build_parser())[name].format_help().split())
+        assert "force a format: trace, kv, vllm, sglang, newfmt " in shown, name

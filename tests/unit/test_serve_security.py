@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_helpers import Server, serve_process, serving
 
-from sparseety_tui.cli.main import CliError, run
+from sparseety_tui.cli.errors import CliError
+from sparseety_tui.cli.main import run
 from sparseety_tui.serve.settings import ServeSettings, is_loopback
 
 ROOT = Path(__file__).resolve().parents[2]
