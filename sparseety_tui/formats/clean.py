@@ -27,6 +27,8 @@ import calendar
 import re
 import time
 
+from sparseety_tui.formats.lineshapes import ACCESS, NOISE, PY_WARNING
+
 #: CSI escape sequences (colours, cursor moves). Sample: ``\x1b[1;36m(APIServer pid=1)\x1b[0;0m``.
 ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
 
@@ -60,44 +62,14 @@ _WRAP_TS_RE = re.compile(
     rb"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
 )
 
-#: Third-party line shapes that are known, harmless noise in server output.
-#:   ``2025-05-31 22:58:28,427 - INFO - flashinfer.jit: Prebuilt kernels not found``
-#:   ``[2026-01-20 21:24:54,336] LMCache INFO: Stored 80 out of total 135 tokens ...``
-#:   ``/usr/lib/python3.10/site-packages/x.py:51: UserWarning: ...``
-#:   ``[Gloo] Rank 0 is connected to 0 peer ranks. ...``
-#:   ``[rank0]:[W205 16:55:27.345399482 ProcessGroupNCCL.cpp:1565] Warning: ...``
-#:   ``host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>``
-#: (``(?<!\S)\S+``: a search reads a word from its start only, not from each of its bytes.)
-NOISE_RE = re.compile(
-    rb"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - \S+ - "
-    rb"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,]\d{3}\] \S+ (?:DEBUG|INFO|WARNING|ERROR):"
-    rb"|(?<!\S)\S+\.py:\d+: \w*(?:Warning|Error): "
-    rb"|\[Gloo\] "
-    rb"|\[rank\d+\]:"
-    rb"|(?<!\S)\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)"
-    rb"|NCCL version "
-    rb"|\*{5,}"
-    rb")"
-)
-
+#: Known third-party noise (``lineshapes.NOISE``), one match for all its rows.
+NOISE_RE = NOISE.alternation(*(row.shape.name for row in NOISE))
 #: A Python warnings line; the indented source lines after it belong to it.
-PY_WARNING_RE = re.compile(rb"(?<!\S)\S+\.py:\d+: \w*Warning: ")
-
+PY_WARNING_RE = PY_WARNING.bytes_regex("warning")
 #: Uvicorn access line, as in vLLM (no timestamp) and SGLang (``[ts] `` prefix stripped
-#: before); the status is optional because one real paste has none (sglang PR #25960), the
-#: ``\d+`` after the client is KServe's pid. After the status comes a space or the end of
-#: the line; the text after that space is not read (it was read as ``[^\r\n]*\s*$``: a
-#: failing line then had every split of its trailing spaces tried, and a search read the
-#: rest of the line again from every ``INFO:`` in it, both quadratic).
-#:   ``INFO:     172.17.0.1:54662 - "POST /v1/chat/completions HTTP/1.1" 200 OK``
-ACCESS_RE = re.compile(
-    rb"(?:INFO|TRACE|WARNING|ERROR):\s+(?P<client>\S+)(?: \d+)? - "
-    rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?= |\s*$)|\s*$)'
-)
-
-#: Other uvicorn lines (``INFO:     Started server process [31554]``,
-#: ``TRACE:    127.0.0.1:5 - HTTP connection made``).
-UVICORN_RE = re.compile(rb"(?:INFO|TRACE|WARNING|ERROR|DEBUG|CRITICAL):\s{2,}\S")
+#: before); and uvicorn's other lines (``lineshapes.ACCESS``).
+ACCESS_RE = ACCESS.bytes_regex("uvicorn_access")
+UVICORN_RE = ACCESS.bytes_regex("uvicorn")
 
 
 def last_cr_segment(line: bytes) -> bytes:
