@@ -11,7 +11,7 @@ from its start only (docs/ARCHITECTURE.md, "How to add a format").
 
 from __future__ import annotations
 
-from sparseety_tui.formats.shapes import Shape, table
+from sparseety_tui.formats.shapes import LineShape, table
 
 #: HTTP access lines (tried in this order by ``access.access_line`` and the families):
 #: uvicorn's, then the common / combined log format of a proxy in front of the server,
@@ -26,7 +26,7 @@ ACCESS = table(
         # end of the line, and the text after that space is not read (reading it as
         # ``[^\r\n]*\s*$`` made a failing line, and a search from every ``INFO:``,
         # quadratic).
-        Shape(
+        LineShape(
             "uvicorn_access",
             rb"(?:INFO|TRACE|WARNING|ERROR):\s+(?P<client>\S+)(?: \d+)? - "
             rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?= |\s*$)|\s*$)',
@@ -41,7 +41,7 @@ ACCESS = table(
         # ``%h %l %u %t "%r" %>s %b`` up to the status (the rest is not read); aiohttp's
         # ``%a %t "%r" %s %b`` prints no ident and user. The client starts where a word
         # can, so a search does not retry inside one.
-        Shape(
+        LineShape(
             "clf",
             rb"(?<!\S)(?P<client>[^\s\[\]\"]{1,300}) (?:[^\s\[\]\"]{1,300} [^\s\[\]\"]{1,300} )?"
             rb"\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "
@@ -56,7 +56,7 @@ ACCESS = table(
             ),
             {"client": "text", "method": "text", "path": "text", "status": "int"},
         ),
-        Shape(
+        LineShape(
             "uvicorn",
             rb"(?:INFO|TRACE|WARNING|ERROR|DEBUG|CRITICAL):\s{2,}\S",
             "uvicorn",
@@ -76,31 +76,31 @@ CI = table(
     (
         # The outcome word alone after a test's live output (real:
         # tests/data/real_logs/vllm_v1_ci_pytorch_apiserver_traceback_only_pytest_failed_*).
-        Shape(
+        LineShape(
             "outcome",
             _OUTCOME + rb"(?: *\[ {0,2}\d{1,3}%\])?[ \t]*$",
             "other",
             (b"FAILED", b"PASSED [ 50%]"),
         ),
-        Shape(
+        LineShape(
             "short_summary",
             _OUTCOME + rb" [^\s:]{1,400}::\S",
             "other",
             (b"FAILED tests/test_x.py::test_y - RuntimeError: boom",),
         ),
-        Shape(
+        LineShape(
             "verbose_result",
             rb"[^\s:]{1,400}::[^\s]{1,400} " + _OUTCOME + rb"(?: |$)",
             "other",
             (b"tests/entrypoints/test_chat.py::test_chat[qwen] FAILED",),
         ),
-        Shape(
+        LineShape(
             "banner",
             rb"={3,200} [^\n]{0,400}={3}[ \t]*$",
             "other",
             (b"==== short test summary info ====", b"==== 1 failed, 2 passed in 3.21s ===="),
         ),
-        Shape("collected", rb"collected \d{1,9} items?\b", "other", (b"collected 12 items",)),
+        LineShape("collected", rb"collected \d{1,9} items?\b", "other", (b"collected 12 items",)),
     ),
 )
 
@@ -112,7 +112,7 @@ SERVICE = table(
     "service",
     "first",
     (
-        Shape(
+        LineShape(
             "exited",
             rb"Main process exited, code=(?P<code>\w{1,16}), status=(?P<status>\d{1,5})",
             "service.exited",
@@ -123,7 +123,7 @@ SERVICE = table(
             {"code": "text", "status": "int"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "unit",
             rb"(?:(?:Start|Stopp|Reload)(?:ed|ing) )?[\w@:.\\-]{1,256}\.(?:service|scope)(?::| -| |$)",
             "service",
@@ -144,7 +144,7 @@ ERROR = table(
     "error",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "level",
             rb"(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\] (?:[^\s\[\]]{1,80} )?"
             rb"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z? {1,3}(?:- )?(?:\S{1,80} - )?"
@@ -163,7 +163,7 @@ ERROR = table(
             ),
         ),
         # glog (C++: Mooncake, PyTorch): ``E`` for error, ``F`` for fatal.
-        Shape(
+        LineShape(
             "glog",
             rb"[EF]\d{4} \d\d:\d\d:\d\d\.\d{6} {1,8}\d{1,10} [^\s\]]{1,300}:\d{1,9}\] ",
             "error",
@@ -180,7 +180,7 @@ ENGINE_WARNING = table(
     "engine_warning",
     "first",
     (
-        Shape(
+        LineShape(
             "retraction",
             rb"Retract requests|#retracted_reqs",
             "retraction",
@@ -191,7 +191,7 @@ ENGINE_WARNING = table(
             ),
             op="search",
         ),
-        Shape(
+        LineShape(
             "oom",
             rb"OutOfMemoryError|out of memory",
             "oom",
@@ -210,7 +210,7 @@ KV = table(
     "kv",
     "first",
     (
-        Shape(
+        LineShape(
             "leading_ts",
             rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+",
             "kv.request",
@@ -220,7 +220,7 @@ KV = table(
             ),
             {"1": "text", "2": "text"},
         ),
-        Shape(
+        LineShape(
             "logger_line",
             rb"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+)?"
             rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:",
@@ -240,39 +240,41 @@ NOISE = table(
     "noise",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "dash_logging",
             rb"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - \S+ - ",
             "noise",
             (b"2025-05-31 22:58:28,427 - INFO - flashinfer.jit: Prebuilt kernels not found",),
         ),
-        Shape(
+        LineShape(
             "bracket_logging",
             rb"\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,]\d{3}\] \S+ (?:DEBUG|INFO|WARNING|ERROR):",
             "noise",
             (b"[2026-01-20 21:24:54,336] LMCache INFO: Stored 80 out of total 135 tokens",),
         ),
-        Shape(
+        LineShape(
             "py_warning",
             rb"(?<!\S)\S+\.py:\d+: \w*(?:Warning|Error): ",
             "noise",
             (b"/usr/lib/python3.10/site-packages/x.py:51: UserWarning: deprecated",),
         ),
-        Shape("gloo", rb"\[Gloo\] ", "noise", (b"[Gloo] Rank 0 is connected to 0 peer ranks.",)),
-        Shape(
+        LineShape(
+            "gloo", rb"\[Gloo\] ", "noise", (b"[Gloo] Rank 0 is connected to 0 peer ranks.",)
+        ),
+        LineShape(
             "torch_rank",
             rb"\[rank\d+\]:",
             "noise",
             (b"[rank0]:[W205 16:55:27.345399482 ProcessGroupNCCL.cpp:1565] Warning: x",),
         ),
-        Shape(
+        LineShape(
             "nccl",
             rb"(?<!\S)\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)",
             "noise",
             (b"host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",),
         ),
-        Shape("nccl_version", rb"NCCL version ", "noise", (b"NCCL version 2.20.5+cuda12.4",)),
-        Shape("stars", rb"\*{5,}", "noise", (b"*****************************************",)),
+        LineShape("nccl_version", rb"NCCL version ", "noise", (b"NCCL version 2.20.5+cuda12.4",)),
+        LineShape("stars", rb"\*{5,}", "noise", (b"*****************************************",)),
     ),
 )
 
@@ -281,7 +283,7 @@ PY_WARNING = table(
     "python_warning",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "warning",
             rb"(?<!\S)\S+\.py:\d+: \w*Warning: ",
             "other",

@@ -43,7 +43,7 @@ _CONVERT = {"int": count, "float": real}
 
 
 @dataclass(frozen=True)
-class Shape:
+class LineShape:
     """One row: ``pattern`` (bytes, or str for a pattern applied to decoded text) named
     ``name``; ``kind`` the kind of line or part it recognises; ``fields`` the type of each
     group (by name, or by number for an unnamed group); ``samples`` real lines it
@@ -61,11 +61,11 @@ class Shape:
 class Row:
     """A loaded shape: the shape and its compiled pattern."""
 
-    shape: Shape
+    shape: LineShape
     regex: re.Pattern[bytes] | re.Pattern[str]
 
     def find(self, text: bytes | str) -> re.Match[bytes] | re.Match[str] | None:
-        """The row's match in ``text``, as the code applies it (``Shape.op``)."""
+        """The row's match in ``text``, as the code applies it (``LineShape.op``)."""
         find: Any = self.regex.match if self.shape.op == "match" else self.regex.search
         found: re.Match[bytes] | re.Match[str] | None = find(text)
         return found
@@ -119,12 +119,12 @@ TABLES: dict[str, Table] = {}
 
 
 def _group_keys(regex: re.Pattern[bytes] | re.Pattern[str]) -> set[str]:
-    """Every group of ``regex`` as ``Shape.fields`` names it: by name, else by number."""
+    """Every group of ``regex`` as ``LineShape.fields`` names it: by name, else by number."""
     names = {number: name for name, number in regex.groupindex.items()}
     return {names.get(number, str(number)) for number in range(1, regex.groups + 1)}
 
 
-def _check(table_name: str, shape: Shape, row: Row) -> None:
+def _check(table_name: str, shape: LineShape, row: Row) -> None:
     """Raise ValueError when a row's types or samples do not hold (module docstring)."""
     where = f"{table_name}.{shape.name}"
     groups = _group_keys(row.regex)
@@ -145,7 +145,7 @@ def _check(table_name: str, shape: Shape, row: Row) -> None:
                 raise ValueError(f"{where}: {key}={value!r} in {sample!r} is no {kind}")
 
 
-def table(name: str, mode: Mode, shapes: tuple[Shape, ...]) -> Table:
+def table(name: str, mode: Mode, shapes: tuple[LineShape, ...]) -> Table:
     """Compile and check the rows ``shapes`` (once: call at import) as table ``name``."""
     if name in TABLES:
         raise ValueError(f"table {name!r} is loaded twice")

@@ -9,7 +9,7 @@ request state machine that reads them is code (``sglang/parser.py``).
 
 from __future__ import annotations
 
-from sparseety_tui.formats.shapes import FieldType, Shape, table
+from sparseety_tui.formats.shapes import FieldType, LineShape, table
 
 #: ``[2024-10-31 21:55:11 TP0] ``, ``[2025-08-22 13:47:04 DP0 TP0 EP0] ``,
 #: ``[2026-01-31 15:05:33] ``, ``[2025-01-01 10:00:00.123 TP0] ``, ``[16:43:29 TP0] ``.
@@ -48,7 +48,7 @@ LINE = table(
     "sglang.line",
     "parts",
     (
-        Shape(
+        LineShape(
             "prefix",
             _PREFIX,
             "prefix",
@@ -61,7 +61,7 @@ LINE = table(
             ),
             _PREFIX_FIELDS,
         ),
-        Shape(
+        LineShape(
             "prefix_search",
             _PREFIX,
             "prefix",
@@ -72,7 +72,7 @@ LINE = table(
         # The common lines of a current SGLang log, whole, in one anchored match (the rest
         # go through the general path, which gives the same result for these); the access
         # alternative only matches its start (``ACCESS_RE`` checks the rest).
-        Shape(
+        LineShape(
             "fast",
             rb"\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)((?: [A-Z][A-Z_]{0,10}\d{1,5}){0,8})\] (?:"
             rb"Prefill batch\. #new-seq: "
@@ -113,14 +113,14 @@ LINE = table(
             },
         ),
         # ~0.2: no time at all.
-        Shape(
+        LineShape(
             "gpu_prefix",
             rb"\[gpu(?:_id)?=\d+\] ",
             "prefix",
             (b"[gpu=0] Prefill batch. #new-seq: 2, #new-token: 48",),
         ),
         # A vLLM-style line from vendored code.
-        Shape(
+        LineShape(
             "vllm_style",
             rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d ",
             "other",
@@ -136,7 +136,7 @@ BATCH = table(
     "sglang.batch",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "batch",
             rb"(?P<kind>Prefill|Decode) batch(?: \[\d+\])?[.,]? ?",
             "sglang.batch",
@@ -148,7 +148,7 @@ BATCH = table(
             {"kind": "text"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "prefill_head",
             rb"#new-seq: "
             + _INT
@@ -176,7 +176,7 @@ BATCH = table(
                 "7": "int",
             },
         ),
-        Shape(
+        LineShape(
             "decode_head",
             rb"#running-req: " + _INT + rb", #token: \d+, token usage: " + _DEC + rb"(?:,|$)",
             "sglang.batch",
@@ -190,7 +190,7 @@ BATCH = table(
 EXPERT = table(
     "sglang.expert",
     "exclusive",
-    (Shape("csv_row", rb"\d{1,6},\d{1,6},\d{1,12}\s*$", "sglang.expert", (b"0,5,7",)),),
+    (LineShape("csv_row", rb"\d{1,6},\d{1,6},\d{1,12}\s*$", "sglang.expert", (b"0,5,7",)),),
 )
 _CSV_HEADER = b"layer_id,expert_id,count"
 
@@ -199,7 +199,7 @@ REQUEST_ID = table(
     "sglang.request_id",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "rid",
             r"\brid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)",
             "id",
@@ -218,7 +218,7 @@ FAILURE = table(
     "sglang.failure",
     "parts",
     (
-        Shape(
+        LineShape(
             "pd_failure",
             rb"(?<![A-Za-z])(?P<stage>[A-Za-z]{1,40} (?:transfer|bootstrap)) failed for request "
             rb"rank=\d{1,9} (?:[a-z_]{1,40}\.){0,4}rid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)",
@@ -235,7 +235,7 @@ FAILURE = table(
             {"stage": "text", "q": "text", "rid": "text"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "exception",
             rb" with exception (?P<exc>[A-Za-z_][\w.]{0,200})\(",
             "error",

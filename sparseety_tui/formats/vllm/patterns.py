@@ -9,7 +9,7 @@ format"). The request state machine that reads them is code (``vllm/parser.py``)
 
 from __future__ import annotations
 
-from sparseety_tui.formats.shapes import FieldType, Shape, table
+from sparseety_tui.formats.shapes import FieldType, LineShape, table
 
 #: ``(APIServer pid=1) `` (nesting handled by looping). Bounded so a line that merely
 #: starts with ``(`` is not scanned to its end; a search only starts at a ``(`` that opens
@@ -45,7 +45,7 @@ LINE = table(
     "vllm.line",
     "parts",
     (
-        Shape(
+        LineShape(
             "proc",
             _PROC + rb"\s?",
             "prefix",
@@ -53,8 +53,8 @@ LINE = table(
             _PROC_FIELDS,
             op="search",
         ),
-        Shape("head", _HEAD, "head", _HEAD_SAMPLES, _HEAD_FIELDS),
-        Shape(
+        LineShape("head", _HEAD, "head", _HEAD_SAMPLES, _HEAD_FIELDS),
+        LineShape(
             "head_search",
             rb"(?<![A-Za-z])" + _HEAD,
             "head",
@@ -63,7 +63,7 @@ LINE = table(
             op="search",
         ),
         # The common case in one match: one simple process prefix and the head.
-        Shape(
+        LineShape(
             "fast",
             rb"\((?P<proc>[^()\r\n]{1,120}?) pid=(?P<pid>\d{1,10})\) " + _HEAD,
             "prefix",
@@ -73,7 +73,7 @@ LINE = table(
         # The two request lines of every request, up to their bodies, with at most one
         # simple process prefix (the rest go through the general path, which gives the
         # same result).
-        Shape(
+        LineShape(
             "fast_request",
             rb"(?:\([^()\r\n]{1,120}? pid=\d{1,10}\) )?"
             rb"INFO (\d\d-\d\d \d\d:\d\d:\d\d) \[[^\s\[\]:]{1,300}:\d+\] ()"
@@ -87,14 +87,14 @@ LINE = table(
             {"1": "text", "2": "text", "3": "text", "4": "text"},
         ),
         # One simple process prefix before a uvicorn access line.
-        Shape(
+        LineShape(
             "fast_proc",
             rb"\([^()\r\n]{1,120}? pid=\d{1,10}\) (?=INFO:     )",
             "prefix",
             (b'(APIServer pid=1) INFO:     127.0.0.1:57479 - "GET /metrics HTTP/1.1" 200 OK',),
         ),
         # Where wrapper stripping stops: a process prefix or the logging head.
-        Shape(
+        LineShape(
             "own_prefix",
             _PROC + rb"|" + _HEAD,
             "prefix",
@@ -104,7 +104,7 @@ LINE = table(
         # Ray's log deduplication at the end of a worker's line. The whitespace before it
         # is taken from the start of its run only: without the lookbehind, ``sub`` tried
         # every space of a long run and read the rest of the run from each (quadratic).
-        Shape(
+        LineShape(
             "ray_repeat",
             rb"(?<!\s)\s*\[repeated \d{1,10}x across cluster\]\s*$",
             "suffix",
@@ -131,7 +131,7 @@ STATS = table(
     "vllm.stats",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "v1",
             rb"(?:Engine (?P<engine>"
             + _INT
@@ -171,7 +171,7 @@ STATS = table(
                 "hit": "float",
             },
         ),
-        Shape(
+        LineShape(
             "v0",
             rb"Avg prompt throughput: (?P<p>" + _NUM + rb") tokens/s, "
             rb"Avg generation throughput: (?P<g>" + _NUM + rb") tokens/s, "
@@ -185,7 +185,7 @@ STATS = table(
             ),
             {"p": "float", "g": "float", "run": "int", "sw": "int", "pend": "int", "kv": "float"},
         ),
-        Shape(
+        LineShape(
             "v0_hit",
             rb"Prefix cache hit rate: GPU: (?P<gpu>" + _NUM + rb")%, CPU: (?P<cpu>" + _NUM + rb")%",
             "vllm.stats",
@@ -201,7 +201,7 @@ REQUEST = table(
     "vllm.request",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "received",
             rb"Received request (?P<id>\S+): ",
             "vllm.request",
@@ -209,7 +209,7 @@ REQUEST = table(
             {"id": "text"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "details",
             rb"Request (?P<id>\S+) details: ",
             "vllm.request",
@@ -217,7 +217,7 @@ REQUEST = table(
             {"id": "text"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "lifecycle",
             rb"(?P<what>Added|Aborted|Finished) request(?:\(s\)|s)? (?=\S)",
             "vllm.request",
@@ -229,7 +229,7 @@ REQUEST = table(
             {"what": "text"},
             op="search",
         ),
-        Shape(
+        LineShape(
             "generated",
             rb"Generated response (?P<id>\S+?)(?P<stream> \(streaming (?:delta|complete)\))?"
             rb"(?P<details> details)?: ",
@@ -250,7 +250,7 @@ REQUEST_ID = table(
     "vllm.request_id",
     "exclusive",
     (
-        Shape(
+        LineShape(
             "suffix", r"-[0-9a-f]{8}$", "id", ("chatcmpl-a269fdcb7c6ce890-a8a65d16",), op="search"
         ),
     ),
