@@ -186,6 +186,45 @@ BATCH = table(
     ),
 )
 
+#: The ``key: value`` fields after a batch line's head that are read, by batch kind:
+#: key -> (the stats field, its type: ``int`` a count, ``float`` a decimal, ``percent`` a
+#: percentage as a fraction). Every other key is ignored.
+_BATCH_COMMON: dict[bytes, tuple[str, str]] = {
+    b"token usage": ("kv_usage", "float"),
+    b"full token usage": ("kv_usage", "float"),
+    b"#running-req": ("running", "int"),
+    b"#queue-req": ("queued", "int"),
+}
+BATCH_FIELDS: dict[str, dict[bytes, tuple[str, str]]] = {
+    "Prefill": {
+        **_BATCH_COMMON,
+        b"#new-seq": ("batch_requests", "int"),
+        b"#new-token": ("new_tokens", "int"),
+        b"#cached-token": ("cached_tokens", "int"),
+        b"cache hit rate": ("prefix_cache_hit_rate", "percent"),
+        b"input throughput (token/s)": ("prompt_throughput", "float"),
+        # PD prefill node (scheduler_metrics_mixin.py): the bootstrap queue was
+        # ``#prealloc-req`` and the inflight (KV being sent) queue ``#inflight-req``
+        # before ~Oct 2025.
+        b"#unbootstrapped-req": ("bootstrap_queue", "int"),
+        b"#prealloc-req": ("bootstrap_queue", "int"),
+        b"#transferring-req": ("transferring", "int"),
+        b"#inflight-req": ("transferring", "int"),
+    },
+    "Decode": {
+        **_BATCH_COMMON,
+        b"gen throughput (token/s)": ("generation_throughput", "float"),
+        b"accept len": ("spec_accept_length", "float"),
+        b"accept rate": ("spec_accept_rate", "float"),
+        # PD decode node (sglang #6017): ``pre-allocated usage: 0.00, #prealloc-req: 0,
+        # #transfer-req: 1, #retracted-req: 0``.
+        b"pre-allocated usage": ("preallocated_usage", "float"),
+        b"#prealloc-req": ("prealloc_queue", "int"),
+        b"#transfer-req": ("transfer_queue", "int"),
+        b"#retracted-req": ("retracted", "int"),
+    },
+}
+
 #: A row of an expert-distribution CSV dump (after its header ``layer_id,expert_id,count``).
 EXPERT = table(
     "sglang.expert",
