@@ -15,9 +15,9 @@ import re
 
 from sparseety_tui.events import ErrorPayload, LineKind, ParsedLine
 from sparseety_tui.formats.clean import ACCESS_RE
-from sparseety_tui.formats.lineshapes import ACCESS
+from sparseety_tui.formats.shapes.lines import ACCESS
 
-#: The common / combined log format, up to the status (``lineshapes.ACCESS``).
+#: The common / combined log format, up to the status (``shapes.lines.ACCESS``).
 CLF_RE = ACCESS.bytes_regex("clf")
 
 

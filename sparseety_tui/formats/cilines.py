@@ -15,9 +15,9 @@ A pytest ``ERROR tests/x.py::t - ...`` line is an error line (formats.errorlines
 
 from __future__ import annotations
 
-from sparseety_tui.formats.lineshapes import CI
+from sparseety_tui.formats.shapes.lines import CI
 
-#: One of the shapes in the module docstring, one match for all rows of ``lineshapes.CI``.
+#: One of the shapes in the module docstring, one match for all rows of ``shapes.lines.CI``.
 PYTEST_LINE_RE = CI.alternation(*(row.shape.name for row in CI))
 
 

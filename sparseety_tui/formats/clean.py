@@ -27,47 +27,25 @@ import calendar
 import re
 import time
 
-from sparseety_tui.formats.lineshapes import ACCESS, NOISE, PY_WARNING
+from sparseety_tui.formats.shapes.lines import ACCESS, NOISE, PY_WARNING
+from sparseety_tui.formats.shapes.prefixes import ANSI, WRAPPER
 
-#: CSI escape sequences (colours, cursor moves). Sample: ``\x1b[1;36m(APIServer pid=1)\x1b[0;0m``.
-ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
-
-#: One wrapper in front of a line. Samples (all real, see real_logs/MANIFEST.md):
-#:   ``2026-05-12T08:01:39.331095044Z (APIServer pid=1) INFO ...``      docker --timestamps
-#:   ``[2026-08-21T19:42:37Z] ...``                                     CI bracketed RFC3339
-#:   ``qwen3-vl-32b  | (APIServer pid=104) ERROR ...``                 docker compose
-#:   ``[2024-07-08 15:17:34] INFO 07-08 07:17:34 metrics.py:334] ...`` external collector
-#:   ``2025-05-14 17:45:10.901 1647689 kserve.trace Received ...``     KServe / collector
-#:   ``vllm-7d9f8c6b5-x2k9p vllm (APIServer pid=1) ...``               Kubernetes pod/container
-#:   ``> INFO 02-22 ...``                                               markdown quote
-#: (The names start only where a name can: a search does not retry inside one.) A stamp
-#: followed by `` - `` is Python ``logging``'s own format (``2025-05-31 22:58:28,427 - INFO -
-#: flashinfer.jit: ...``, known noise), not a wrapper: taking it as one left ``- INFO - ...``
-#: unrecognised whenever a real wrapper stood in front of it. A stamp takes exactly one
-#: separator (docker, kubectl and CI print one): the indentation after it is the line's own
-#: (a Python warning's source line is told by it).
-WRAPPER_RE = re.compile(
-    rb"(?:"
-    rb"(?P<ts>\[\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]"
-    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t](?!- )"
-    rb"|>[ \t]?"
-    rb"|(?<![\w.-])[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
-    rb"|(?<![a-z0-9-])[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
-    rb"(?=\(|\[|INFO|WARNING|ERROR|DEBUG|CRITICAL)"
-    rb")"
-)
+#: Terminal escape codes (``shapes.prefixes.ANSI``), one ``sub`` for both rows.
+ANSI_RE = ANSI.alternation("csi", "charset")
+#: One wrapper in front of a line (``shapes.prefixes.WRAPPER``), one match for all rows.
+WRAPPER_RE = WRAPPER.alternation(*(row.shape.name for row in WRAPPER))
 
 #: Pieces of a wrapper timestamp, for year inference and RFC3339 instants.
 _WRAP_TS_RE = re.compile(
     rb"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
 )
 
-#: Known third-party noise (``lineshapes.NOISE``), one match for all its rows.
+#: Known third-party noise (``shapes.lines.NOISE``), one match for all its rows.
 NOISE_RE = NOISE.alternation(*(row.shape.name for row in NOISE))
 #: A Python warnings line; the indented source lines after it belong to it.
 PY_WARNING_RE = PY_WARNING.bytes_regex("warning")
 #: Uvicorn access line, as in vLLM (no timestamp) and SGLang (``[ts] `` prefix stripped
-#: before); and uvicorn's other lines (``lineshapes.ACCESS``).
+#: before); and uvicorn's other lines (``shapes.lines.ACCESS``).
 ACCESS_RE = ACCESS.bytes_regex("uvicorn_access")
 UVICORN_RE = ACCESS.bytes_regex("uvicorn")
 

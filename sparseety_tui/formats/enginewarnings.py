@@ -14,9 +14,9 @@ Samples (SGLang's scheduler, ``python/sglang/srt/managers/scheduler.py``):
 from __future__ import annotations
 
 from sparseety_tui.events import ErrorPayload
-from sparseety_tui.formats.lineshapes import ENGINE_WARNING
+from sparseety_tui.formats.shapes.lines import ENGINE_WARNING
 
-#: The two warnings, tried in this order (``lineshapes.ENGINE_WARNING``).
+#: The two warnings, tried in this order (``shapes.lines.ENGINE_WARNING``).
 _WARNINGS = tuple(
     (row.shape.kind, ENGINE_WARNING.bytes_regex(row.shape.name)) for row in ENGINE_WARNING
 )

@@ -20,9 +20,9 @@ further into a message does not make the line an error.
 
 from __future__ import annotations
 
-from sparseety_tui.formats.lineshapes import ERROR
+from sparseety_tui.formats.shapes.lines import ERROR
 
-#: See the module docstring: the rows of ``lineshapes.ERROR`` in one match.
+#: See the module docstring: the rows of ``shapes.lines.ERROR`` in one match.
 ERROR_LINE_RE = ERROR.alternation("level", "glog")
 
 #: The first bytes an error line can start with (``ERROR_LINE_RE``'s alternatives: ``[``,

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.generic import AnyLinesParser
-from sparseety_tui.formats.lineshapes import KV, KV_FIELDS, KV_ID_KEYS
 from sparseety_tui.formats.numbers import count, real
+from sparseety_tui.formats.shapes.kv import KV, KV_FIELDS, KV_ID_KEYS
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
 _LEADING_TS = KV.bytes_regex("leading_ts")
@@ -51,7 +51,7 @@ def _seconds(text: str) -> float | None:
     return real(text)
 
 
-#: How a key's value is read, by its type in ``lineshapes.KV_FIELDS`` (``count``, not
+#: How a key's value is read, by its type in ``shapes.lines.KV_FIELDS`` (``count``, not
 #: ``isdigit()``: it takes ``¹²``, which ``int()`` refuses).
 _CONVERT: dict[str, Callable[[str], object]] = {
     "int": count,

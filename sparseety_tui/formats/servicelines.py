@@ -19,10 +19,10 @@ exited`` line with a failing status is one.
 
 from __future__ import annotations
 
-from sparseety_tui.formats.lineshapes import SERVICE
+from sparseety_tui.formats.shapes.lines import SERVICE
 
 #: A line systemd logs about a unit: ``<unit>.service: ...`` or ``Started <unit>.service``,
-#: and its ``Main process exited, code=..., status=...`` (``lineshapes.SERVICE``).
+#: and its ``Main process exited, code=..., status=...`` (``shapes.lines.SERVICE``).
 UNIT_LINE_RE = SERVICE.bytes_regex("unit")
 EXITED_RE = SERVICE.bytes_regex("exited")
 

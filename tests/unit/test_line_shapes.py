@@ -3,16 +3,17 @@ says, the loader refuses a row that does not hold, and every pattern stays linea
 
 How each table's rows relate is part of the table (``Table.mode``):
 
-- ``exclusive`` (``access``'s neighbours ``ci``, ``error``, ``noise``, ``vllm.stats``,
+- ``exclusive`` (``ci``, ``error``, ``noise``, ``wrapper``, ``vllm.stats``,
   ``vllm.request``, ``sglang.batch`` ...): a sample matches its own row and no other row
   of its table;
 - ``first`` (``access``, ``service``, ``engine_warning``, ``kv``): rows are tried in
   order and a line is the first that matches, by design (a uvicorn access line is a
   uvicorn line too, an old SGLang's "Decode out of memory" is a retraction, not an OOM):
   a sample's own row is the first of its table that matches it;
-- ``parts`` (``vllm.line``, ``sglang.line``, ``sglang.failure``): rows read different
-  parts of one line in turn (a process prefix, then the logging head), so a sample may
-  match other rows too; it must match its own.
+- ``parts`` (``vllm.line``, ``sglang.line``, ``sglang.failure``, ``startup.*``,
+  ``traceback``, ``prometheus``): rows read different parts of one line in turn (a
+  process prefix, then the logging head; a start-up line's fields), so a sample may match
+  other rows too; it must match its own.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ def test_the_tables_are_there() -> None:
         "vllm.request",
         "sglang.line",
         "sglang.batch",
+        "wrapper",
+        "ansi",
+        "startup.config",
+        "traceback",
+        "prometheus",
     }
     assert expected <= set(TABLES)
     assert all(table.rows for table in TABLES.values())

@@ -2,7 +2,7 @@
 kind, typed fields, sample lines), loaded once by ``formats.shapes.table``.
 
 The code that reads each table is beside it in its own module (``access``, ``cilines``,
-``servicelines``, ``errorlines``, ``enginewarnings``, ``kvline``, ``clean``); this module
+``servicelines``, ``errorlines``, ``enginewarnings``, ``clean``); this module
 only says what the lines look like. Every pattern is linear in the line for ``match`` and
 ``search`` alike: bounded repetition, neighbouring classes that do not overlap, and a
 lookbehind before a pattern that starts with a repeated class, so a search reads a run
@@ -204,36 +204,6 @@ ENGINE_WARNING = table(
     ),
 )
 
-#: ``key=value | key=value`` request lines (``kvline``): the leading timestamp, then
-#: Python's default logging head ``LEVEL:logger.name:`` (optionally timestamped).
-KV = table(
-    "kv",
-    "first",
-    (
-        LineShape(
-            "leading_ts",
-            rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+",
-            "kv.request",
-            (
-                b"2025-04-01 10:00:01 INFO:sglang.srt.server:Request completed | req_id=5a8b9c"
-                b" | prompt_tokens=128",
-            ),
-            {"1": "text", "2": "text"},
-        ),
-        LineShape(
-            "logger_line",
-            rb"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+)?"
-            rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:",
-            "noise",
-            (
-                b"INFO:sglang.srt.server:Request completed | req_id=5a8b9c | prompt_tokens=128"
-                b" | completion_tokens=64 | latency=1.23s | hit_cache=True | model=Qwen-7B",
-                b"INFO:sglang.srt.server:Server is ready",
-            ),
-        ),
-    ),
-)
-
 #: Third-party line shapes that are known, harmless noise in server output
 #: (``clean.is_known_noise``). ``(?<!\S)\S+``: a search reads a word from its start only.
 NOISE = table(
@@ -291,23 +261,3 @@ PY_WARNING = table(
         ),
     ),
 )
-
-#: The keys of a kv request line that name its request, in the order they are looked for.
-KV_ID_KEYS = ("req_id", "request_id", "rid", "id")
-#: What each other key of a kv request line becomes: (the request field, its type).
-#: ``int`` a count (``formats/numbers.py``), ``seconds`` ``1.23s`` / ``1230ms`` / ``1.23``,
-#: ``text`` as written, ``flag`` a true/false word. ``hit_cache`` is a flag, never a count.
-KV_FIELDS: dict[str, tuple[str, str]] = {
-    "prompt_tokens": ("prompt_tokens", "int"),
-    "input_tokens": ("prompt_tokens", "int"),
-    "completion_tokens": ("completion_tokens", "int"),
-    "output_tokens": ("completion_tokens", "int"),
-    "cached_tokens": ("cached_tokens", "int"),
-    "latency": ("latency_s", "seconds"),
-    "latency_s": ("latency_s", "seconds"),
-    "e2e_latency": ("latency_s", "seconds"),
-    "ttft": ("ttft_s", "seconds"),
-    "ttft_s": ("ttft_s", "seconds"),
-    "model": ("model", "text"),
-    "hit_cache": ("cache_hit", "flag"),
-}
