@@ -15,15 +15,10 @@ import re
 
 from sparseety_tui.events import ErrorPayload, LineKind, ParsedLine
 from sparseety_tui.formats.clean import ACCESS_RE
+from sparseety_tui.formats.shapes.lines import ACCESS
 
-#: The common / combined log format, up to the status (the rest is not read). The client
-#: starts where a word can (a search does not retry inside one); ident and user are
-#: optional (aiohttp prints neither).
-CLF_RE = re.compile(
-    rb"(?<!\S)(?P<client>[^\s\[\]\"]{1,300}) (?:[^\s\[\]\"]{1,300} [^\s\[\]\"]{1,300} )?"
-    rb"\[\d{2}/[A-Z][a-z]{2}/\d{4}:\d{2}:\d{2}:\d{2} [+-]\d{4}\] "
-    rb'"(?P<method>[A-Z]{1,20}) (?P<path>[^\s"]{1,8192}) HTTP/[\d.]{1,5}" (?P<status>\d{3})(?: |$)'
-)
+#: The common / combined log format, up to the status (``shapes.lines.ACCESS``).
+CLF_RE = ACCESS.bytes_regex("clf")
 
 
 def is_access_line(line: bytes) -> bool:

@@ -15,18 +15,10 @@ A pytest ``ERROR tests/x.py::t - ...`` line is an error line (formats.errorlines
 
 from __future__ import annotations
 
-import re
+from sparseety_tui.formats.shapes.lines import CI
 
-_OUTCOME = rb"(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)"
-#: One of the shapes in the module docstring (each bounded: linear).
-PYTEST_LINE_RE = re.compile(
-    rb"(?:" + _OUTCOME + rb"(?: *\[ {0,2}\d{1,3}%\])?[ \t]*$"
-    rb"|" + _OUTCOME + rb" [^\s:]{1,400}::\S"
-    rb"|[^\s:]{1,400}::[^\s]{1,400} " + _OUTCOME + rb"(?: |$)"
-    rb"|={3,200} [^\n]{0,400}={3}[ \t]*$"
-    rb"|collected \d{1,9} items?\b"
-    rb")"
-)
+#: One of the shapes in the module docstring, one match for all rows of ``shapes.lines.CI``.
+PYTEST_LINE_RE = CI.alternation(*(row.shape.name for row in CI))
 
 
 def is_pytest_line(line: bytes) -> bool:

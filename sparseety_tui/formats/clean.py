@@ -27,77 +27,27 @@ import calendar
 import re
 import time
 
-#: CSI escape sequences (colours, cursor moves). Sample: ``\x1b[1;36m(APIServer pid=1)\x1b[0;0m``.
-ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-B]")
+from sparseety_tui.formats.shapes.lines import ACCESS, NOISE, PY_WARNING
+from sparseety_tui.formats.shapes.prefixes import ANSI, WRAPPER
 
-#: One wrapper in front of a line. Samples (all real, see real_logs/MANIFEST.md):
-#:   ``2026-05-12T08:01:39.331095044Z (APIServer pid=1) INFO ...``      docker --timestamps
-#:   ``[2026-08-21T19:42:37Z] ...``                                     CI bracketed RFC3339
-#:   ``qwen3-vl-32b  | (APIServer pid=104) ERROR ...``                 docker compose
-#:   ``[2024-07-08 15:17:34] INFO 07-08 07:17:34 metrics.py:334] ...`` external collector
-#:   ``2025-05-14 17:45:10.901 1647689 kserve.trace Received ...``     KServe / collector
-#:   ``vllm-7d9f8c6b5-x2k9p vllm (APIServer pid=1) ...``               Kubernetes pod/container
-#:   ``> INFO 02-22 ...``                                               markdown quote
-#: (The names start only where a name can: a search does not retry inside one.) A stamp
-#: followed by `` - `` is Python ``logging``'s own format (``2025-05-31 22:58:28,427 - INFO -
-#: flashinfer.jit: ...``, known noise), not a wrapper: taking it as one left ``- INFO - ...``
-#: unrecognised whenever a real wrapper stood in front of it. A stamp takes exactly one
-#: separator (docker, kubectl and CI print one): the indentation after it is the line's own
-#: (a Python warning's source line is told by it).
-WRAPPER_RE = re.compile(
-    rb"(?:"
-    rb"(?P<ts>\[\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?\]"
-    rb"|\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?)[ \t](?!- )"
-    rb"|>[ \t]?"
-    rb"|(?<![\w.-])[A-Za-z0-9][\w.-]{0,80}[ \t]*\|[ \t]"
-    rb"|(?<![a-z0-9-])[a-z0-9][a-z0-9-]{0,80}-[a-z0-9]{5,10}-[a-z0-9]{5} [\w.-]{1,80} "
-    rb"(?=\(|\[|INFO|WARNING|ERROR|DEBUG|CRITICAL)"
-    rb")"
-)
+#: Terminal escape codes (``shapes.prefixes.ANSI``), one ``sub`` for both rows.
+ANSI_RE = ANSI.alternation("csi", "charset")
+#: One wrapper in front of a line (``shapes.prefixes.WRAPPER``), one match for all rows.
+WRAPPER_RE = WRAPPER.alternation(*(row.shape.name for row in WRAPPER))
 
 #: Pieces of a wrapper timestamp, for year inference and RFC3339 instants.
 _WRAP_TS_RE = re.compile(
     rb"(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?"
 )
 
-#: Third-party line shapes that are known, harmless noise in server output.
-#:   ``2025-05-31 22:58:28,427 - INFO - flashinfer.jit: Prebuilt kernels not found``
-#:   ``[2026-01-20 21:24:54,336] LMCache INFO: Stored 80 out of total 135 tokens ...``
-#:   ``/usr/lib/python3.10/site-packages/x.py:51: UserWarning: ...``
-#:   ``[Gloo] Rank 0 is connected to 0 peer ranks. ...``
-#:   ``[rank0]:[W205 16:55:27.345399482 ProcessGroupNCCL.cpp:1565] Warning: ...``
-#:   ``host:1234:1234 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>``
-#: (``(?<!\S)\S+``: a search reads a word from its start only, not from each of its bytes.)
-NOISE_RE = re.compile(
-    rb"(?:\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3} - \S+ - "
-    rb"|\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}[.,]\d{3}\] \S+ (?:DEBUG|INFO|WARNING|ERROR):"
-    rb"|(?<!\S)\S+\.py:\d+: \w*(?:Warning|Error): "
-    rb"|\[Gloo\] "
-    rb"|\[rank\d+\]:"
-    rb"|(?<!\S)\S+:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN)"
-    rb"|NCCL version "
-    rb"|\*{5,}"
-    rb")"
-)
-
+#: Known third-party noise (``shapes.lines.NOISE``), one match for all its rows.
+NOISE_RE = NOISE.alternation(*(row.shape.name for row in NOISE))
 #: A Python warnings line; the indented source lines after it belong to it.
-PY_WARNING_RE = re.compile(rb"(?<!\S)\S+\.py:\d+: \w*Warning: ")
-
+PY_WARNING_RE = PY_WARNING.bytes_regex("warning")
 #: Uvicorn access line, as in vLLM (no timestamp) and SGLang (``[ts] `` prefix stripped
-#: before); the status is optional because one real paste has none (sglang PR #25960), the
-#: ``\d+`` after the client is KServe's pid. After the status comes a space or the end of
-#: the line; the text after that space is not read (it was read as ``[^\r\n]*\s*$``: a
-#: failing line then had every split of its trailing spaces tried, and a search read the
-#: rest of the line again from every ``INFO:`` in it, both quadratic).
-#:   ``INFO:     172.17.0.1:54662 - "POST /v1/chat/completions HTTP/1.1" 200 OK``
-ACCESS_RE = re.compile(
-    rb"(?:INFO|TRACE|WARNING|ERROR):\s+(?P<client>\S+)(?: \d+)? - "
-    rb'"(?P<method>[A-Z]+) (?P<path>\S+) HTTP/[\d.]+"(?: (?P<status>\d{3})(?= |\s*$)|\s*$)'
-)
-
-#: Other uvicorn lines (``INFO:     Started server process [31554]``,
-#: ``TRACE:    127.0.0.1:5 - HTTP connection made``).
-UVICORN_RE = re.compile(rb"(?:INFO|TRACE|WARNING|ERROR|DEBUG|CRITICAL):\s{2,}\S")
+#: before); and uvicorn's other lines (``shapes.lines.ACCESS``).
+ACCESS_RE = ACCESS.bytes_regex("uvicorn_access")
+UVICORN_RE = ACCESS.bytes_regex("uvicorn")
 
 
 def last_cr_segment(line: bytes) -> bytes:

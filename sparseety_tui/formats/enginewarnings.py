@@ -14,9 +14,12 @@ Samples (SGLang's scheduler, ``python/sglang/srt/managers/scheduler.py``):
 from __future__ import annotations
 
 from sparseety_tui.events import ErrorPayload
+from sparseety_tui.formats.shapes.lines import ENGINE_WARNING
 
-_RETRACTION_MARKS = (b"Retract requests", b"#retracted_reqs")
-_OOM_MARKS = (b"OutOfMemoryError", b"out of memory")
+#: The two warnings, tried in this order (``shapes.lines.ENGINE_WARNING``).
+_WARNINGS = tuple(
+    (row.shape.kind, ENGINE_WARNING.bytes_regex(row.shape.name)) for row in ENGINE_WARNING
+)
 
 
 def engine_warning(msg: bytes, ts: float | None) -> ErrorPayload | None:
@@ -25,11 +28,8 @@ def engine_warning(msg: bytes, ts: float | None) -> ErrorPayload | None:
     tests before anything else."""
     if b"etract" not in msg and b"emory" not in msg:
         return None
-    if any(mark in msg for mark in _RETRACTION_MARKS):
-        kind = "retraction"
-    elif any(mark in msg for mark in _OOM_MARKS):
-        kind = "oom"
-    else:
+    kind = next((kind for kind, regex in _WARNINGS if regex.search(msg)), None)
+    if kind is None:
         return None
     payload: ErrorPayload = {
         "kind": kind,

@@ -20,17 +20,10 @@ further into a message does not make the line an error.
 
 from __future__ import annotations
 
-import re
+from sparseety_tui.formats.shapes.lines import ERROR
 
-#: See the module docstring. The optional name before the level is bounded, and the
-#: level needs ``:``, a space or ``]`` after it, so ``ERRORS`` is no level.
-ERROR_LINE_RE = re.compile(
-    rb"(?:\[\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\] (?:[^\s\[\]]{1,80} )?"
-    rb"|\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z? {1,3}(?:- )?(?:\S{1,80} - )?"
-    rb"|\[)?"
-    rb"(?:ERROR|CRITICAL|FATAL)(?=[: \]])"
-    rb"|[EF]\d{4} \d\d:\d\d:\d\d\.\d{6} {1,8}\d{1,10} [^\s\]]{1,300}:\d{1,9}\] "
-)
+#: See the module docstring: the rows of ``shapes.lines.ERROR`` in one match.
+ERROR_LINE_RE = ERROR.alternation("level", "glog")
 
 #: The first bytes an error line can start with (``ERROR_LINE_RE``'s alternatives: ``[``,
 #: a date's digit, ``E``/``C``/``F`` of a level or glog's letter): a cheap test before the

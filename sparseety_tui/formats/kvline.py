@@ -14,39 +14,31 @@ unknown; the rest of the line is read (formats/numbers.py).
 
 from __future__ import annotations
 
-import re
+from collections.abc import Callable
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.numbers import count, real
+from sparseety_tui.formats.shapes.kv import KV, KV_FIELDS, KV_ID_KEYS
 from sparseety_tui.formats.timestamps import parse_timestamp, timestamp_problem
 
-_LEADING_TS = re.compile(rb"^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+")
+_LEADING_TS = KV.bytes_regex("leading_ts")
 _SEPARATOR = b" | "
 #: Python's default logging format, ``LEVEL:logger.name:message`` (optionally timestamped).
-_LOGGER_LINE = re.compile(
-    rb"^(?:\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\s+)?"
-    rb"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL):[\w.]+:"
-)
-
-_ID_KEYS = ("req_id", "request_id", "rid", "id")
-_INT_FIELDS = {
-    "prompt_tokens": "prompt_tokens",
-    "input_tokens": "prompt_tokens",
-    "completion_tokens": "completion_tokens",
-    "output_tokens": "completion_tokens",
-    "cached_tokens": "cached_tokens",
-}
-_SECONDS_FIELDS = {
-    "latency": "latency_s",
-    "latency_s": "latency_s",
-    "e2e_latency": "latency_s",
-    "ttft": "ttft_s",
-    "ttft_s": "ttft_s",
-}
+_LOGGER_LINE = KV.bytes_regex("logger_line")
 _TRUE = {"true", "1", "yes"}
 _FALSE = {"false", "0", "no"}
+
+
+def _flag(text: str) -> bool | None:
+    """A true/false word as a bool (None for any other word)."""
+    lowered = text.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
+def _text(text: str) -> str:
+    return text
 
 
 def _seconds(text: str) -> float | None:
@@ -57,6 +49,16 @@ def _seconds(text: str) -> float | None:
     if text.endswith("s"):
         return real(text[:-1])
     return real(text)
+
+
+#: How a key's value is read, by its type in ``shapes.lines.KV_FIELDS`` (``count``, not
+#: ``isdigit()``: it takes ``¹²``, which ``int()`` refuses).
+_CONVERT: dict[str, Callable[[str], object]] = {
+    "int": count,
+    "seconds": _seconds,
+    "text": _text,
+    "flag": _flag,
+}
 
 
 class KvLineParser(AnyLinesParser):
@@ -87,28 +89,17 @@ class KvLineParser(AnyLinesParser):
             key, sep, value = part.partition("=")
             if sep:
                 fields[key.strip()] = value.strip()
-        rid = next((fields[k] for k in _ID_KEYS if fields.get(k)), None)
+        rid = next((fields[k] for k in KV_ID_KEYS if fields.get(k)), None)
         if rid is None:
             self.last_reason = "key=value line without req_id"
             return LineKind.UNPARSED, None
         payload: RequestPayload = {"request_id": rid}
         for key, value in fields.items():
-            if key in _INT_FIELDS:
-                tokens = count(value)  # not isdigit(): it takes ``¹²``, which int() refuses
-                if tokens is not None:
-                    payload[_INT_FIELDS[key]] = tokens  # type: ignore[literal-required]
-            elif key in _SECONDS_FIELDS:
-                seconds = _seconds(value)
-                if seconds is not None:
-                    payload[_SECONDS_FIELDS[key]] = seconds  # type: ignore[literal-required]
-            elif key == "model":
-                payload["model"] = value
-            elif key == "hit_cache":
-                lowered = value.lower()
-                if lowered in _TRUE:
-                    payload["cache_hit"] = True
-                elif lowered in _FALSE:
-                    payload["cache_hit"] = False
+            typed = KV_FIELDS.get(key)
+            if typed is not None:
+                converted = _CONVERT[typed[1]](value)
+                if converted is not None:
+                    payload[typed[0]] = converted  # type: ignore[literal-required]
         if "completed" in head.lower() or "finished" in head.lower():
             payload["state"] = "finished"
         match = _LEADING_TS.match(line)

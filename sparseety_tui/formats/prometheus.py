@@ -14,21 +14,13 @@ that want the numbers).
 
 from __future__ import annotations
 
-import re
+from sparseety_tui.formats.shapes.prometheus import PROMETHEUS
 
-#: ``name{labels} value [timestamp]``; label values may contain escaped quotes. Linear for
-#: ``match`` and ``search``: a name is read from its first character only, and a number's
-#: digits split one way (``\d+(?:\.\d*)?``, not ``\d+\.?\d*``, which let a failing line
-#: try every split of a long run of digits).
-SAMPLE_RE = re.compile(
-    rb"(?<![A-Za-z0-9_:])(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?<!:)"
-    rb'(?:\{(?P<labels>(?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?'
-    rb" (?P<value>[-+]?(?:\d+(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+(?:[eE][-+]?\d+)?"
-    rb"|Inf|NaN|inf|nan))"
-    rb"(?: -?\d+)?\s*$"
-)
-COMMENT_RE = re.compile(rb"# (?:HELP|TYPE|UNIT|EOF)\b")
-_LABEL_RE = re.compile(rb'(?<![A-Za-z0-9_])([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"')
+#: ``name{labels} value [timestamp]``, a comment, and one label of a sample's labels
+#: (``shapes.prometheus.PROMETHEUS``).
+SAMPLE_RE = PROMETHEUS.bytes_regex("sample")
+COMMENT_RE = PROMETHEUS.bytes_regex("comment")
+_LABEL_RE = PROMETHEUS.bytes_regex("label")
 
 
 def is_exposition_line(line: bytes) -> bool:

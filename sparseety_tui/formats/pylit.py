@@ -142,15 +142,25 @@ class _Parser:
             return float("-inf"), pos + 4
         m = _NUMBER.match(text, pos)
         if m is not None and ch in "0123456789+-.":
-            raw = m.group()
-            end = m.end()
-            if end < self.n and text[end] in "jJ":
-                raise LiteralError("complex numbers unsupported")
-            if any(c in raw for c in ".eE"):
-                return float(raw), end
-            if len(raw) > _MAX_INT_DIGITS:
-                return UNKNOWN, end  # int() refuses it; no field holds it anyway
-            return int(raw), end
+            return self._number(m)
+        return self._word(pos, depth)
+
+    def _number(self, m: re.Match[str]) -> tuple[Any, int]:
+        """The number ``m`` matched: an int, a float, or UNKNOWN for one too long."""
+        raw = m.group()
+        end = m.end()
+        if end < self.n and self.text[end] in "jJ":
+            raise LiteralError("complex numbers unsupported")
+        if any(c in raw for c in ".eE"):
+            return float(raw), end
+        if len(raw) > _MAX_INT_DIGITS:
+            return UNKNOWN, end  # int() refuses it; no field holds it anyway
+        return int(raw), end
+
+    def _word(self, pos: int, depth: int) -> tuple[Any, int]:
+        """A prefixed string, a constant (``None``, ``True`` ...) or a call at ``pos``;
+        UNKNOWN for another name."""
+        text = self.text
         m = _STR_PREFIX.match(text, pos)
         if m is not None:
             return self.string(m.end())
@@ -164,7 +174,7 @@ class _Parser:
             if nxt < self.n and text[nxt] == "(":
                 return self.call(word, nxt + 1, depth)
             return UNKNOWN, end
-        raise LiteralError(f"unexpected {ch!r} at {pos}")
+        raise LiteralError(f"unexpected {text[pos]!r} at {pos}")
 
     def string(self, pos: int) -> tuple[str, int]:
         text = self.text

@@ -19,16 +19,12 @@ exited`` line with a failing status is one.
 
 from __future__ import annotations
 
-import re
+from sparseety_tui.formats.shapes.lines import SERVICE
 
-#: A line systemd logs about a unit: ``<unit>.service: ...`` or ``Started <unit>.service``.
-#: (Bounded name; the dot before ``service`` is the only way out of the name, so the match
-#: is linear.)
-UNIT_LINE_RE = re.compile(
-    rb"(?:(?:Start|Stopp|Reload)(?:ed|ing) )?[\w@:.\\-]{1,256}\.(?:service|scope)(?::| -| |$)"
-)
-#: ``Main process exited, code=exited, status=1/FAILURE`` (code: exited, killed, dumped).
-EXITED_RE = re.compile(rb"Main process exited, code=(\w{1,16}), status=(\d{1,5})")
+#: A line systemd logs about a unit: ``<unit>.service: ...`` or ``Started <unit>.service``,
+#: and its ``Main process exited, code=..., status=...`` (``shapes.lines.SERVICE``).
+UNIT_LINE_RE = SERVICE.bytes_regex("unit")
+EXITED_RE = SERVICE.bytes_regex("exited")
 
 
 def unit_line(line: bytes) -> tuple[bool, str] | None:

@@ -17,65 +17,43 @@ and its token ids to that many characters and ids without a mark, so a list of e
 that length is only a lower bound of the prompt (``core.merge``).
 
 The fields are read by name anywhere in the line, so a line inside a log shipper's wrapper
-or after a process prefix still counts. Each pattern is a literal key then a run of one
-character class: linear time.
+or after a process prefix still counts (their shapes: formats/shapes/startup.py).
 """
 
 from __future__ import annotations
 
-import re
+from typing import cast
 
 from sparseety_tui.events import LineKind, MetaPayload, ParsedLine
+from sparseety_tui.formats.shapes import Table
+from sparseety_tui.formats.shapes.startup import ARGS, CONFIG, NAMESPACE, SGLANG
 
 #: The start of each start-up line that names the model (a cheap ``in`` test first).
 _MARKERS = (b"with config: model=", b"non-default args: {", b"args: Namespace(", b"ServerArgs(")
 
-#: ``key='value'`` (repr of a keyword argument / config field); values never hold a quote
-#: or a line break in practice (a path with a quote would be repr'd with double quotes and
-#: is not read).
-_CONFIG_MODEL_RE = re.compile(rb"with config: model='([^'\n]+)'")
-_KW_MODEL_RE = re.compile(rb"[(, ]model='([^'\n]+)'")
-_KW_TOKENIZER_RE = re.compile(rb"[(, ]tokenizer='([^'\n]+)'")
-_KW_MAX_LOG_LEN_RE = re.compile(rb"[(, ]max_log_len=([0-9]{1,9})\b")
-#: ``'key': 'value'`` in a dict repr (``non-default args``).
-_DICT_MODEL_RE = re.compile(rb"[{ ]'model': '([^'\n]+)'")
-_DICT_TOKENIZER_RE = re.compile(rb"[{ ]'tokenizer': '([^'\n]+)'")
-_DICT_MAX_LOG_LEN_RE = re.compile(rb"[{ ]'max_log_len': ([0-9]{1,9})\b")
-#: SGLang ``ServerArgs(model_path='…', tokenizer_path='…', …)``.
-_SGL_MODEL_RE = re.compile(rb"[(, ]model_path='([^'\n]+)'")
-_SGL_TOKENIZER_RE = re.compile(rb"[(, ]tokenizer_path='([^'\n]+)'")
-
-
-def _group(pattern: re.Pattern[bytes], line: bytes) -> str | None:
-    m = pattern.search(line)
-    return None if m is None else m.group(1).decode("utf-8", "replace")
+#: Each shape of start-up line, told by a substring, and the table of the fields it names
+#: (``shapes.startup``), in the order they are tried.
+_SHAPES: tuple[tuple[bytes, Table], ...] = (
+    (b"ServerArgs(", SGLANG),
+    (b"with config: model=", CONFIG),
+    (b"non-default args: {", ARGS),
+    (b"args: Namespace(", NAMESPACE),
+)
 
 
 def startup_meta(line: bytes) -> MetaPayload | None:
     """The model path, tokenizer path and ``max_log_len`` a start-up line names; None for
     any other line (most lines: four substring tests)."""
-    if b"ServerArgs(" in line:
-        model, tokenizer, max_len = _SGL_MODEL_RE, _SGL_TOKENIZER_RE, None
-    elif b"with config: model=" in line:
-        model, tokenizer, max_len = _CONFIG_MODEL_RE, _KW_TOKENIZER_RE, None
-    elif b"non-default args: {" in line:
-        model, tokenizer, max_len = _DICT_MODEL_RE, _DICT_TOKENIZER_RE, _DICT_MAX_LOG_LEN_RE
-    elif b"args: Namespace(" in line:
-        model, tokenizer, max_len = _KW_MODEL_RE, _KW_TOKENIZER_RE, _KW_MAX_LOG_LEN_RE
-    else:
+    fields = next((shape for marker, shape in _SHAPES if marker in line), None)
+    if fields is None:
         return None
-    payload: MetaPayload = {}
-    model_path = _group(model, line)
-    if model_path is not None:
-        payload["model_path"] = model_path
-    tokenizer_path = _group(tokenizer, line)
-    if tokenizer_path is not None:
-        payload["tokenizer_path"] = tokenizer_path
-    if max_len is not None:
-        value = _group(max_len, line)
-        if value is not None:
-            payload["max_log_len"] = int(value)
-    return payload or None
+    found: dict[str, object] = {}
+    for row in fields:
+        m = fields.bytes_regex(row.shape.name).search(line)
+        if m is not None:
+            value = m.group(1).decode("utf-8", "replace")
+            found[row.shape.name] = int(value) if row.shape.fields["1"] == "int" else value
+    return cast(MetaPayload, found) or None
 
 
 def head_startup_meta(head: bytes) -> MetaPayload | None:

@@ -146,20 +146,7 @@ class TraceParser(AnyLinesParser):
             return self._unparsed(f"JSON {type(obj).__name__}, not an object")
         record_type = obj.get("type")
         if record_type is None or record_type == "request":
-            rid = obj.get("request_id")
-            if type(rid) is not str:
-                if rid is None and type(obj.get("id")) is str:
-                    obj["request_id"] = rid = obj["id"]
-                elif isinstance(rid, int) and not isinstance(rid, bool):
-                    obj["request_id"] = rid = str(rid)
-                else:
-                    return self._unparsed("JSON object without a string request_id")
-            if not rid:
-                return self._unparsed("empty request_id")
-            if lenient:
-                self._drop_unrepresentable(obj, _REQUEST_FIELDS)
-            self._times(obj, _TS_FIELDS)
-            return LineKind.TRACE_REQUEST, ("request", _alias_request(obj))
+            return self._request_record(obj, lenient)
         if record_type == "token":
             if type(obj.get("request_id")) is not str:
                 return self._unparsed("token event without a string request_id")
@@ -172,6 +159,24 @@ class TraceParser(AnyLinesParser):
                 self._drop_unrepresentable(obj, _META_FIELDS)
             return LineKind.TRACE_META, ("meta", cast(MetaPayload, obj))
         return self._unparsed(f"unknown record type {str(record_type)[:40]!r}")
+
+    def _request_record(self, obj: dict[str, Any], lenient: bool) -> ParsedLine:
+        """A request record: its id as a non-empty string (from ``id`` when it has no
+        ``request_id``, or from an integer id), its times read, its fields aliased."""
+        rid = obj.get("request_id")
+        if type(rid) is not str:
+            if rid is None and type(obj.get("id")) is str:
+                obj["request_id"] = rid = obj["id"]
+            elif isinstance(rid, int) and not isinstance(rid, bool):
+                obj["request_id"] = rid = str(rid)
+            else:
+                return self._unparsed("JSON object without a string request_id")
+        if not rid:
+            return self._unparsed("empty request_id")
+        if lenient:
+            self._drop_unrepresentable(obj, _REQUEST_FIELDS)
+        self._times(obj, _TS_FIELDS)
+        return LineKind.TRACE_REQUEST, ("request", _alias_request(obj))
 
 
 _REQUEST_HINTS = (b'"request_id"', b'"type"')

@@ -42,25 +42,21 @@ identity) for emptiness on its hot path and calls ``settle_held`` only when it h
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Protocol
 
 from sparseety_tui.events import ErrorPayload, Event, ParsedLine
+from sparseety_tui.formats.shapes.tracebacks import TRACEBACK
 
 TB_START = "Traceback (most recent call last)"
-#: ``  File "/x.py", line 12, in f``. Like every pattern here it starts with a lookbehind
-#: for its first repeated class, so a search reads a run from its start only.
-_FRAME_RE = re.compile(r'(?<!\s)\s+File "[^"]*", line [0-9]+')
-#: ``ValueError: bad value`` (the exception line).
-_EXC_RE = re.compile(r"(?<![\w.])(?P<exc>[A-Za-z_][\w.]*)(?::\s?(?P<msg>.*))?$")
+#: A frame line, the exception line, and a request id in either
+#: (``shapes.tracebacks.TRACEBACK``).
+_FRAME_RE = TRACEBACK.str_regex("frame")
+_EXC_RE = TRACEBACK.str_regex("exception")
+_REQ_ID_RE = TRACEBACK.str_regex("request_id")
 _CHAIN_MARKERS = (
     "The above exception was the direct cause",
     "During handling of the above exception",
-)
-_REQ_ID_RE = re.compile(
-    r"(?:request[_ ]?id|rid|request)[=: ]+['\"]?(?P<a>[\w.:-]{6,})"
-    r"|\b(?P<b>(?:chat)?cmpl-[0-9a-zA-Z-]{8,})"
 )
 
 FRAMES = 0

@@ -24,7 +24,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import registry, shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = (ROOT / "tests" / "data" / "real_logs", ROOT / "sample_logs")
@@ -86,9 +86,15 @@ def parse_seconds_per_byte(family_name: str, lines: list[bytes], repeats: int) -
 
 @cache
 def documented_samples() -> tuple[bytes, ...]:
-    """The sample lines written beside the code (````...```` spans in ``formats/``), as
-    written and with backslash escapes decoded (``\\x1b[31m`` is an ANSI code there)."""
-    samples: set[bytes] = set()
+    """The sample lines of every line shape table (``formats.shapes.TABLES``), and those
+    written beside the code (````...```` spans in ``formats/``), as written and with
+    backslash escapes decoded (``\\x1b[31m`` is an ANSI code there)."""
+    samples: set[bytes] = {
+        sample if isinstance(sample, bytes) else sample.encode("utf-8")
+        for table in shapes.TABLES.values()
+        for row in table
+        for sample in row.shape.samples
+    }
     for path in FORMATS_DIR.rglob("*.py"):
         for text in re.findall(r"``(.+?)``", path.read_text(encoding="utf-8")):
             raw = text.encode("utf-8")

@@ -40,7 +40,7 @@ from hostile import (
 )
 
 import sparseety_tui.formats
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import registry, shapes
 
 #: The length of a normal line (at least), and of the big line. Screening is at 8 times
 #: the normal length.
@@ -58,18 +58,27 @@ WORST_KEPT = 2
 
 @cache
 def patterns() -> dict[str, re.Pattern[Any]]:
-    """Every compiled pattern in ``sparseety_tui.formats``, once, named where it is made
-    (a module that imports it from another is not where it is made)."""
-    found: dict[int, tuple[str, re.Pattern[Any]]] = {}
+    """Every compiled pattern in ``sparseety_tui.formats``, once: each row of a line shape
+    table by its table and row (``vllm.line.ray_repeat``), and every other pattern named
+    where it is made (a module that imports it from another is not where it is made)."""
     package = sparseety_tui.formats
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        module = importlib.import_module(info.name)
+    modules = [
+        importlib.import_module(info.name)
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+    ]
+    found: dict[int, tuple[str, re.Pattern[Any]]] = {
+        id(row.regex): (f"{table.name}.{row.shape.name}", row.regex)
+        for table in shapes.TABLES.values()
+        for row in table
+    }
+    rows = set(found)
+    for module in modules:
         source = inspect.getsource(module)
         for name, value in vars(module).items():
-            if isinstance(value, re.Pattern):
+            if isinstance(value, re.Pattern) and id(value) not in rows:
                 made_here = re.search(rf"^{name} = re\.compile", source, re.MULTILINE)
                 if made_here or id(value) not in found:
-                    found[id(value)] = (f"{info.name}.{name}", value)
+                    found[id(value)] = (f"{module.__name__}.{name}", value)
     return dict(sorted(found.values()))
 
 
@@ -136,7 +145,7 @@ def test_every_pattern_is_found_and_has_a_real_sample() -> None:
     """The walk finds the patterns (the server families' own among them), and every one
     of them matches some real line, so the near misses below start from a real shape."""
     found = patterns()
-    assert "sparseety_tui.formats.vllm.patterns._RAY_REPEAT_RE" in found
+    assert "vllm.line.ray_repeat" in found
     assert len(found) >= 40
     missing = [name for name, pattern in found.items() if not witnesses(pattern, keep=1)]
     assert not missing, (

@@ -20,19 +20,14 @@ ranks report one failure, issue #10 item 1).
 
 from __future__ import annotations
 
-import re
-
 from sparseety_tui.events import ErrorPayload, RequestPayload
+from sparseety_tui.formats.sglang.patterns import FAILURE
 
 #: The substring every such line has: a cheap test before the regex.
 MARKER = b" failed for request rank="
-#: The stage and the request id (the ``rid`` attribute of the object ``!r``-printed).
-PD_FAILURE_RE = re.compile(
-    rb"(?<![A-Za-z])(?P<stage>[A-Za-z]{1,40} (?:transfer|bootstrap)) failed for request "
-    rb"rank=\d{1,9} (?:[a-z_]{1,40}\.){0,4}rid=(?P<q>['\"])(?P<rid>[^'\"]{1,512})(?P=q)"
-)
-#: ``with exception KVTransferError(`` (a class name, then its arguments).
-_EXCEPTION_RE = re.compile(rb" with exception (?P<exc>[A-Za-z_][\w.]{0,200})\(")
+#: The stage and the request id, and the exception's class (``patterns.FAILURE``).
+PD_FAILURE_RE = FAILURE.bytes_regex("pd_failure")
+_EXCEPTION_RE = FAILURE.bytes_regex("exception")
 
 
 def pd_failure(

@@ -23,7 +23,7 @@ from sparseety_tui.formats.clean import (
 )
 from sparseety_tui.formats.enginewarnings import engine_warning
 from sparseety_tui.formats.errorlines import ERROR_HEADS
-from sparseety_tui.formats.routing import read_response_body
+from sparseety_tui.formats.responses import read_response_body
 from sparseety_tui.formats.serverlog import (
     BLANK,
     ERROR,
@@ -263,15 +263,9 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         ):
             return TRACEBACK
         if b" batch" in msg:
-            bm = BATCH_RE.match(msg)
-            if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
-                bm = BATCH_RE.search(msg)
-            if bm is not None:
-                raw = m.group("ranks") if m is not None else b""
-                ranks = self._ranks.get(raw)
-                if ranks is None:
-                    ranks = self._rank_name(raw)
-                return self._batch_line(bm, msg, ts, ranks)
+            parsed = self._batch_message(msg, m, ts)
+            if parsed is not None:
+                return parsed
         if msg[:4] == b"Rece" or msg[:7] == b"Finish:":
             parsed = self._request_line(msg, ts)
             if parsed is not None:
@@ -280,14 +274,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             parsed = self._pd_failure(msg, ts)
             if parsed is not None:
                 return parsed
-        if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
-            am = ACCESS_RE.match(msg)
-            if am is not None:
-                return access_result(am, msg, ts)
-            if EXC_HEADER in msg:
-                self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
-                return TRACEBACK
-        access = access_line(msg, ts)  # a proxy's, in the common log format (Mooncake metadata)
+        access = self._access_message(msg, ts)
         if access is not None:
             return access
         if msg[:1] in ERROR_HEADS:
@@ -299,6 +286,33 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             return LineKind.NOISE, ("error", warning)
         return startup_line(msg) or OTHER  # the model it serves: for its tokenizer
 
+    def _batch_message(
+        self, msg: bytes, m: re.Match[bytes] | None, ts: float | None
+    ) -> ParsedLine | None:
+        """A batch line after the prefix ``m`` (its ranks name the engine), or None."""
+        bm = BATCH_RE.match(msg)
+        if bm is None and (b"Prefill batch" in msg or b"Decode batch" in msg):
+            bm = BATCH_RE.search(msg)
+        if bm is None:
+            return None
+        raw = m.group("ranks") if m is not None else b""
+        ranks = self._ranks.get(raw)
+        if ranks is None:
+            ranks = self._rank_name(raw)
+        return self._batch_line(bm, msg, ts, ranks)
+
+    def _access_message(self, msg: bytes, ts: float | None) -> ParsedLine | None:
+        """A uvicorn access line or traceback header after the prefix, or a proxy's
+        access line in the common log format (Mooncake metadata); None for any other."""
+        if msg[:6] in (b"INFO: ", b"ERROR:", b"WARNIN", b"TRACE:", b"DEBUG:", b"CRITIC"):
+            am = ACCESS_RE.match(msg)
+            if am is not None:
+                return access_result(am, msg, ts)
+            if EXC_HEADER in msg:
+                self._tb.begin_header("", EXC_HEADER.decode(), None, ts)
+                return TRACEBACK
+        return access_line(msg, ts)
+
     def _raw(self, rest: bytes, wrap_ts: bytes | None, orig: bytes) -> ParsedLine:
         """A line without the SGLang prefix."""
         continued = self._continuation(rest, "")
@@ -307,6 +321,14 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         ts: float | None = None
         if wrap_ts is not None:
             ts = wrapper_time(wrap_ts)[1]
+        parsed = self._raw_request(rest, ts)
+        if parsed is None:
+            parsed = self._raw_event(rest, orig, ts)
+        return parsed if parsed is not None else self._raw_other(rest, orig, ts)
+
+    def _raw_request(self, rest: bytes, ts: float | None) -> ParsedLine | None:
+        """A request line, a JSON request event or a response body without the prefix;
+        None for any other line."""
         if rest[:8] == b"Receive:" or rest[:7] == b"Finish:" or rest[:16] == b"Receive OpenAI: ":
             parsed = self._request_line(rest, ts)
             if parsed is not None:
@@ -320,7 +342,12 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             recognised, payloads = read_response_body(decode(rest), self.routing)
             if recognised:
                 return emit_requests(self.pending, payloads, RESPONSE, ts)
-        if head.isdigit() and _CSV_ROW_RE.match(rest):
+        return None
+
+    def _raw_event(self, rest: bytes, orig: bytes, ts: float | None) -> ParsedLine | None:
+        """An expert-count row, an access line, a PD failure or an error line without the
+        prefix; None for any other line."""
+        if rest[:1].isdigit() and _CSV_ROW_RE.match(rest):
             return expert_count_row(rest)
         if rest.startswith(_CSV_HEADER):
             return _EXPERT
@@ -332,9 +359,12 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             if parsed is not None:
                 return parsed
         if (rest[:1] in ERROR_HEADS or orig[:1] in ERROR_HEADS) and EXC_HEADER not in rest:
-            error = self._any.error_line(rest, orig, ts)  # uvicorn ERROR:, logging...
-            if error is not None:
-                return error
+            return self._any.error_line(rest, orig, ts)  # uvicorn ERROR:, logging...
+        return None
+
+    def _raw_other(self, rest: bytes, orig: bytes, ts: float | None) -> ParsedLine:
+        """Any other line without the prefix: uvicorn's, a batch line after a foreign
+        prefix, startup and known lines, else unparsed."""
         if UVICORN_RE.match(rest):
             if EXC_HEADER in rest:
                 self._tb.begin_header("", EXC_HEADER.decode(), None, ts)

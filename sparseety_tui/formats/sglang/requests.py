@@ -11,7 +11,8 @@ from sparseety_tui.events import Event, ParsedLine, RequestPayload
 from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.numbers import count
 from sparseety_tui.formats.pylit import LiteralError, parse_value_at, read_string_at
-from sparseety_tui.formats.routing import RoutingOptions, request_from_meta_info
+from sparseety_tui.formats.responses import request_from_meta_info
+from sparseety_tui.formats.routing import RoutingOptions
 from sparseety_tui.formats.serverlog import decode, emit_requests
 from sparseety_tui.formats.sglang.kinds import REQUEST
 from sparseety_tui.formats.sglang.patterns import _RID_RE
@@ -127,29 +128,42 @@ class RequestLines:
         if ts is not None:
             payload["ts"] = ts
         if event.startswith("request.received"):
-            payload["state"] = "received"
-            if ts is not None:
-                payload["received_ts"] = ts
-            req = obj.get("obj")
-            if isinstance(req, dict):
-                ids = req.get("input_ids")
-                if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
-                    payload["prompt_tokens"] = len(ids)
-                    if self.keep_token_ids:
-                        payload["prompt_token_ids"] = ids
-                if isinstance(req.get("text"), str):
-                    payload["prompt"] = req["text"]
+            self._json_received(obj, payload, ts)
         else:
-            out = obj.get("out")
-            if isinstance(out, dict):
-                meta = out.get("meta_info")
-                if isinstance(meta, dict):
-                    request_from_meta_info(meta, self.routing, payload)
-                    payload.setdefault("state", "finished")
-                if isinstance(out.get("text"), str):
-                    payload["completion"] = out["text"]
-            if ts is not None:
-                payload.setdefault("finished_ts", ts)
+            self._json_finished(obj, payload, ts)
         if "request_id" not in payload:
             return REQUEST, None
         return REQUEST, ("request", payload)
+
+    def _json_received(
+        self, obj: dict[str, Any], payload: RequestPayload, ts: float | None
+    ) -> None:
+        """The fields of a ``request.received`` JSON event: its prompt (ids and text)."""
+        payload["state"] = "received"
+        if ts is not None:
+            payload["received_ts"] = ts
+        req = obj.get("obj")
+        if isinstance(req, dict):
+            ids = req.get("input_ids")
+            if isinstance(ids, list) and all(isinstance(i, int) for i in ids):
+                payload["prompt_tokens"] = len(ids)
+                if self.keep_token_ids:
+                    payload["prompt_token_ids"] = ids
+            if isinstance(req.get("text"), str):
+                payload["prompt"] = req["text"]
+
+    def _json_finished(
+        self, obj: dict[str, Any], payload: RequestPayload, ts: float | None
+    ) -> None:
+        """The fields of any other ``request.*`` JSON event: its output's meta info and
+        text."""
+        out = obj.get("out")
+        if isinstance(out, dict):
+            meta = out.get("meta_info")
+            if isinstance(meta, dict):
+                request_from_meta_info(meta, self.routing, payload)
+                payload.setdefault("state", "finished")
+            if isinstance(out.get("text"), str):
+                payload["completion"] = out["text"]
+        if ts is not None:
+            payload.setdefault("finished_ts", ts)

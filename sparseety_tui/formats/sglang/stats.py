@@ -11,7 +11,11 @@ from typing import Any
 from sparseety_tui.events import ParsedLine, StatsPayload
 from sparseety_tui.formats.numbers import count, real
 from sparseety_tui.formats.sglang.kinds import DECODE, PREFILL
-from sparseety_tui.formats.sglang.patterns import _DECODE_HEAD_RE, _PREFILL_HEAD_RE
+from sparseety_tui.formats.sglang.patterns import (
+    _DECODE_HEAD_RE,
+    _PREFILL_HEAD_RE,
+    BATCH_FIELDS,
+)
 
 
 def _pct(v: bytes) -> float | None:
@@ -19,40 +23,18 @@ def _pct(v: bytes) -> float | None:
     return None if percent is None else round(percent / 100.0, 6)
 
 
-#: Batch-line keys we read -> (payload field, converter: None for a value that is not a
-#: plain number, formats/numbers.py). Everything else is ignored.
-_PREFILL_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
-    b"#new-seq": ("batch_requests", count),
-    b"#new-token": ("new_tokens", count),
-    b"#cached-token": ("cached_tokens", count),
-    b"cache hit rate": ("prefix_cache_hit_rate", _pct),
-    b"token usage": ("kv_usage", real),
-    b"full token usage": ("kv_usage", real),
-    b"#running-req": ("running", count),
-    b"#queue-req": ("queued", count),
-    b"input throughput (token/s)": ("prompt_throughput", real),
-    # PD prefill node (scheduler_metrics_mixin.py): the bootstrap queue was `#prealloc-req`
-    # and the inflight (KV being sent) queue `#inflight-req` before ~Oct 2025.
-    b"#unbootstrapped-req": ("bootstrap_queue", count),
-    b"#prealloc-req": ("bootstrap_queue", count),
-    b"#transferring-req": ("transferring", count),
-    b"#inflight-req": ("transferring", count),
-}
-_DECODE_FIELDS: dict[bytes, tuple[str, Callable[[bytes], Any]]] = {
-    b"#running-req": ("running", count),
-    b"token usage": ("kv_usage", real),
-    b"full token usage": ("kv_usage", real),
-    b"gen throughput (token/s)": ("generation_throughput", real),
-    b"#queue-req": ("queued", count),
-    b"accept len": ("spec_accept_length", real),
-    b"accept rate": ("spec_accept_rate", real),
-    # PD decode node: `pre-allocated usage: 0.00, #prealloc-req: 0, #transfer-req: 1,
-    # #retracted-req: 0` (sglang #6017).
-    b"pre-allocated usage": ("preallocated_usage", real),
-    b"#prealloc-req": ("prealloc_queue", count),
-    b"#transfer-req": ("transfer_queue", count),
-    b"#retracted-req": ("retracted", count),
-}
+#: How a batch-line field's value is read, by its type in ``patterns.BATCH_FIELDS``
+#: (None for a value that is not a plain number, formats/numbers.py).
+_CONVERT: dict[str, Callable[[bytes], Any]] = {"int": count, "float": real, "percent": _pct}
+
+
+def _fields(typed: dict[bytes, tuple[str, str]]) -> dict[bytes, tuple[str, Callable[[bytes], Any]]]:
+    return {key: (field, _CONVERT[kind]) for key, (field, kind) in typed.items()}
+
+
+#: Batch-line keys we read -> (payload field, converter). Everything else is ignored.
+_PREFILL_FIELDS = _fields(BATCH_FIELDS["Prefill"])
+_DECODE_FIELDS = _fields(BATCH_FIELDS["Decode"])
 
 
 class BatchLines:

@@ -17,7 +17,7 @@ from sparseety_tui.formats.base import BoundaryNotes, YearState
 from sparseety_tui.formats.clean import ACCESS_RE, UVICORN_RE, basic_clean, strip_wrappers
 from sparseety_tui.formats.enginewarnings import engine_warning
 from sparseety_tui.formats.errorlines import ERROR_HEADS
-from sparseety_tui.formats.routing import read_response_body
+from sparseety_tui.formats.responses import read_response_body
 from sparseety_tui.formats.serverlog import (
     BLANK,
     ERROR,
@@ -281,6 +281,11 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
                 return error
         if UVICORN_RE.match(rest):
             return OTHER
+        return self._raw_message(rest, key, orig, ts)
+
+    def _raw_message(self, rest: bytes, key: str, orig: bytes, ts: float | None) -> ParsedLine:
+        """A line without the vLLM logging head that is no access, traceback or error
+        line: stats, request and response lines, startup and other known lines."""
         if b"Avg prompt throughput" in rest:
             start = rest.find(b"Engine ")
             if start < 0 or start > rest.find(b"Avg prompt throughput"):
