@@ -53,6 +53,7 @@ from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.screens.trends import TrendsScreen
 from sparseety_tui.ui.sorting import sort_words
+from sparseety_tui.ui.textual_compat import line_filters, set_line_filters
 from sparseety_tui.ui.themes import (
     ThemeSet,
     default_theme_name,
@@ -110,7 +111,7 @@ class SparseetyApp(App[int]):
     ) -> None:
         super().__init__()
         if self.no_color:
-            self._filters = no_color_filters(self._filters)
+            set_line_filters(self, no_color_filters(line_filters(self)))
         self.config = config
         self.title = config.title
         self.live_options = config.live

@@ -37,6 +37,7 @@ from sparseety_tui.ui.fmt import fit
 from sparseety_tui.ui.idlabels import unique_labels
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
+from sparseety_tui.ui.textual_compat import install_vertical_scrollbar
 from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
 
@@ -289,14 +290,7 @@ class RequestTable(ScrollView, can_focus=True):
         """Textual's vertical scrollbar (made as ``Widget.vertical_scrollbar`` makes it),
         as a ``SteadyScrollBar``: rows streaming in below a long table move its range and
         position at every snapshot, and its thumb hardly ever (see steady_scrollbar)."""
-        if self._vertical_scrollbar is None:
-            bar = SteadyScrollBar(
-                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
-            )
-            bar.display = False
-            self._vertical_scrollbar = bar
-            self.app._start_widget(self, bar)
-        return self._vertical_scrollbar
+        return install_vertical_scrollbar(self, SteadyScrollBar)
 
     def request_id(self, row: int) -> str:
         """The id of store row ``row`` (from the snapshot shown)."""
