@@ -21,10 +21,9 @@ thread on events and clock values given as arguments:
   quiet flush of a file's parser, and freed memory handed back to the OS.
 
 Start position (``tail`` without ``--from-start`` / ``--last``): a file of up to
-``BIG_FILE_BYTES`` is read whole at start. A bigger one shows its last ``TAIL_WINDOW_BYTES``
-first, then the worker backfills the older part in small steps between live polls (the
-status line shows a progress bar); the UI stays usable throughout. Line numbers of the tail
-part are only known once the backfill has counted the lines before it (``line_base``).
+``BIG_FILE_BYTES`` is read whole at start; a bigger one from its last ``TAIL_WINDOW_BYTES``,
+then backfilled. Line numbers of that tail are known once the backfill has counted the
+lines before it (``line_base``).
 
 No Textual import here: the worker is plain Python and unit-testable.
 """
@@ -173,7 +172,10 @@ class IngestWorker:
         self._watcher: LineSource | None = None
         self._line_base: dict[str, int | None] = {}
         self._events: deque[str] = deque(maxlen=50)
-        self._history_reads = 0  # feeds of history so far (see _history)
+        # Feeds of history so far: lines that were already in the files (a big file's
+        # older part, or the files read at start until the worker first catches up),
+        # never lines appended while followed. Tokens read as history are not a rate.
+        self._history_reads = 0
         self._caught_up = False  # read everything there was at start, once
         self._backlog = False  # the last poll stopped at its byte budget
         self._published_version = 0
@@ -393,16 +395,8 @@ class IngestWorker:
         return True
 
     def _heavy_pending(self) -> bool:
-        rows = len(self._extractor.store)
-        return self._schedule.pending(
-            self._query, rows, self._extractor.version, self._backfills.any
-        )
-
-    def _history(self) -> tuple[int, ...]:
-        """How much history has been read: it changes whenever lines that were already
-        in the files are fed (a big file's older part, or files read at start until the
-        worker first catches up), never for lines appended while followed."""
-        return (self._history_reads,)
+        rows, version = len(self._extractor.store), self._extractor.version
+        return self._schedule.pending(self._query, rows, version, self._backfills.any)
 
     # -- publishing ----------------------------------------------------------------------------
 
@@ -423,7 +417,10 @@ class IngestWorker:
         narrows = schedule.totals_query.narrows
         if totals_current and not busy:
             # A quiet spell's 0 tok/s is news to show.
-            news = self.rate.sample_quiet(now, self._history(), schedule.totals, narrows) or news
+            news = (
+                self.rate.sample_quiet(now, (self._history_reads,), schedule.totals, narrows)
+                or news
+            )
         view_current = schedule.view_current(query, rows, version, backfilling)
         settled = read_all and totals_current and view_current and not busy
         key = (version, rows, settled, len(self._events))
@@ -467,7 +464,7 @@ class IngestWorker:
         )
         schedule.submitted(now, totals_due, view_due)
         if totals_due:
-            self.rate.submitted(now, self._history())
+            self.rate.submitted(now, (self._history_reads,))
 
     def _make_snapshot(self, settled: bool) -> Snapshot:
         schedule = self._schedule
