@@ -13,7 +13,7 @@ Formats whose parsers keep no state across lines (JSONL traces, key=value lines)
 at any line start. Server logs (vLLM, SGLang) carry state across lines; they are split too,
 but only where a new log record starts, and the merge proves, from notes each range's
 worker keeps, that every range was parsed as one process reading from the top would have
-parsed it (``_check_server_ranges``):
+parsed it (``ingest._range_check``):
 
 - a range starts at a line with the server's own dated prefix, after another such line
   (SGLang: that resets its date context for time-only prefixes; vLLM: its warning state);
@@ -47,16 +47,22 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from sparseety_tui.core.extraction import Extractor, ExtractorPart, check_parts
-from sparseety_tui.core.store import STATE_CODE, IdIndex, RecordingEngineSeries
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.store import STATE_CODE, RecordingEngineSeries
 from sparseety_tui.core.tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
 from sparseety_tui.events import ErrorPayload, RequestPayload
 from sparseety_tui.formats import registry, trace_native, vllm
-from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
+from sparseety_tui.formats.base import RangeAware
 from sparseety_tui.formats.wrapped import wrapper_name
+from sparseety_tui.ingest._range_check import (
+    RangeNotes,
+    RangeResult,
+    Refusal,
+)
+from sparseety_tui.ingest._range_check import check_server_ranges as _check_server_ranges
+from sparseety_tui.ingest._range_check import range_aware as _range_aware
 from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
 from sparseety_tui.sources.inputs import open_regular
 from sparseety_tui.sources.lines import (
@@ -79,46 +85,9 @@ SCANNER_PROBE_BYTES = 1 << 20
 SAFE_START_SCAN_BYTES = 4 << 20
 #: Server-log ranges per worker process (see ``_ingest_server_split``).
 RANGES_PER_WORKER = 2
-#: The window of received ids a vLLM parser maps engine-side ids against.
-VLLM_RECENT_IDS = vllm.RECENT_IDS
 #: Payload keys that make the Extractor fill a derived field from what the row already
 #: holds (start = finish - latency, TTFT, "finished" from a completion, sparse detail).
 _DERIVING_KEYS = ("completion", "completion_tokens", "latency_s", "first_token_ts", "sparse")
-
-
-@dataclass
-class RangeResult:
-    """What a range worker sends back: the Extractor's part and, for server logs, notes."""
-
-    part: ExtractorPart
-    #: Server logs only: what the range's parser and extractor assumed at its start.
-    notes: RangeNotes | None = None
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a split of a server log cannot be merged exactly (the file is read whole)."""
-
-    reason: str
-
-
-@dataclass
-class RangeNotes:
-    """What one range of a server log saw at its edges (see ``_check_server_ranges``)."""
-
-    tb_open_at_end: bool = False
-    stale_risk: bool = False
-    context_first_pops: set[str] = field(default_factory=set)
-    context_touched: set[str] = field(default_factory=set)
-    context_end: dict[str, str] = field(default_factory=dict)
-    context_cleared: bool = False
-    deriving_ids: set[str] = field(default_factory=set)
-    unresolved_errors: list[str] = field(default_factory=list)
-    boundary: BoundaryNotes | None = None
-    year_end: tuple[int | None, int] = (None, 0)
-    recent_end: list[str] = field(default_factory=list)
-    remembered: int = 0
-    year_seeded: bool = False
 
 
 class _EdgeObserver:
@@ -177,13 +146,6 @@ def _run_server_range(
     if recent is not None:
         notes.recent_end, notes.remembered = recent
     return _range_result(extractor, file, notes)
-
-
-def _range_aware(parser: LineParser | None, family: str) -> RangeAware:
-    """A range's parser as the one interface a split reader uses (formats.base)."""
-    if not isinstance(parser, RangeAware):
-        raise TypeError(f"a {family} parser cannot read a range of a file")
-    return parser
 
 
 def _run_range(args: tuple[str, str, str | None, int, int | None]) -> RangeResult:
@@ -391,16 +353,11 @@ def _restarted_within(path: str, results: list[RangeResult]) -> bool:
     )
 
 
-def _refuse(reason: str) -> Refusal:
-    """Why a split cannot be merged exactly, for ``return _refuse(...)``."""
-    return Refusal(reason)
-
-
 def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int] | None]:
     """A guess of the year state at each range start (None for the first range): the
     year inference run over the file's first stamp and each range's first line only.
     It is right unless a range holds a whole Dec -> Jan turn that these samples miss;
-    ``_check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
+    ````check_server_ranges`` replays each range's first stamp and refuses a wrong one."""
     guesser: RangeAware = vllm.FAMILY.new_parser(reference_time=mtime_or_none(path))
     seeds: list[tuple[int | None, int] | None] = [None]
     f, _st = open_regular(path, READ_BUFFER_BYTES)
@@ -419,129 +376,3 @@ def _vllm_year_seeds(path: str, starts: list[int]) -> list[tuple[int | None, int
             f.seek(start)
             guesser.parse(f.readline().rstrip(b"\r\n"))
     return seeds
-
-
-def _check_server_ranges(
-    extractor: Extractor,
-    family: str,
-    results: list[RangeResult],
-    reference_time: float | None,
-) -> list[tuple[dict[str, str], list[str]]] | Refusal:
-    """Per range: (id renames, ids to mark failed after its merge); a Refusal when one
-    process reading the whole file could have parsed a range differently (module
-    docstring)."""
-    store = extractor.store
-    preexisting = len(store) > 0
-    continues = preexisting or extractor.engine.count > 0
-    ended = check_parts([result.part.lifecycle for result in results])
-    if ended is not None:
-        return _refuse(ended)
-    plan: list[tuple[dict[str, str], list[str]]] = []
-    year_state: tuple[int | None, int] = (None, 0)
-    context: dict[str, str] = {}
-    window: list[str] = []
-    deriving_before: set[str] = set()
-    minutes_before = extractor.engine.minutes()
-    probe = _range_aware(
-        registry.family_by_name(family).new_parser(reference_time=reference_time), family
-    )
-    for k, result in enumerate(results):
-        notes = result.notes
-        if notes is None:
-            return _refuse("a range without notes")
-        earlier = results[:k]
-        ids = result.part.store.ids
-
-        def seen_before(request_id: str, earlier: list[RangeResult] = earlier) -> bool:
-            return store.ids.find(request_id) is not None or any(
-                request_id in r.part.store.ids for r in earlier
-            )
-
-        # Tracebacks and the ERROR-line context they pick up.
-        if k < len(results) - 1 and notes.tb_open_at_end:
-            return _refuse("a traceback is open where a range ends")
-        if k > 0 or continues:
-            if notes.stale_risk or notes.context_cleared:
-                return _refuse(
-                    "a traceback stayed idle past its stale limit, or the ERROR context was cleared"
-                )
-            if any(context.get(key) for key in notes.context_first_pops):
-                return _refuse("a traceback picks up ERROR context from an earlier range")
-            if len(context.keys() | notes.context_touched) > 256:
-                return _refuse("too many ERROR contexts to follow")
-        for key in notes.context_touched:
-            context.pop(key, None)
-        context.update(notes.context_end)
-        # Engine stats: only the first minute of a range may continue an earlier minute.
-        engine = result.part.engine
-        if not isinstance(engine, RecordingEngineSeries):
-            return _refuse("a range without a recorded engine series")
-        if k > 0 or continues:
-            if engine.mixed:
-                return _refuse("a stats field mixes ints and floats")
-            if not engine.first_minute_complete():
-                return _refuse("a range's first minute of stats comes back later in it")
-            if (engine.minutes() - {engine.first_minute}) & minutes_before:
-                return _refuse(
-                    "a minute of stats other than a range's first continues an earlier one"
-                )
-        minutes_before.update(engine.minutes())
-        # vLLM: year inference and engine-side ids.
-        renames: dict[str, str] = {}
-        v = notes.boundary
-        if v is not None:
-            if v.year_probe is not None:
-                if notes.year_seeded and year_state[0] is None:
-                    return _refuse("vLLM year seeded where one reader would infer it")
-                if probe.replay_year_probe(v.year_probe, year_state) != v.year_after_probe:
-                    return _refuse("vLLM year inference differs at a range start")
-                year_state = notes.year_end
-            if window and not set(window).isdisjoint(v.first_inserted):
-                return _refuse("a vLLM request id received again across a boundary")
-            found = _engine_side_renames(v, window, ids)
-            if found is None:
-                return _refuse("vLLM engine-side ids cannot be mapped consistently")
-            renames = found
-            if notes.remembered >= VLLM_RECENT_IDS:
-                window = list(notes.recent_end)
-            else:
-                window = (window + notes.recent_end)[-VLLM_RECENT_IDS:]
-        # Requests with lines on both sides of a boundary.
-        deriving = {renames.get(rid, rid) for rid in notes.deriving_ids}
-        if k > 0 or preexisting:
-            if any(seen_before(rid) for rid in deriving):
-                return _refuse("a request with derived fields has lines in two ranges")
-            if any(rid in ids for rid in deriving_before):
-                return _refuse("a request with derived fields has lines in two ranges")
-            if any(base in deriving_before for base in renames.values()):
-                return _refuse("a request with derived fields has lines in two ranges")
-            if preexisting and store.ids.shares_ids_with(ids):
-                return _refuse("requests continue rows of earlier files")
-        deriving_before |= deriving
-        failed: list[str] = []
-        for rid in notes.unresolved_errors:
-            if seen_before(rid):
-                if rid in ids:
-                    return _refuse("an error names a request of an earlier range that goes on")
-                failed.append(rid)
-        plan.append((renames, failed))
-    return plan
-
-
-def _engine_side_renames(
-    notes: BoundaryNotes, window: list[str], ids: IdIndex
-) -> dict[str, str] | None:
-    """Engine-side ids a range left unmapped that one process would have mapped to a
-    front-end id received in an earlier range: its window of recent ids at that line is
-    the end of ``window`` plus the range's own ids. None when that is not consistent."""
-    decisions: dict[str, str | None] = {}
-    for rid, base, remembered in notes.unmapped:
-        room = VLLM_RECENT_IDS - remembered
-        tail = set(window[-room:]) if room > 0 and window else set()
-        target = base if rid not in tail and base in tail else None
-        if decisions.setdefault(rid, target) != target:
-            return None  # mapped at one line, not at another
-    renames = {rid: base for rid, base in decisions.items() if base is not None}
-    if any(base in ids for base in renames.values()):
-        return None  # the range has its own row for the front-end id as well
-    return renames

@@ -28,7 +28,6 @@ from sparseety_tui.core.detail import DetailCache
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import ModelShape
 from sparseety_tui.core.query import (
-    SORT_COLUMNS,
     PrefixMatches,
     ViewQuery,
     WindowError,
@@ -50,6 +49,7 @@ from sparseety_tui.ui.messages import (
     ReplaySeek,
     SnapshotReady,
 )
+from sparseety_tui.ui.palette import palette_commands
 from sparseety_tui.ui.safe_text import redact, set_redactor
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
@@ -57,7 +57,7 @@ from sparseety_tui.ui.screens.errors import ErrorsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.screens.trends import TrendsScreen
-from sparseety_tui.ui.sorting import sort_words
+from sparseety_tui.ui.textual_compat import line_filters, set_line_filters
 from sparseety_tui.ui.themes import (
     ThemeSet,
     default_theme_name,
@@ -115,7 +115,7 @@ class SparseetyApp(App[int]):
     ) -> None:
         super().__init__()
         if self.no_color:
-            self._filters = no_color_filters(self._filters)
+            set_line_filters(self, no_color_filters(line_filters(self)))
         self.config = config
         self.title = config.title
         self.live_options = config.live
@@ -479,42 +479,14 @@ class SparseetyApp(App[int]):
         self.exit(0)
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        for alias, name in (("dark", None), ("light", None), ("ansi", None)):
-            target = name or self.themes.resolve(alias)
-            yield SystemCommand(
-                f"Theme: {alias}",
-                f"Switch to the {alias} theme ({target})",
-                lambda t=target: setattr(self, "theme", t),
-            )
-        main = self.main_screen
-        yield SystemCommand("Follow the tail", "Follow new requests (f)", main.action_follow)
-        yield SystemCommand("Pause / resume", "Freeze the view (space)", main.action_pause)
-        yield SystemCommand("Diagnostics", "Lines not understood (d)", self.action_diagnostics)
-        yield SystemCommand("Trends", "Per-minute plots: since when (T)", self.action_trends)
-        yield SystemCommand("Errors", "Every error, with file and line (e)", self.action_errors)
-        yield SystemCommand("Filter", "Filter the request table (/)", main.action_filter)
-        yield SystemCommand("Clear filter", "Show every request", main.action_clear_filter)
-        yield SystemCommand("Copy request id", "Copy the selected id (y)", main.action_copy_id)
-        yield SystemCommand("Copy row", "Copy the selected row as text (Y)", main.action_copy_row)
-        yield SystemCommand(
-            "Copy as summary command",
-            "The filter as a ready-to-run summary command (C)",
-            main.action_copy_command,
+        yield from palette_commands(
+            self.themes,
+            lambda theme: setattr(self, "theme", theme),
+            self.main_screen,
+            diagnostics=self.action_diagnostics,
+            trends=self.action_trends,
+            errors=self.action_errors,
         )
-        yield SystemCommand(
-            "Time window",
-            "Only requests of a time window: 10m, 10:00..10:30 (t)",
-            main.action_time_window,
-        )
-        # The same words the status line shows after `s` / `S` (ui.sorting), in the
-        # order `s` steps through, each direction what it says.
-        for column in (None, *SORT_COLUMNS):
-            for reverse in (False, True):
-                yield SystemCommand(
-                    f"Sort: {sort_words(column, reverse)}",
-                    "Order of the request table (s: next column, S: reverse)",
-                    lambda c=column, r=reverse: main.set_sort(c, reverse=r),
-                )
         yield from super().get_system_commands(screen)
 
     # -- test hook ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from typing import Any
 
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
+from sparseety_tui.ui.textual_compat import screen_segments
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path("tests/app/data")  # relative: paths on screen are the same on every machine
@@ -59,8 +60,7 @@ async def settle(pilot: Any) -> None:
 def screen_cells(app: Any) -> list[list[tuple[str, Any]]]:
     """Every segment (text and style) of the screen as drawn: what ``export_screenshot``
     prints into an SVG, without the SVG (a twentieth of its cost; settle compares many)."""
-    update = app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
-    return [[(seg.text, seg.style) for strip in row for seg in strip] for row in update.strips]
+    return [[(seg.text, seg.style) for seg in row] for row in screen_segments(app)]
 
 
 async def screen_still(pilot: Any, passes: int = 20) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 from apphelpers import async_test, make_app, settle
 
+from sparseety_tui.ingest.worker import IngestWorker
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.screens.help import HelpScreen
@@ -265,7 +267,8 @@ async def test_a_snapshot_published_while_the_app_closes_is_not_shown() -> None:
         await settle(pilot)
     # A growing log is published while the app closes its screens; the tick timer or the
     # worker's wake-up may still call tick() then (it failed with IndexError: no screens).
-    worker = app.worker
-    worker._snapshot = replace(worker.snapshot, version=worker.snapshot.version + 1)
+    # (The app reads only ``worker.snapshot``: a stand-in publishes the newer one.)
+    newer = replace(app.worker.snapshot, version=app.worker.snapshot.version + 1)
+    app.worker = cast(IngestWorker, SimpleNamespace(snapshot=newer))
     assert not app.screen_stack
     assert app.tick() is False

@@ -19,6 +19,7 @@ from textual.command import CommandInput, CommandPalette
 from sparseety_tui.ui.screens.detail import DetailScreen
 from sparseety_tui.ui.screens.help import HelpScreen
 from sparseety_tui.ui.screens.main import MainScreen
+from sparseety_tui.ui.textual_compat import send_to_driver
 from sparseety_tui.ui.widgets.prompt import Prompt
 from sparseety_tui.ui.widgets.request_table import RequestTable
 
@@ -34,7 +35,7 @@ def burst(app: Any, *keys: str) -> None:
         else:
             event = events.Key(key, "\r" if key == "enter" else None)
         event.set_sender(app)
-        app._driver.send_message(event)
+        send_to_driver(app, event)
 
 
 async def settle_burst(pilot: Any, done: Callable[[], bool], passes: int = 10) -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from apphelpers import async_test, make_app, settle
-from textual.widget import Widget
 
+from sparseety_tui.ui.textual_compat import lay_out_now
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.totals_strip import TotalsStrip, totals_items
@@ -25,10 +25,7 @@ async def change_while_a_layout_request_is_pending(pilot: Any, widget: Any, chan
     handles the ask; then the content changes: the order a loaded machine produced by chance.
     Textual internals stand in for the other widget: they make the screen lay out now."""
     widget.refresh(layout=True)
-    for container in widget.ancestors:  # what a sibling's layout request does
-        if isinstance(container, Widget):
-            container._clear_arrangement_cache()
-    pilot.app.screen._refresh_layout()  # the layout that request brings, synchronously
+    lay_out_now(widget)  # what a sibling's layout request brings, synchronously
     change()
     await settle(pilot)
 

@@ -13,6 +13,7 @@ from sparseety_tui.core.redact._policy import RedactSettings, make_redactor
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
 from sparseety_tui.ui.screens.detail import DetailScreen
+from sparseety_tui.ui.textual_compat import screen_strips
 
 SECRETS = str(DATA / "secrets.jsonl")
 PLANTED = (
@@ -39,7 +40,7 @@ def redacted_app(output_dir: str | None = None, redact: bool = True) -> Sparseet
 
 
 def screen_text(app: SparseetyApp) -> str:
-    strips = app.screen._compositor.render_strips()
+    strips = screen_strips(app.screen)
     return "\n".join("".join(s.text for s in strip) for strip in strips)
 
 

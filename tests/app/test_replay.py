@@ -357,14 +357,12 @@ def test_tokens_per_second_of_a_replay_are_per_log_second(tmp_path: Path) -> Non
         log_seconds_per_second=lambda: speed[0],
     )
     for at, tokens in ((0.0, 0), (1.0, 1000), (2.0, 1500)):
-        worker._totals = {"requests": {"prompt_tokens": tokens, "completion_tokens": 0}}
-        worker._sample_rate(at, ())
+        worker.rate.sample(at, (), {"requests": {"prompt_tokens": tokens, "completion_tokens": 0}})
     # 1,000 tokens in a wall second at x10 are 100 tokens a second of the log.
-    assert list(worker._rate) == [100.0, 50.0]
+    assert list(worker.rate.points) == [100.0, 50.0]
     speed[0] = 0.0  # paused: the log's time stands still, no rate to show
-    worker._totals = {"requests": {"prompt_tokens": 1500, "completion_tokens": 0}}
-    worker._sample_rate(3.0, ())
-    assert list(worker._rate) == [100.0, 50.0]
+    worker.rate.sample(3.0, (), {"requests": {"prompt_tokens": 1500, "completion_tokens": 0}})
+    assert list(worker.rate.points) == [100.0, 50.0]
 
 
 async def _replay_midway(pilot: object) -> None:

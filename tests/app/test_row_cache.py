@@ -13,6 +13,7 @@ from textual.scrollbar import ScrollBar
 
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
+from sparseety_tui.ui.textual_compat import layout_pending, repaint_pending
 from sparseety_tui.ui.widgets.request_table import RequestTable
 from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 
@@ -96,16 +97,16 @@ async def test_rows_growing_under_a_scrollbar_take_no_layout(
         assert not table.show_vertical_scrollbar  # 5 rows fit
         await _grow(app, log, 5, 200)
         table.set_snapshot(app.worker.snapshot)
-        assert screen._layout_required  # the scrollbar appears: a layout
+        assert layout_pending(screen)  # the scrollbar appears: a layout
         await settle(pilot)
         assert table.show_vertical_scrollbar and table.cursor == 204
-        assert not screen._layout_required
+        assert not layout_pending(screen)
         # From here the test hands the table its snapshot (the app's own would lay out
         # the status line's new text too).
         monkeypatch.setattr(app, "tick", lambda: False)
         await _grow(app, log, 205, 300)
         table.set_snapshot(app.worker.snapshot)
-        assert not screen._layout_required
+        assert not layout_pending(screen)
         assert table.virtual_size.height == 506  # the rows and the header
         assert table.vertical_scrollbar.window_virtual_size == 506
         assert table.cursor == 504 and round(table.scroll_y) == table.max_scroll_y
@@ -129,13 +130,13 @@ async def test_the_scrollbar_repaints_only_when_its_thumb_moves(
         monkeypatch.setattr(app, "tick", lambda: False)
         await pilot.pause()
         before = bar._drawn
-        assert before is not None and not bar._repaint_required
+        assert before is not None and not repaint_pending(bar)
         await _grow(app, log, 3000, 5)
         table.set_snapshot(app.worker.snapshot)
         assert table.cursor == 3004 and bar.window_virtual_size == 3006
         # Same thumb cells (ScrollBar.render: SteadyScrollBar's would note them as drawn).
         assert bar._drawing(ScrollBar.render(bar)) == before
-        assert not bar._repaint_required
+        assert not repaint_pending(bar)
         table.action_first()  # the thumb goes to the top: drawn again
         await pilot.pause()
         assert bar._drawn != before and bar._drawn is not None

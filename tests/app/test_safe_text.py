@@ -7,6 +7,7 @@ from rich.cells import cell_len
 
 from sparseety_tui.ui.safe_text import escape, safe_text
 from sparseety_tui.ui.screens.detail import DetailScreen
+from sparseety_tui.ui.textual_compat import screen_strips
 from sparseety_tui.ui.widgets.request_table import RequestTable, fit
 
 HOSTILE = (
@@ -47,7 +48,7 @@ async def test_hostile_request_renders_literally() -> None:
         await settle(pilot)
         await settle(pilot)
         assert isinstance(app.screen, DetailScreen)
-        lines = ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]
+        lines = ["".join(s.text for s in strip) for strip in screen_strips(app.screen)]
         screen_text = "\n".join(lines)
         assert "evil-[bold red]x[/]-⟨U+202E⟩id" in screen_text
         assert "\\x1b[2J" in screen_text and "\\x1b]0;pwned\\x07" in screen_text

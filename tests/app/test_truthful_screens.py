@@ -10,7 +10,7 @@ from typing import Any
 
 from apphelpers import async_test, make_app, settle
 
-from sparseety_tui.ui.screens.detail import kv_rest_text
+from sparseety_tui.ui.screens.detail_text import kv_rest_text
 from sparseety_tui.ui.screens.diagnostics import DiagnosticsScreen
 from sparseety_tui.ui.sorting import sort_words
 from sparseety_tui.ui.widgets.request_table import RequestTable

@@ -168,10 +168,9 @@ def test_an_idle_worker_stops_and_releases_its_watch(tmp_path: Path) -> None:
     assert worker.drain()
     time.sleep(QUIET_FLUSH_S + 0.2)  # past the quiet flush: nothing more is due
     assert worker.drain()
-    thread = worker._thread
-    assert thread is not None and thread.is_alive()
+    assert worker.running
     worker.stop(timeout=5.0)
-    assert not thread.is_alive()
+    assert not worker.running
     assert _inotify_descriptors() == before
 
 

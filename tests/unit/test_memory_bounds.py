@@ -7,14 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from totals_helpers import totals_and_peak
 
-from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
-from sparseety_tui.ingest import worker as worker_mod
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.worker import IngestWorker, MemoryTrim
 
 
 def _write(path: Path, start: int, n: int) -> None:
@@ -41,16 +39,15 @@ def test_the_totals_transient_memory_does_not_grow_with_the_rows(tmp_path: Path)
     assert per_added_row < 64
 
 
-def test_the_live_worker_releases_freed_memory_once_caught_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_live_worker_releases_freed_memory_once_caught_up(tmp_path: Path) -> None:
     calls: list[int] = []
-    monkeypatch.setattr(worker_mod, "release_free_memory", lambda: calls.append(1))
-    monkeypatch.setattr(worker_mod, "TRIM_INTERVAL_S", 0.0)
     log = tmp_path / "live.jsonl"
     _write(log, 0, 5_000)
     worker = IngestWorker(
-        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False)
+        Extractor(),
+        DEFAULT_SHAPE,
+        LiveOptions(paths=(str(log),), track_rate=False),
+        trim=MemoryTrim(interval_s=0.0, release=lambda: calls.append(1)),
     )
     worker.start()
     try:

@@ -18,6 +18,7 @@ from sparseety_tui.core.store._files import (
     SNIFF_HEAD_BYTES,
     Diagnostic,
     FileState,
+    FrozenFile,
     add_counts,
 )
 from sparseety_tui.core.store._frozen import FrozenExtractor, FrozenStore, freeze_store, numeric
@@ -108,6 +109,7 @@ __all__ = [
     "ExtractorView",
     "FileState",
     "FrozenExtractor",
+    "FrozenFile",
     "FrozenStore",
     "HeatByModel",
     "HeatCounts",

@@ -19,7 +19,7 @@ from sparseety_tui.core.redact import Redactor, redact_detail
 from sparseety_tui.core.store import ExtractorView
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.safe_text import escape
-from sparseety_tui.ui.screens.detail import legend, trace_tokens
+from sparseety_tui.ui.screens.detail_text import legend, trace_tokens
 from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace
 
 SIDES = ("baseline", "candidate")

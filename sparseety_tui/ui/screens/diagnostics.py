@@ -9,6 +9,7 @@ lines of a later one say which (``file #2``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -18,8 +19,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from sparseety_tui.core.store import DIAGNOSTIC_SAMPLES, Diagnostic, add_counts
-from sparseety_tui.ingest.snapshot import Snapshot
+from sparseety_tui.core.store import DIAGNOSTIC_SAMPLES, Diagnostic, FrozenFile, add_counts
+from sparseety_tui.ingest.snapshot import FileStatus, Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.messages import HandOff
 from sparseety_tui.ui.safe_text import display_path, escape
@@ -96,67 +97,7 @@ class DiagnosticsScreen(Screen[None]):
         for n, status in enumerate(files):
             if n:
                 out.append("\n\n")
-            out.append(escape(display_path(status.path)), "bold")
-            out.append(f"  format {status.format}  {status.lines:,} lines\n", "dim")
-            plain.append(f"{status.path} format={status.format} lines={status.lines}")
-            for kind, count in sorted(status.by_kind.items(), key=lambda kv: -kv[1]):
-                style = "bold red" if kind == "unparsed" else ""
-                out.append(f"  {kind:<18}", style or "dim")
-                out.append(f"{count:>10,}\n", style)
-                plain.append(f"  {kind} {count}")
-            parts = [p for p in status.parts if p < len(state_files)]
-            events = [e for p in parts for e in state_files[p].events][-EVENTS_PER_FILE:]
-            if events:
-                out.append("\n  what happened to the file\n", "bold")
-                for event in events:
-                    out.append("  " + escape(event) + "\n", "yellow")
-                    plain.append(f"event: {event}")
-                out.append("\n")
-            ignored: dict[str, int] = {}
-            for part in parts:
-                add_counts(ignored, state_files[part].ignored)
-            if ignored:
-                out.append("\n  values left unknown (the rest of their line was read)\n", "bold")
-            for reason, count in sorted(ignored.items()):
-                out.append(f"  {count:>10,}  ", "yellow")
-                out.append(f"{escape(reason)}\n")
-                plain.append(f"  ignored {reason}: {count}")
-            if status.unparsed == 0:
-                out.append("  every line was understood\n", "green")
-                continue
-            # (order, incarnation, line number or None, diagnostic): the first file's lines
-            # in file order (its tail part's numbers follow the older part once counted,
-            # else "tail+N"), then each later file's.
-            samples: list[tuple[tuple[int, int], int, int | None, Diagnostic]] = []
-            for part_no, part in enumerate(status.parts):
-                if part >= len(state_files):
-                    continue
-                n = status.incarnations[part_no] if part_no < len(status.incarnations) else 1
-                tail = part_no == 0 and status.backfill_total > 0
-                base = status.line_base if tail else 0
-                for diag in state_files[part].diagnostics:
-                    line = diag.line_no + base if base is not None else None
-                    order = (n, line if line is not None else 10**12 + diag.line_no)
-                    samples.append((order, n, line, diag))
-            samples.sort(key=lambda s: s[0])
-            kept = len(samples)
-            out.append(
-                f"\n  unparsed lines ({kept:,} kept of {status.unparsed:,}; "
-                f"at most {DIAGNOSTIC_SAMPLES:,} per file part)\n",
-                "bold",
-            )
-            for _, n, line, diag in samples[:SHOWN_PER_FILE]:
-                where = f"{line:>8,}" if line is not None else f"tail+{diag.line_no}"
-                if n > 1:
-                    where += f" (file #{n})"
-                out.append(f"  line {where}  ", "dim")
-                out.append(escape(diag.reason), "yellow")
-                out.append("\n      ")
-                out.append(escape(diag.preview))
-                out.append("\n")
-                plain.append(f"line {where.strip()}: {diag.reason}: {diag.preview}")
-            if kept > SHOWN_PER_FILE:
-                out.append(f"  … {kept - SHOWN_PER_FILE:,} more (press c to copy all)\n", "dim")
+            _render_file(out, plain, status, state_files)
         return out, "\n".join(plain)
 
     def action_back(self) -> None:
@@ -164,3 +105,85 @@ class DiagnosticsScreen(Screen[None]):
 
     def action_copy(self) -> None:
         self.post_message(HandOff("diagnostics", self._plain, "diagnostics"))
+
+
+def _render_file(
+    out: Text, plain: list[str], status: FileStatus, state_files: Sequence[FrozenFile]
+) -> None:
+    """One file's part of the screen (``out``) and of the copied text (``plain``)."""
+    out.append(escape(display_path(status.path)), "bold")
+    out.append(f"  format {status.format}  {status.lines:,} lines\n", "dim")
+    plain.append(f"{status.path} format={status.format} lines={status.lines}")
+    for kind, count in sorted(status.by_kind.items(), key=lambda kv: -kv[1]):
+        style = "bold red" if kind == "unparsed" else ""
+        out.append(f"  {kind:<18}", style or "dim")
+        out.append(f"{count:>10,}\n", style)
+        plain.append(f"  {kind} {count}")
+    parts = [p for p in status.parts if p < len(state_files)]
+    events = [e for p in parts for e in state_files[p].events][-EVENTS_PER_FILE:]
+    if events:
+        out.append("\n  what happened to the file\n", "bold")
+        for event in events:
+            out.append("  " + escape(event) + "\n", "yellow")
+            plain.append(f"event: {event}")
+        out.append("\n")
+    ignored: dict[str, int] = {}
+    for part in parts:
+        add_counts(ignored, state_files[part].ignored)
+    if ignored:
+        out.append("\n  values left unknown (the rest of their line was read)\n", "bold")
+    for reason, count in sorted(ignored.items()):
+        out.append(f"  {count:>10,}  ", "yellow")
+        out.append(f"{escape(reason)}\n")
+        plain.append(f"  ignored {reason}: {count}")
+    if status.unparsed == 0:
+        out.append("  every line was understood\n", "green")
+        return
+    _render_unparsed(out, plain, status, _unparsed_samples(status, state_files))
+
+
+def _unparsed_samples(
+    status: FileStatus, state_files: Sequence[FrozenFile]
+) -> list[tuple[tuple[int, int], int, int | None, Diagnostic]]:
+    """(order, incarnation, line number or None, diagnostic) of the file's unparsed lines
+    kept: the first file's lines in file order (its tail part's numbers follow the older
+    part once counted, else "tail+N"), then each later file's."""
+    samples: list[tuple[tuple[int, int], int, int | None, Diagnostic]] = []
+    for part_no, part in enumerate(status.parts):
+        if part >= len(state_files):
+            continue
+        n = status.incarnations[part_no] if part_no < len(status.incarnations) else 1
+        tail = part_no == 0 and status.backfill_total > 0
+        base = status.line_base if tail else 0
+        for diag in state_files[part].diagnostics:
+            line = diag.line_no + base if base is not None else None
+            order = (n, line if line is not None else 10**12 + diag.line_no)
+            samples.append((order, n, line, diag))
+    samples.sort(key=lambda s: s[0])
+    return samples
+
+
+def _render_unparsed(
+    out: Text,
+    plain: list[str],
+    status: FileStatus,
+    samples: list[tuple[tuple[int, int], int, int | None, Diagnostic]],
+) -> None:
+    kept = len(samples)
+    out.append(
+        f"\n  unparsed lines ({kept:,} kept of {status.unparsed:,}; "
+        f"at most {DIAGNOSTIC_SAMPLES:,} per file part)\n",
+        "bold",
+    )
+    for _, n, line, diag in samples[:SHOWN_PER_FILE]:
+        where = f"{line:>8,}" if line is not None else f"tail+{diag.line_no}"
+        if n > 1:
+            where += f" (file #{n})"
+        out.append(f"  line {where}  ", "dim")
+        out.append(escape(diag.reason), "yellow")
+        out.append("\n      ")
+        out.append(escape(diag.preview))
+        out.append("\n")
+        plain.append(f"line {where.strip()}: {diag.reason}: {diag.preview}")
+    if kept > SHOWN_PER_FILE:
+        out.append(f"  … {kept - SHOWN_PER_FILE:,} more (press c to copy all)\n", "dim")

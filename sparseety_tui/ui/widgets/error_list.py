@@ -25,6 +25,7 @@ from sparseety_tui.ui import keys
 from sparseety_tui.ui.error_places import Places
 from sparseety_tui.ui.fmt import fit
 from sparseety_tui.ui.safe_text import escape
+from sparseety_tui.ui.widgets.row_cursor import component_classes, cursor_css
 
 #: Widths from which the request id and the date are shown.
 REQUEST_MIN_WIDTH = 110
@@ -48,28 +49,21 @@ def columns(width: int) -> list[tuple[str, str, int, str]]:
 
 
 class ErrorList(ScrollView, can_focus=True):
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "error-list--header",
-        "error-list--cursor",
-        "error-list--dim",
-        "error-list--kind",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(
+        "error-list", ("header", "cursor", "dim", "kind")
+    )
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     ErrorList { background: $surface; overflow-x: hidden; }
     ErrorList > .error-list--header { text-style: bold; color: $primary; }
-    ErrorList > .error-list--cursor {
-        background: $block-cursor-blurred-background;
-        color: $block-cursor-blurred-foreground;
-    }
-    ErrorList:focus > .error-list--cursor {
-        background: $block-cursor-background;
-        color: $block-cursor-foreground;
-        text-style: bold;
-    }
+    """
+        + cursor_css("ErrorList", "error-list--cursor")
+        + """
     ErrorList > .error-list--dim { color: $foreground 60%; }
     ErrorList > .error-list--kind { color: $error; text-style: bold; }
     """
+    )
 
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.TABLE))
 

@@ -148,42 +148,9 @@ def render_plot(
         hi = lo + 1.0  # a constant series: drawn at its value, with a range around it
     top, bottom = fmt_value(hi, unit), fmt_value(lo, unit)
     label_w = max(len(top), len(bottom)) + 1
-    cells_w = max(1, width - label_w - 1)
-    dots_w, dots_h = 2 * cells_w, 4 * height
-    grid = [[0] * cells_w for _ in range(height)]
-    owner: list[list[int]] = [[-1] * cells_w for _ in range(height)]
-
-    def put(x: int, y: int, series: int) -> None:
-        row, col = (dots_h - 1 - y) // 4, x // 2
-        grid[row][col] |= _BITS[x % 2][(dots_h - 1 - y) % 4]
-        if owner[row][col] < 0 or series < owner[row][col]:
-            owner[row][col] = series
-
+    dots = _Dots(max(1, width - label_w - 1), height)
     for n, line in enumerate(lines[: len(MARKS)]):
-        _, on, period = MARKS[n]
-        values = _columns(line.values, dots_w)
-        count = len(values)
-        ys = [None if v is None else round((v - lo) / (hi - lo) * (dots_h - 1)) for v in values]
-        for i, y in enumerate(ys):
-            if y is None:
-                continue
-            x = _dot_x(i, count, dots_w)
-            put(x, y, n)  # every known sample is drawn, whatever the series' dash
-            following = ys[i + 1] if i + 1 < count else None
-            if following is None:
-                if i == 0 or ys[i - 1] is None:
-                    put(x ^ 1, y, n)  # a lone value: two dots wide, to be seen
-                continue  # a gap: no line into an unknown minute
-            x2 = _dot_x(i + 1, count, dots_w)
-            previous_y = y
-            for xi in range(x + 1, x2 + 1):
-                yi = round(y + (following - y) * (xi - x) / (x2 - x))
-                if xi % period < on or xi == x2:
-                    # a full step joins the previous dot's height to this one's
-                    low, high = sorted((previous_y, yi)) if on == period else (yi, yi)
-                    for yy in range(low, high + 1):
-                        put(xi, yy, n)
-                previous_y = yi
+        dots.draw(line.values, n, lo, hi)
     styles = [line.style for line in lines]
     for row in range(height):
         out.append("\n")
@@ -193,12 +160,57 @@ def render_plot(
             out.append(bottom.rjust(label_w - 1) + " ┤", dim_style)
         else:
             out.append(" " * label_w + "│", dim_style)
-        for col in range(cells_w):
-            bits = grid[row][col]
-            out.append(chr(_BRAILLE + bits), styles[owner[row][col]] if bits else "")
+        for bits, owner in zip(dots.grid[row], dots.owner[row]):
+            out.append(chr(_BRAILLE + bits), styles[owner] if bits else "")
     out.append("\n")
-    out.append(_time_axis(minutes, label_w, cells_w), dim_style)
+    out.append(_time_axis(minutes, label_w, dots.cells_w), dim_style)
     return _cropped(out, width)
+
+
+class _Dots:
+    """The braille cells of a plot, ``cells_w`` by ``height``, and which series owns each
+    (the first series drawn into a cell gives it its colour)."""
+
+    def __init__(self, cells_w: int, height: int) -> None:
+        self.cells_w = cells_w
+        self.dots_w, self.dots_h = 2 * cells_w, 4 * height
+        self.grid = [[0] * cells_w for _ in range(height)]
+        self.owner: list[list[int]] = [[-1] * cells_w for _ in range(height)]
+
+    def put(self, x: int, y: int, series: int) -> None:
+        """Dot column ``x``, dot row ``y`` (from the bottom) of ``series``."""
+        row, col = (self.dots_h - 1 - y) // 4, x // 2
+        self.grid[row][col] |= _BITS[x % 2][(self.dots_h - 1 - y) % 4]
+        if self.owner[row][col] < 0 or series < self.owner[row][col]:
+            self.owner[row][col] = series
+
+    def draw(self, line: Sequence[float | None], series: int, lo: float, hi: float) -> None:
+        """One series in its dash (``MARKS``), scaled from [lo, hi] to the dot rows."""
+        _, on, period = MARKS[series]
+        values = _columns(line, self.dots_w)
+        count = len(values)
+        top = self.dots_h - 1
+        ys = [None if v is None else round((v - lo) / (hi - lo) * top) for v in values]
+        for i, y in enumerate(ys):
+            if y is None:
+                continue
+            x = _dot_x(i, count, self.dots_w)
+            self.put(x, y, series)  # every known sample is drawn, whatever the series' dash
+            following = ys[i + 1] if i + 1 < count else None
+            if following is None:
+                if i == 0 or ys[i - 1] is None:
+                    self.put(x ^ 1, y, series)  # a lone value: two dots wide, to be seen
+                continue  # a gap: no line into an unknown minute
+            x2 = _dot_x(i + 1, count, self.dots_w)
+            previous_y = y
+            for xi in range(x + 1, x2 + 1):
+                yi = round(y + (following - y) * (xi - x) / (x2 - x))
+                if xi % period < on or xi == x2:
+                    # a full step joins the previous dot's height to this one's
+                    low, high = sorted((previous_y, yi)) if on == period else (yi, yi)
+                    for yy in range(low, high + 1):
+                        self.put(xi, yy, series)
+                previous_y = yi
 
 
 def _cropped(text: Text, width: int) -> Text:

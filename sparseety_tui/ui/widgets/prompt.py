@@ -17,10 +17,11 @@ from __future__ import annotations
 from textual import events
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Input
+
+from sparseety_tui.ui.textual_compat import KeyFirstInput, own_bindings
 
 
-class Prompt(Input):
+class Prompt(KeyFirstInput):
     """An Input that is open or closed, and closes itself on enter / esc in key order."""
 
     class Done(Message):
@@ -52,7 +53,7 @@ class Prompt(Input):
         if self.screen.focused is self:
             self.screen.set_focus(self._return_to)
 
-    async def _on_key(self, event: events.Key) -> None:
+    async def take_key(self, event: events.Key) -> None:
         if not self.is_open:
             # Queued for the prompt before it closed: type it again, where focus is now
             # (never back to a closed prompt that still has focus: that would loop).
@@ -67,7 +68,7 @@ class Prompt(Input):
             self.close()  # now, in key order: the keys queued after this go elsewhere
             self.post_message(self.Done(self.value if event.key == "enter" else None))
             return
-        editing = self._bindings.key_to_bindings.get(event.key)
+        editing = own_bindings(self).key_to_bindings.get(event.key)
         if editing:
             # The Input's own editing keys (backspace, ctrl+u, ctrl+w ...) run here and
             # now: as bindings they would run only once the key had bubbled up to the app,
@@ -76,12 +77,12 @@ class Prompt(Input):
             event.prevent_default()
             await self.run_action(editing[0].action)
             return
-        await super()._on_key(event)
+        await super().take_key(event)
 
-    def _on_paste(self, event: events.Paste) -> None:
+    def take_paste(self, event: events.Paste) -> None:
         if not self.is_open:
             event.stop()
             if self.screen.focused is not self:
                 self.app.post_message(events.Paste(event.text))
             return
-        super()._on_paste(event)
+        super().take_paste(event)

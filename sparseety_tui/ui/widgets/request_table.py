@@ -14,7 +14,6 @@ sorted and filtered).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -30,123 +29,40 @@ from textual.strip import Strip
 
 from sparseety_tui.core.figures import ModelShape
 from sparseety_tui.core.text import short_names
-from sparseety_tui.formats.timestamps import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit
 from sparseety_tui.ui.idlabels import unique_labels
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.sorting import sorted_title
+from sparseety_tui.ui.textual_compat import install_vertical_scrollbar
+from sparseety_tui.ui.widgets.row_cursor import component_classes, cursor_css
 from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
+from sparseety_tui.ui.widgets.table_columns import COLUMNS, Column, layout_columns, time_pattern
 
-
-@dataclass(frozen=True)
-class Column:
-    key: str  # matches core.query.SORT_COLUMNS
-    title: str
-    width: int
-    priority: int  # lower survives narrower terminals
-    align: str = "right"
-
-
-COLUMNS: tuple[Column, ...] = (
-    # All eleven fit the table's share of a 160-column terminal (91 cells).
-    Column("time", "received", 8, 2, "left"),
-    Column("id", "request id", 12, 0, "left"),
-    # Shown only when more than one log is read (``layout_columns(with_file=True)``).
-    Column("file", "file", 12, 2, "left"),
-    Column("model", "model", 12, 9, "left"),
-    Column("state", "state", 8, 1, "left"),
-    Column("prompt", "prompt", 6, 3),
-    Column("completion", "compl", 6, 3),
-    Column("cached", "cached", 6, 6),
-    Column("skip", "skip%", 5, 4),
-    Column("experts", "k/E", 5, 8),
-    Column("latency", "latency", 7, 5),
-    Column("ttft", "ttft", 6, 7),
-)
-ID_MAX = 36  # the id column takes the spare width, up to this
-
-
-def time_pattern(span: tuple[float, float] | None) -> str:
-    """How the ``received`` column writes a time: the time of day while every request
-    is on one UTC day; with the date when they span more (the year too across years)."""
-    if span is None:
-        return "%H:%M:%S"
-    first, last = (utc_text(t, "%Y-%m-%d") or "" for t in span)
-    if first == last:
-        return "%H:%M:%S"
-    return "%m-%d %H:%M:%S" if first[:4] == last[:4] else "%Y-%m-%d %H:%M:%S"
-
-
-def layout_columns(
-    width: int, time_cells: int = 8, with_file: bool = False
-) -> list[tuple[Column, int]]:
-    """Columns that fit ``width`` (dropping the least important first) and their widths;
-    ``time_cells``: the width of the ``received`` column (wider with dates); the ``file``
-    column only ``with_file`` (more than one log read)."""
-    columns = tuple(
-        replace(c, width=time_cells) if c.key == "time" else c
-        for c in COLUMNS
-        if with_file or c.key != "file"
-    )
-    chosen = sorted(columns, key=lambda c: c.priority)
-    while chosen:
-        need = sum(c.width for c in chosen) + len(chosen) - 1
-        if need <= width or len(chosen) == 1:
-            break
-        chosen.pop()
-    ordered = [c for c in columns if c in chosen]
-    spare = max(0, width - (sum(c.width for c in ordered) + len(ordered) - 1))
-    out: list[tuple[Column, int]] = []
-    for column in ordered:
-        w = column.width
-        if column.key == "id":
-            grow = min(spare, ID_MAX - w)
-            w += grow
-            spare -= grow
-        elif column.key in ("model", "file") and spare:
-            grow = min(spare, 10)
-            w += grow
-            spare -= grow
-        out.append((column, w))
-    return out
+#: Request states with a component class of their own (``request-table--{state}``).
+_ROW_STATES = ("finished", "running", "received", "failed", "aborted", "end_unlogged")
 
 
 class RequestTable(ScrollView, can_focus=True):
     """Rows of the store as the snapshot's view orders them; a cursor; follow mode."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "request-table--header",
-        "request-table--cursor",
-        "request-table--sorted",
-        "request-table--dim",
-        "request-table--finished",
-        "request-table--running",
-        "request-table--received",
-        "request-table--failed",
-        "request-table--aborted",
-        "request-table--end_unlogged",
-        "request-table--skip",
-    }
+    COMPONENT_CLASSES: ClassVar[set[str]] = component_classes(
+        "request-table", ("header", "cursor", "sorted", "dim", "skip", *_ROW_STATES)
+    )
 
-    DEFAULT_CSS = """
+    DEFAULT_CSS = (
+        """
     RequestTable {
         background: $surface;
         overflow-x: hidden;
     }
     RequestTable > .request-table--header { text-style: bold; color: $primary; }
     RequestTable > .request-table--sorted { text-style: bold underline; color: $accent; }
-    RequestTable > .request-table--cursor {
-        background: $block-cursor-blurred-background;
-        color: $block-cursor-blurred-foreground;
-    }
-    RequestTable:focus > .request-table--cursor {
-        background: $block-cursor-background;
-        color: $block-cursor-foreground;
-        text-style: bold;
-    }
+    """
+        + cursor_css("RequestTable", "request-table--cursor")
+        + """
     RequestTable > .request-table--dim { color: $foreground 60%; }
     RequestTable > .request-table--finished { color: $success; }
     RequestTable > .request-table--running { color: $primary; }
@@ -156,6 +72,7 @@ class RequestTable(ScrollView, can_focus=True):
     RequestTable > .request-table--end_unlogged { color: $success 60%; }
     RequestTable > .request-table--skip { color: $accent; }
     """
+    )
 
     BINDINGS: ClassVar[list[BindingType]] = list(keys.bindings(keys.TABLE))
 
@@ -289,14 +206,7 @@ class RequestTable(ScrollView, can_focus=True):
         """Textual's vertical scrollbar (made as ``Widget.vertical_scrollbar`` makes it),
         as a ``SteadyScrollBar``: rows streaming in below a long table move its range and
         position at every snapshot, and its thumb hardly ever (see steady_scrollbar)."""
-        if self._vertical_scrollbar is None:
-            bar = SteadyScrollBar(
-                vertical=True, name="vertical", thickness=self.scrollbar_size_vertical
-            )
-            bar.display = False
-            self._vertical_scrollbar = bar
-            self.app._start_widget(self, bar)
-        return self._vertical_scrollbar
+        return install_vertical_scrollbar(self, SteadyScrollBar)
 
     def request_id(self, row: int) -> str:
         """The id of store row ``row`` (from the snapshot shown)."""

@@ -1,0 +1,80 @@
+"""The request table's columns: which fit a width, how wide each is, how times are written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sparseety_tui.formats.timestamps import utc_text
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str  # matches core.query.SORT_COLUMNS
+    title: str
+    width: int
+    priority: int  # lower survives narrower terminals
+    align: str = "right"
+
+
+COLUMNS: tuple[Column, ...] = (
+    # All eleven fit the table's share of a 160-column terminal (91 cells).
+    Column("time", "received", 8, 2, "left"),
+    Column("id", "request id", 12, 0, "left"),
+    # Shown only when more than one log is read (``layout_columns(with_file=True)``).
+    Column("file", "file", 12, 2, "left"),
+    Column("model", "model", 12, 9, "left"),
+    Column("state", "state", 8, 1, "left"),
+    Column("prompt", "prompt", 6, 3),
+    Column("completion", "compl", 6, 3),
+    Column("cached", "cached", 6, 6),
+    Column("skip", "skip%", 5, 4),
+    Column("experts", "k/E", 5, 8),
+    Column("latency", "latency", 7, 5),
+    Column("ttft", "ttft", 6, 7),
+)
+ID_MAX = 36  # the id column takes the spare width, up to this
+
+
+def time_pattern(span: tuple[float, float] | None) -> str:
+    """How the ``received`` column writes a time: the time of day while every request
+    is on one UTC day; with the date when they span more (the year too across years)."""
+    if span is None:
+        return "%H:%M:%S"
+    first, last = (utc_text(t, "%Y-%m-%d") or "" for t in span)
+    if first == last:
+        return "%H:%M:%S"
+    return "%m-%d %H:%M:%S" if first[:4] == last[:4] else "%Y-%m-%d %H:%M:%S"
+
+
+def layout_columns(
+    width: int, time_cells: int = 8, with_file: bool = False
+) -> list[tuple[Column, int]]:
+    """Columns that fit ``width`` (dropping the least important first) and their widths;
+    ``time_cells``: the width of the ``received`` column (wider with dates); the ``file``
+    column only ``with_file`` (more than one log read)."""
+    columns = tuple(
+        replace(c, width=time_cells) if c.key == "time" else c
+        for c in COLUMNS
+        if with_file or c.key != "file"
+    )
+    chosen = sorted(columns, key=lambda c: c.priority)
+    while chosen:
+        need = sum(c.width for c in chosen) + len(chosen) - 1
+        if need <= width or len(chosen) == 1:
+            break
+        chosen.pop()
+    ordered = [c for c in columns if c in chosen]
+    spare = max(0, width - (sum(c.width for c in ordered) + len(ordered) - 1))
+    out: list[tuple[Column, int]] = []
+    for column in ordered:
+        w = column.width
+        if column.key == "id":
+            grow = min(spare, ID_MAX - w)
+            w += grow
+            spare -= grow
+        elif column.key in ("model", "file") and spare:
+            grow = min(spare, 10)
+            w += grow
+            spare -= grow
+        out.append((column, w))
+    return out
