@@ -1,6 +1,7 @@
 """Figures: what the store adds up to.
 
-``compute_totals`` (the document behind ``summary --json`` and the TUI's totals), the
+``compute_totals`` (the typed ``Totals`` document behind ``summary --json`` and the TUI's
+totals, each part a frozen dataclass with ``to_json``), the
 per-row figures and skip rules (``row_skip``, ``column_skip``), the cost model that names
 its source, live running totals, splits by model and file, per-minute trends and the
 engines' fleet figures."""
@@ -10,6 +11,26 @@ from sparseety_tui.core.figures._costmodel import (
     ModelConfigError,
     ModelShape,
     shape_from_config,
+)
+from sparseety_tui.core.figures._document import (
+    CacheHitRequests,
+    EngineCounts,
+    EngineFigures,
+    EngineOwn,
+    EngineTotals,
+    ErrorTotals,
+    HeatMap,
+    ListedError,
+    LowerBoundCounts,
+    MinuteThroughput,
+    PrefillTokens,
+    Quantiles,
+    RequestTotals,
+    SkipKind,
+    SkippedTotals,
+    SplitGroup,
+    Splits,
+    Totals,
 )
 from sparseety_tui.core.figures._figures import (
     INPUT_COLUMNS,
@@ -43,10 +64,28 @@ __all__ = [
     "MAX_MINUTES",
     "SKIP_FIELDS",
     "SPLITS",
+    "CacheHitRequests",
     "Engine",
+    "EngineCounts",
+    "EngineFigures",
+    "EngineOwn",
+    "EngineTotals",
+    "ErrorTotals",
+    "HeatMap",
+    "ListedError",
+    "LowerBoundCounts",
+    "MinuteThroughput",
     "ModelConfigError",
     "ModelShape",
+    "PrefillTokens",
+    "Quantiles",
+    "RequestTotals",
     "RunningTotals",
+    "SkipKind",
+    "SkippedTotals",
+    "SplitGroup",
+    "Splits",
+    "Totals",
     "Trend",
     "Trends",
     "column_figures",

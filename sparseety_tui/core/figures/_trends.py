@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.figures import _fleet as fleet
-from sparseety_tui.core.figures._totals import CHUNK_ROWS, QUANTILES, _per_minute, throughput_basis
+from sparseety_tui.core.figures._sums import CHUNK_ROWS, _per_minute, throughput_basis
+from sparseety_tui.core.figures._totals import QUANTILES
 from sparseety_tui.core.store import EngineSeries, label_key
 from sparseety_tui.formats.timestamps import TIME_END
 

@@ -1,6 +1,13 @@
 """Reports: the documents the headless commands print (``summary --json``, ``extract``'s
 request objects) built from a frozen extractor, its totals and request details."""
 
+from sparseety_tui.core.report._document import (
+    SCHEMA_VERSION,
+    SummaryDocument,
+    SummaryFilter,
+    SummaryWindow,
+    WindowBound,
+)
 from sparseety_tui.core.report._report import (
     RecordTransform,
     extract_lines,
@@ -9,7 +16,12 @@ from sparseety_tui.core.report._report import (
 )
 
 __all__ = [
+    "SCHEMA_VERSION",
     "RecordTransform",
+    "SummaryDocument",
+    "SummaryFilter",
+    "SummaryWindow",
+    "WindowBound",
     "extract_lines",
     "request_records",
     "summary_document",
