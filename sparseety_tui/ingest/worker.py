@@ -46,12 +46,12 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.figures import ModelShape, Totals
 from sparseety_tui.core.query import TimeWindow, ViewQuery, points_in, window_series
 from sparseety_tui.core.store import EngineSeries, FrozenExtractor
 from sparseety_tui.events import StatsPayload
@@ -215,7 +215,7 @@ class IngestWorker:
         self._rate_pending: tuple[float, tuple[int, ...]] | None = None
         self._history_reads = 0  # feeds of history so far (see _backfill_progress)
         self._caught_up = False  # read everything there was at start, once
-        self._totals: Mapping[str, Any] | None = None
+        self._totals: Totals | None = None
         self._totals_rows = 0
         self._totals_query = ViewQuery()  # whose rows (filter, window) the totals cover
         self._totals_window: TimeWindow | None = None
@@ -752,10 +752,8 @@ class IngestWorker:
             # rate. tok/s stays the whole stream's, sampled again from the next whole total.
             self._rate_last = None
             return
-        requests = self._totals.get("requests", {})
-        tokens = float(
-            (requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens") or 0)
-        )
+        requests = self._totals.requests
+        tokens = float((requests.prompt_tokens or 0) + (requests.completion_tokens or 0))
         last = self._rate_last
         self._rate_last = (at, tokens, progress)
         if last is None or last[2] != progress:
