@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._totals import compute_totals
@@ -68,13 +68,15 @@ class _Log:
 def _same(running: RunningTotals, log: _Log, shape: ModelShape = DEFAULT_SHAPE) -> int:
     state = log.extractor.freeze()
     # The JSON text, so that a float that differs in its last bit is a difference.
-    assert json.dumps(running.compute(state, shape)) == json.dumps(compute_totals(state, shape))
+    assert json.dumps(running.compute(state, shape).to_json()) == json.dumps(
+        compute_totals(state, shape).to_json()
+    )
     return running.reused_rows
 
 
 def test_running_totals_are_the_totals_of_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
     chunk = SEGMENT_ROWS  # small chunks: several whole ones in a few thousand rows
-    monkeypatch.setattr(totals, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(_sums, "CHUNK_ROWS", chunk)
     log, running = _Log(), RunningTotals()
     assert _same(running, log) == 0  # no row yet
     log.grow(2 * chunk + 300)
@@ -102,7 +104,7 @@ def test_running_totals_are_the_totals_of_every_row(monkeypatch: pytest.MonkeyPa
 def test_a_store_that_is_not_the_same_one_is_added_up_anew(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(totals, "CHUNK_ROWS", SEGMENT_ROWS)
+    monkeypatch.setattr(_sums, "CHUNK_ROWS", SEGMENT_ROWS)
     running = RunningTotals()
     first, second = _Log(), _Log()
     first.grow(2 * SEGMENT_ROWS + 1)
