@@ -13,8 +13,8 @@ from cli_helpers import summary_json
 
 import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures._fleet import fleet, prefill_cached
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._fleet import fleet, prefill_cached
 from sparseety_tui.core.figures._totals import compute_totals, worst_imbalance
 from sparseety_tui.core.text._filenames import short_names
 from sparseety_tui.ingest.batch import ingest_file

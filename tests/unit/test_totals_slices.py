@@ -16,8 +16,8 @@ from totals_helpers import totals_and_peak
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
-from sparseety_tui.core.figures._figures import column_skip_rows, column_skip_sums, skip_sums
 from sparseety_tui.core.figures._document import Totals
+from sparseety_tui.core.figures._figures import column_skip_rows, column_skip_sums, skip_sums
 from sparseety_tui.core.figures._sums import CHUNK_ROWS
 from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
