@@ -1,10 +1,9 @@
 """Figures: what the store adds up to.
 
 ``compute_totals`` (the typed ``Totals`` document behind ``summary --json`` and the TUI's
-totals, each part a frozen dataclass with ``to_json``), the
-per-row figures and skip rules (``row_skip``, ``column_skip``), the cost model that names
-its source, live running totals, splits by model and file, per-minute trends and the
-engines' fleet figures."""
+totals: frozen dataclasses, one ``to_json`` giving the JSON), the per-row figures and skip
+rules (``row_skip``, ``column_skip``), the cost model that names its source, live running
+totals, splits by model and file, per-minute trends and the engines' fleet figures."""
 
 from sparseety_tui.core.figures._costmodel import (
     DEFAULT_SHAPE,
