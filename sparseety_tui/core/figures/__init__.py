@@ -50,6 +50,7 @@ from sparseety_tui.core.figures._fleet import (
     measured,
     prefill_cached,
 )
+from sparseety_tui.core.figures._reading import from_json
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._skip_trend import CHUNK_ROWS, skip_trends
 from sparseety_tui.core.figures._splits import SPLITS
@@ -97,6 +98,7 @@ __all__ = [
     "fleet",
     "fleet_points",
     "fold",
+    "from_json",
     "label_of",
     "measured",
     "prefill_cached",

@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sparseety_tui.core.figures._reading import from_json
+
 #: A sum as the document shows it: an int when whole, else a float; None: unknown.
 Number = int | float | None
 #: An engine's figures by name (``core.fleet``: means, last values, per-minute means).
@@ -415,6 +417,11 @@ class Totals:
     errors: ErrorTotals
     models: tuple[str, ...]
     splits: Splits
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Totals:
+        """The totals whose ``to_json`` is ``data`` (its keys; other keys are not read)."""
+        return from_json(cls, data)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -6,6 +6,7 @@ from sparseety_tui.core.report._document import (
     SummaryDocument,
     SummaryFilter,
     SummaryWindow,
+    WindowAnchor,
     WindowBound,
 )
 from sparseety_tui.core.report._report import (
@@ -21,6 +22,7 @@ __all__ = [
     "SummaryDocument",
     "SummaryFilter",
     "SummaryWindow",
+    "WindowAnchor",
     "WindowBound",
     "extract_lines",
     "request_records",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.figures import Totals
+from sparseety_tui.core.figures import Totals, from_json
 from sparseety_tui.core.query import NOT_FILTERED, TimeWindow, WindowRows
 from sparseety_tui.formats.timestamps import utc_text
 
@@ -30,15 +30,27 @@ class WindowBound:
     relative bound with no time in the data)."""
 
     text: str
+    utc: str | None
     epoch: float | None
 
+    @classmethod
+    def of(cls, text: str, ts: float | None) -> WindowBound:
+        utc = utc_text(ts, _UTC) if ts is not None else None
+        return cls(text, utc, None if ts is None else round(ts, 3))
+
     def to_json(self) -> dict[str, Any]:
-        ts = self.epoch
-        return {
-            "text": self.text,
-            "utc": utc_text(ts, _UTC) if ts is not None else None,
-            "epoch": None if ts is None else round(ts, 3),
-        }
+        return {"text": self.text, "utc": self.utc, "epoch": self.epoch}
+
+
+@dataclass(frozen=True, slots=True)
+class WindowAnchor:
+    """The newest time in the logs read, which relative bounds count from."""
+
+    utc: str | None
+    epoch: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"utc": self.utc, "epoch": self.epoch, "is": "newest time in the logs read"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +61,7 @@ class SummaryWindow:
 
     since: WindowBound | None
     until: WindowBound | None
-    anchor: float | None
+    anchor: WindowAnchor | None
     requests_in: int
     requests_outside: int
     requests_without_time: int
@@ -63,10 +75,13 @@ class SummaryWindow:
         spec = window.spec
         since = spec.since if spec else None
         until = spec.until if spec else None
+        anchor = window.anchor
         return cls(
-            since=None if since is None else WindowBound(since.text, window.since),
-            until=None if until is None else WindowBound(until.text, window.until),
-            anchor=window.anchor,
+            since=None if since is None else WindowBound.of(since.text, window.since),
+            until=None if until is None else WindowBound.of(until.text, window.until),
+            anchor=None
+            if anchor is None
+            else WindowAnchor(utc_text(anchor, _UTC), round(anchor, 3)),
             requests_in=int(len(rows.rows)),
             requests_outside=rows.outside,
             requests_without_time=rows.without_time,
@@ -75,17 +90,10 @@ class SummaryWindow:
         )
 
     def to_json(self) -> dict[str, Any]:
-        anchor = self.anchor
         return {
             "since": None if self.since is None else self.since.to_json(),
             "until": None if self.until is None else self.until.to_json(),
-            "anchor": None
-            if anchor is None
-            else {
-                "utc": utc_text(anchor, _UTC),
-                "epoch": round(anchor, 3),
-                "is": "newest time in the logs read",
-            },
+            "anchor": None if self.anchor is None else self.anchor.to_json(),
             "requests_in": self.requests_in,
             "requests_outside": self.requests_outside,
             "requests_without_time": self.requests_without_time,
@@ -125,6 +133,21 @@ class SummaryDocument:
     tokenizer: str
     tokenizer_source: str
     cost_model: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SummaryDocument:
+        """The document whose ``to_json`` is ``data``: read back after a step that works
+        on the JSON alone (redaction), so that what shows it reads attributes too."""
+        window, found = data.get("window"), data.get("filter")
+        return cls(
+            files=tuple(data["files"]),
+            totals=Totals.from_json(data),
+            window=None if window is None else from_json(SummaryWindow, window),
+            filter=None if found is None else from_json(SummaryFilter, found),
+            tokenizer=data["tokenizer"],
+            tokenizer_source=data["tokenizer_source"],
+            cost_model=data["cost_model"],
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
