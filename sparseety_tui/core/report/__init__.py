@@ -2,6 +2,7 @@
 request objects) built from a frozen extractor, its totals and request details."""
 
 from sparseety_tui.core.report._document import (
+    NOT_WINDOWED,
     SCHEMA_VERSION,
     SummaryDocument,
     SummaryFilter,
@@ -17,6 +18,7 @@ from sparseety_tui.core.report._report import (
 )
 
 __all__ = [
+    "NOT_WINDOWED",
     "SCHEMA_VERSION",
     "RecordTransform",
     "SummaryDocument",
