@@ -18,28 +18,10 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sparseety_tui.core.figures import _document as doc
 from sparseety_tui.core.figures import _fleet as fleet
 from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import ModelShape
-from sparseety_tui.core.figures._document import (
-    CacheHitRequests,
-    EngineCounts,
-    EngineFigures,
-    EngineOwn,
-    EngineTotals,
-    ErrorTotals,
-    HeatMap,
-    ListedError,
-    LowerBoundCounts,
-    MinuteThroughput,
-    PrefillTokens,
-    Quantiles,
-    RequestTotals,
-    SkipKind,
-    SkippedTotals,
-    Splits,
-    Totals,
-)
 from sparseety_tui.core.figures._figures import SKIP_FIELDS, whole_number
 from sparseety_tui.core.figures._sums import Sums, accumulate, throughput_basis
 from sparseety_tui.core.store import (
@@ -59,21 +41,21 @@ if TYPE_CHECKING:
 QUANTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 
 
-def sorted_quantiles(known: Any) -> Quantiles:
+def sorted_quantiles(known: Any) -> doc.Quantiles:
     """The quantiles of values that are all known, sorted in place (the caller's array:
     no copy of a whole column). Kept in their own dtype: a float32 latency converts to
     float64 exactly, so sorting the float32s picks the same values."""
     import numpy as np
 
     if known.size == 0:
-        return Quantiles(0, None, None, None, None, None)
+        return doc.Quantiles(0, None, None, None, None, None)
     known.sort()
     p50, p95, p99 = (
         # nearest-rank definition
         round(float(known[max(math.ceil(q * known.size), 1) - 1]), 5)
         for _, q in QUANTILES
     )
-    return Quantiles(
+    return doc.Quantiles(
         count=int(known.size),
         p50=p50,
         p95=p95,
@@ -84,7 +66,7 @@ def sorted_quantiles(known: Any) -> Quantiles:
     )
 
 
-def heat_summary(heat: HeatCounts) -> HeatMap:
+def heat_summary(heat: HeatCounts) -> doc.HeatMap:
     """Per-layer counts, and the load imbalance (max / mean over indices seen) per layer."""
     layers = sorted(heat.counts)
     width = 1 + max((max(row) for row in heat.counts.values() if row), default=-1)
@@ -94,7 +76,7 @@ def heat_summary(heat: HeatCounts) -> HeatMap:
         total = sum(row)
         mean = total / len(row) if row else 0
         imbalance.append(round(max(row) / mean, 4) if mean else None)
-    return HeatMap(
+    return doc.HeatMap(
         layers=tuple(layers),
         width=width,
         counts=tuple(rows),
@@ -104,7 +86,7 @@ def heat_summary(heat: HeatCounts) -> HeatMap:
     )
 
 
-def model_heat_summary(heat: HeatCounts, by_model: Mapping[str, HeatCounts]) -> HeatMap | None:
+def model_heat_summary(heat: HeatCounts, by_model: Mapping[str, HeatCounts]) -> doc.HeatMap | None:
     """Expert counts of every model (``heat_summary``), with ``by_model`` (each model's
     own map) and ``models`` (how many). With more than one model the top-level imbalance
     is None: experts of an 8- and a 256-expert model share ids, not a mean (one model's
@@ -113,7 +95,7 @@ def model_heat_summary(heat: HeatCounts, by_model: Mapping[str, HeatCounts]) -> 
         return None
     whole = heat_summary(heat)
     models = {name: h for name, h in by_model.items() if h.counts or h.out_of_range}
-    return HeatMap(
+    return doc.HeatMap(
         layers=whole.layers,
         width=whole.width,
         counts=whole.counts,
@@ -125,7 +107,7 @@ def model_heat_summary(heat: HeatCounts, by_model: Mapping[str, HeatCounts]) -> 
     )
 
 
-def worst_imbalance(heat: HeatMap) -> tuple[float | None, int]:
+def worst_imbalance(heat: doc.HeatMap) -> tuple[float | None, int]:
     """The highest per-layer max/mean of a heat map, each model's own (never over models
     added together), and how many models it is the worst of."""
     parts = list((heat.by_model or {}).values()) or [heat]
@@ -138,7 +120,7 @@ def compute_totals(
     shape: ModelShape,
     rows: np.ndarray[Any, Any] | None = None,
     engine: EngineSeries | None = None,
-) -> Totals:
+) -> doc.Totals:
     """Totals over every request, or over ``rows`` only (store rows, any order: the table's
     filter and time window); ``engine``: the stats series to report instead of the whole
     one (a time window's, ``core.timewindow``). Heat maps and errors cover everything."""
@@ -164,7 +146,7 @@ def compute_totals(
 
 def totals_of(
     extractor: ExtractorView, sums: Sums, n: int, engine: EngineSeries | None = None
-) -> Totals:
+) -> doc.Totals:
     """The totals document of ``n`` requests added up in ``sums`` (``compute_totals``).
     Sorts the latencies ``sums`` keeps."""
     store = extractor.store
@@ -172,7 +154,7 @@ def totals_of(
     per_minute = sums.per_minute_received if basis == "received" else sums.per_minute
     # The splits share the latencies kept for the quantiles: done first, as the
     # quantiles sort those in place.
-    splits = Splits(
+    splits = doc.Splits(
         model=sums.groups["model"].result(lambda c: store.models[c] or UNKNOWN_MODEL),
         file=sums.groups["file"].result(lambda f: extractor.files[f].path),
     )
@@ -182,13 +164,13 @@ def totals_of(
         requests_per_minute = sum(v[0] for v in per_minute.values()) / minutes
     latency_quantiles = sorted_quantiles(sums.latency.values())
     ttft_quantiles = sorted_quantiles(sums.ttft.values())
-    return Totals(
+    return doc.Totals(
         requests=_request_totals(sums, n, requests_per_minute),
         skipped=_skipped_totals(sums),
         latency_s=latency_quantiles,
         ttft_s=ttft_quantiles,
         throughput_per_minute=tuple(
-            MinuteThroughput(
+            doc.MinuteThroughput(
                 minute=minute * 60,
                 requests=v[0],
                 # None when none of the minute's requests reported a count
@@ -215,7 +197,7 @@ def _ratio(part: float, whole: float) -> float | None:
     return part / whole if whole > 0 else None
 
 
-def _request_totals(sums: Sums, n: int, requests_per_minute: float | None) -> RequestTotals:
+def _request_totals(sums: Sums, n: int, requests_per_minute: float | None) -> doc.RequestTotals:
     """``requests``: counts and sums of ``n`` requests added up in ``sums``."""
     effective_sum = sums.known("effective_compute_tokens")
     logical_for_effective = sums.values.get("logical_for_effective", 0.0)
@@ -240,14 +222,14 @@ def _request_totals(sums: Sums, n: int, requests_per_minute: float | None) -> Re
     completion_per_prompt = (
         sums.values["completion_with_prompt"] / prompt_counted if prompt_counted > 0 else None
     )
-    return RequestTotals(
+    return doc.RequestTotals(
         count=n,
         by_state={STATES[i]: c for i, c in enumerate(sums.states) if c},
         prompt_tokens=sums.known("prompt_tokens"),
         completion_tokens=sums.known("completion_tokens"),
         cached_tokens=sums.known("cached_tokens"),
         with_prompt_tokens=sums.counts.get("prompt_tokens", 0),
-        with_lower_bound_tokens=LowerBoundCounts(
+        with_lower_bound_tokens=doc.LowerBoundCounts(
             prompt=sums.counts.get("prompt_lower", 0),
             completion=sums.counts.get("completion_lower", 0),
         ),
@@ -266,20 +248,20 @@ def _request_totals(sums: Sums, n: int, requests_per_minute: float | None) -> Re
         completion_per_prompt_tokens=_round(completion_per_prompt, 6),
         requests_per_minute=_round(requests_per_minute, 3),
         cache_hit_requests=(
-            CacheHitRequests(hit=sums.counts["hit_true"], reported=flagged) if flagged else None
+            doc.CacheHitRequests(hit=sums.counts["hit_true"], reported=flagged) if flagged else None
         ),
     )
 
 
-def _skipped_totals(sums: Sums) -> SkippedTotals:
+def _skipped_totals(sums: Sums) -> doc.SkippedTotals:
     """``skipped``: each kind's sum over its whole, and the compute done over nominal."""
-    kinds: dict[str, SkipKind] = {}
+    kinds: dict[str, doc.SkipKind] = {}
     for name in SKIP_FIELDS:
         part, whole = _whole(sums.skips[name]), _whole(sums.wholes[name])
         ratio = round(part / whole, 6) if part is not None and whole else None
-        kinds[name] = SkipKind(value=part, of=whole, ratio=ratio)
+        kinds[name] = doc.SkipKind(value=part, of=whole, ratio=ratio)
     nominal = sums.values.get("flops_nominal", 0.0)
-    return SkippedTotals(
+    return doc.SkippedTotals(
         cached_tokens=kinds["cached_tokens"],
         evicted_kv_positions=kinds["evicted_kv_positions"],
         masked_kv_positions=kinds["masked_kv_positions"],
@@ -298,13 +280,13 @@ def _skipped_totals(sums: Sums) -> SkippedTotals:
 RECENT_ERRORS = 5
 
 
-def error_record(extractor: ExtractorView, record: ErrorRecord) -> ListedError:
+def error_record(extractor: ExtractorView, record: ErrorRecord) -> doc.ListedError:
     """One error as ``summary --json`` lists it: where (file path, first and last line),
     when, what (class, message, exception), and the request and HTTP status it names
     (None: not named)."""
     files = extractor.files
     path = files[record.file].path if 0 <= record.file < len(files) else None
-    return ListedError(
+    return doc.ListedError(
         path=None if path is None else json_text(path),
         line=record.line,
         last_line=record.last,
@@ -318,13 +300,13 @@ def error_record(extractor: ExtractorView, record: ErrorRecord) -> ListedError:
     )
 
 
-def error_totals(extractor: ExtractorView) -> ErrorTotals:
+def error_totals(extractor: ExtractorView) -> doc.ErrorTotals:
     """``errors``: the exact count, by class, and the newest few (the TUI's totals strip
     reads the counts; ``summary`` adds every record, core.report)."""
     log = extractor.error_log
     records = log.records
     n = len(records)
-    return ErrorTotals(
+    return doc.ErrorTotals(
         count=extractor.error_count,
         by_kind=errors_by_kind(log.by_kind),
         recent=tuple(
@@ -341,7 +323,7 @@ def _round(value: float | None, digits: int = 2) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _engine_summary(engine: EngineSeries) -> EngineTotals | None:
+def _engine_summary(engine: EngineSeries) -> doc.EngineTotals | None:
     """The ``engine`` part: fleet figures, and each engine's own (``core.fleet`` says
     what an engine is and how engines add up)."""
     if not engine.count:
@@ -355,23 +337,23 @@ def _engine_summary(engine: EngineSeries) -> EngineTotals | None:
             whole[key] = sum(cell[0] for cell in cells)
     # The engine panel shows the same figure (one function, core.fleet).
     new, cached, prefill_hit = fleet.prefill_cached(engines)
-    return EngineTotals(
+    return doc.EngineTotals(
         stats_lines=engine.count,
         engines=found.count,
         replicated_reports_folded=found.replicated_reports_folded,
         aggregated_reports_skipped=found.aggregated_reports_skipped,
         per_minute_mean=_minutes(fleet.per_minute(engines)),
         mean=_rounded(fleet.combine(fleet.means(e.series) for e in engines)),
-        prefill_tokens=PrefillTokens(
+        prefill_tokens=doc.PrefillTokens(
             new=_number(new), cached=_number(cached), cached_ratio=_round(prefill_hit, 6)
         ),
-        totals=EngineCounts(
+        totals=doc.EngineCounts(
             preemptions=_number(whole.get("preemptions")),
             corrupted=_number(whole.get("corrupted")),
         ),
         last=_rounded(fleet.last(engines)),
         by_engine={
-            e.name: EngineOwn(
+            e.name: doc.EngineOwn(
                 stats_lines=e.series.count,
                 replicated_reports_folded=e.folded,
                 per_minute_mean=_minutes(fleet.per_minute([e])),
@@ -398,7 +380,7 @@ def _rounded(figures: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _minutes(minutes: dict[int, tuple[int, dict[str, float]]]) -> tuple[EngineFigures, ...]:
+def _minutes(minutes: dict[int, tuple[int, dict[str, float]]]) -> tuple[doc.EngineFigures, ...]:
     out = []
     for minute, (engines, figures) in minutes.items():
         row: dict[str, Any] = {"minute": minute, "engines": engines}
