@@ -94,7 +94,14 @@ def run(args: argparse.Namespace, options: Options) -> int:
     else:
         extractor = make_extractor(options)
         ingest_all(extractor, options, inputs.files, jobs=1)
-        requests = summary_document(extractor, make_shape(options), selection)["requests"]
+        totals = summary_document(extractor, make_shape(options), selection).totals
+        requests = {
+            "count": totals.requests.count,
+            "prompt_tokens": totals.requests.prompt_tokens,
+            "completion_tokens": totals.requests.completion_tokens,
+            "sparse_skipped_tokens": totals.requests.sparse_skipped_tokens,
+            "skip_ratio": totals.requests.skip_ratio,
+        }
     for line in sparse_skipped_lines(requests):
         print(escape(line))
     sys.stdout.flush()

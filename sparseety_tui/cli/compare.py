@@ -96,7 +96,10 @@ def read_side(spec: SideSpec, options: Options, jobs: int) -> ReadSide:
     requests = side_requests(extractor, shape, rows)
     paths = tuple(json_text(p) for p in spec.paths)
     return ReadSide(
-        Side(paths, spec.window_text, document, requests), extractor, skipped, spec.window
+        Side(paths, spec.window_text, document.to_json(), requests),
+        extractor,
+        skipped,
+        spec.window,
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
 
 import orjson
 
@@ -14,7 +13,7 @@ from sparseety_tui.cli.redaction import report as report_redaction
 from sparseety_tui.cli.shared_args import selection_args
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.query import Selection, WindowedEngineSeries
-from sparseety_tui.core.report import summary_document
+from sparseety_tui.core.report import SummaryDocument, summary_document
 from sparseety_tui.core.text import escape_json, json_bytes, quote
 from sparseety_tui.ingest.batch import Options, batch_inputs, make_extractor, make_shape
 from sparseety_tui.ingest.parallel import ingest_all
@@ -25,7 +24,8 @@ def run(args: argparse.Namespace, options: Options) -> int:
     stderr and the summary covers the rest)."""
     selection = selection_args(args)
     redactor = redactor_of(args)
-    _extractor, skipped, document = summarise(args.paths, options, selection, args.jobs)
+    _extractor, skipped, summary = summarise(args.paths, options, selection, args.jobs)
+    document = summary.to_json()
     if redactor is not None:
         document = redactor.document(document)
         document["redaction"] = redactor.summary()
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace, options: Options) -> int:
 
 def summarise(
     paths: list[str], options: Options, selection: Selection, jobs: int
-) -> tuple[Extractor, int, dict[str, Any]]:
+) -> tuple[Extractor, int, SummaryDocument]:
     """Read ``paths`` and build their ``summary --json`` document for ``selection``: the
     extractor, how many directory entries were skipped (each reported on stderr), and the
     document. ``compare`` reads each of its sides through this, so a side's figures are

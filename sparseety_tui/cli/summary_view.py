@@ -1,6 +1,8 @@
 """The Rich rendering of a ``summary`` document (the same dict ``--json`` prints).
 
-Every string of the document (paths, model names, kinds, metric names: many come from
+The document is read back as its types (``SummaryDocument.from_json``: it may have been
+redacted, which works on the JSON) and shown from their attributes. Every string of the
+document (paths, model names, kinds, metric names: many come from
 logs or file names) is first shown literally with ``core.literal.escape``, the rule the
 TUI uses, so none can drive the terminal; and every cell that holds one is a ``Text``
 object, never read as Rich markup.
@@ -8,12 +10,21 @@ object, never read as Rich markup.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sparseety_tui.core.figures import (
+    EngineTotals,
+    ErrorTotals,
+    RequestTotals,
+    SkippedTotals,
+    Totals,
+)
+from sparseety_tui.core.report import NOT_WINDOWED, SummaryDocument, SummaryWindow
 from sparseety_tui.core.text import escape
 from sparseety_tui.formats.timestamps import utc_text
 
@@ -37,9 +48,9 @@ def _table(title: str, *columns: str) -> Table:
     return table
 
 
-def _files(doc: dict[str, Any]) -> Table:
+def _files(files: tuple[Mapping[str, Any], ...]) -> Table:
     table = _table("Files", "path", "format", "lines", "by kind")
-    for f in doc["files"]:
+    for f in files:
         kinds = ", ".join(f"{k} {v:,}" for k, v in f["lines"]["by_kind"].items())
         ignored = f.get("ignored_values")
         if ignored:  # lines that were read with one value left unknown
@@ -51,67 +62,67 @@ def _files(doc: dict[str, Any]) -> Table:
     return table
 
 
-def coverage(requests: dict[str, Any]) -> str:
+def coverage(requests: RequestTotals) -> str:
     """Which requests the cost-model figures cover: "over 35 of 60 requests"."""
-    return f"over {requests['with_effective_compute']:,} of {requests['count']:,} requests"
+    return f"over {requests.with_effective_compute:,} of {requests.count:,} requests"
 
 
-def lower_bound_mark(requests: dict[str, Any]) -> str:
+def lower_bound_mark(requests: RequestTotals) -> str:
     """ "≥" while some covered request did not say its cache use (costed as no hit)."""
-    return "≥" if requests.get("with_cache_unknown") else ""
+    return "≥" if requests.with_cache_unknown else ""
 
 
 def _upper(mark: str, text: str) -> str:
     return "≤" + text if mark and text != "—" else text
 
 
-def _requests(doc: dict[str, Any]) -> Table:
-    r = doc["requests"]
+def _requests(totals: Totals) -> Table:
+    r = totals.requests
     table = _table("Requests", "figure", "value")
-    states = ", ".join(f"{k} {v:,}" for k, v in r["by_state"].items()) or "—"
+    states = ", ".join(f"{k} {v:,}" for k, v in r.by_state.items()) or "—"
     # The cost-model figures are over one subset of requests (those with both counts),
     # shown with their own logical tokens, so that no ratio mixes two subsets.
-    over = f" ({coverage(r)})" if r["with_effective_compute"] else ""
+    over = f" ({coverage(r)})" if r.with_effective_compute else ""
     mark = lower_bound_mark(r)
-    skip = fmt_pct(r["skip_ratio"])
-    skipped = fmt_float(r["sparse_skipped_tokens"], 1)
+    skip = fmt_pct(r.skip_ratio)
+    skipped = fmt_float(r.sparse_skipped_tokens, 1)
     rows = [
-        ("requests", fmt_int(r["count"])),
+        ("requests", fmt_int(r.count)),
         ("states", states),
-        ("prompt tokens", fmt_int(r["prompt_tokens"])),
-        ("completion tokens", fmt_int(r["completion_tokens"])),
-        ("cached tokens (prefix hits)", fmt_int(r["cached_tokens"])),
+        ("prompt tokens", fmt_int(r.prompt_tokens)),
+        ("completion tokens", fmt_int(r.completion_tokens)),
+        ("cached tokens (prefix hits)", fmt_int(r.cached_tokens)),
         (
             "cache hit rate (hit requests / flagged)"
-            if r.get("cache_hit_rate_by") == "requests"
+            if r.cache_hit_rate_by == "requests"
             else "cache hit rate (cached / prompt)",
-            fmt_pct(r["cache_hit_rate"]),
+            fmt_pct(r.cache_hit_rate),
         ),
-        ("completion / prompt tokens", fmt_float(r.get("completion_per_prompt_tokens"), 3)),
-        ("requests per minute", fmt_float(r.get("requests_per_minute"), 2)),
-        ("logical tokens", fmt_int(r["logical_tokens"])),
-        ("logical tokens of costed requests", fmt_int(r.get("logical_tokens_for_effective"))),
+        ("completion / prompt tokens", fmt_float(r.completion_per_prompt_tokens, 3)),
+        ("requests per minute", fmt_float(r.requests_per_minute, 2)),
+        ("logical tokens", fmt_int(r.logical_tokens)),
+        ("logical tokens of costed requests", fmt_int(r.logical_tokens_for_effective)),
         (
             "effective compute tokens",
-            _upper(mark, fmt_float(r["effective_compute_tokens"], 1)) + over,
+            _upper(mark, fmt_float(r.effective_compute_tokens, 1)) + over,
         ),
         ("sparse skipped tokens", (mark if skipped != "—" else "") + skipped),
         ("skip ratio", (mark if skip != "—" else "") + skip + over),
         (
             "compute vs nominal model",
-            _upper(mark, fmt_pct(doc["skipped"]["compute_vs_nominal"])) + over,
+            _upper(mark, fmt_pct(totals.skipped.compute_vs_nominal)) + over,
         ),
     ]
     if mark:
         rows.append(
             (
                 "cache use not logged (costed as no hit)",
-                f"{r['with_cache_unknown']:,} of {r['with_effective_compute']:,} requests",
+                f"{r.with_cache_unknown:,} of {r.with_effective_compute:,} requests",
             )
         )
-    if r.get("cache_hit_requests"):
-        hits = r["cache_hit_requests"]
-        rows.append(("requests reporting a cache hit", f"{hits['hit']:,} of {hits['reported']:,}"))
+    hits = r.cache_hit_requests
+    if hits is not None and hits.reported:
+        rows.append(("requests reporting a cache hit", f"{hits.hit:,} of {hits.reported:,}"))
     for name, value in rows:
         table.add_row(name, Text(value))
     return table
@@ -127,36 +138,36 @@ _SKIP_LABELS = {
 }
 
 
-def _skips(doc: dict[str, Any]) -> Table:
+def _skips(skipped: SkippedTotals) -> Table:
     table = _table("Skips by kind (natural units)", "kind", "skipped", "of", "ratio")
+    kinds = dict(skipped.kinds())
     for key, (label, unit) in _SKIP_LABELS.items():
-        item = doc["skipped"][key]
+        item = kinds[key]
         table.add_row(
             label,
-            fmt_int(item["value"]),
-            Text(f"{fmt_int(item['of'])} {unit}"),
-            fmt_pct(item["ratio"]),
+            fmt_int(item.value),
+            Text(f"{fmt_int(item.of)} {unit}"),
+            fmt_pct(item.ratio),
         )
     return table
 
 
-def _latency(doc: dict[str, Any]) -> Table:
+def _latency(totals: Totals) -> Table:
     table = _table(
         "Latency (exact, nearest rank)", "metric", "n", "mean", "p50", "p95", "p99", "max"
     )
-    for key in ("latency_s", "ttft_s"):
-        q = doc[key]
+    for key, q in (("latency_s", totals.latency_s), ("ttft_s", totals.ttft_s)):
         table.add_row(
             key,
-            fmt_int(q["count"]),
-            *(fmt_float(q.get(p)) for p in ("mean", "p50", "p95", "p99", "max")),
+            fmt_int(q.count),
+            *(fmt_float(v) for v in (q.mean, q.p50, q.p95, q.p99, q.max)),
         )
     return table
 
 
-def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
-    minutes = doc["throughput_per_minute"]
-    basis = "arrival" if doc.get("throughput_per_minute_by") == "received" else "finish"
+def _throughput(totals: Totals, last: int = 10) -> Table:
+    minutes = totals.throughput_per_minute
+    basis = "arrival" if totals.throughput_per_minute_by == "received" else "finish"
     table = _table(
         f"Throughput per minute (UTC, by {basis} time, "
         f"last {min(last, len(minutes))} of {len(minutes)})",
@@ -166,32 +177,32 @@ def _throughput(doc: dict[str, Any], last: int = 10) -> Table:
         "completion tok",
     )
     for m in minutes[-last:]:
-        stamp = utc_text(m["minute"], "%Y-%m-%d %H:%M") or "—"
+        stamp = utc_text(m.minute, "%Y-%m-%d %H:%M") or "—"
         table.add_row(
             stamp,
-            fmt_int(m["requests"]),
-            fmt_int(m["prompt_tokens"]),
-            fmt_int(m["completion_tokens"]),
+            fmt_int(m.requests),
+            fmt_int(m.prompt_tokens),
+            fmt_int(m.completion_tokens),
         )
     return table
 
 
-def _experts(doc: dict[str, Any]) -> Table | None:
-    experts = doc.get("experts")
+def _experts(totals: Totals) -> Table | None:
+    experts = totals.experts
     title, counted = "Expert load per layer", "routed slots"
-    if not experts and doc.get("expert_distribution"):
-        experts = doc["expert_distribution"]
+    if experts is None and totals.expert_distribution is not None:
+        experts = totals.expert_distribution
         title, counted = "Expert counts per layer (dump, not per-token routing)", "counts"
-    if not experts:
+    if experts is None:
         return None
     # One model's rows at a time: a layer of two models is two rows, never one blend.
-    by_model = experts.get("by_model") or {}
+    by_model = experts.by_model or {}
     parts = list(by_model.items()) if len(by_model) > 1 else [("", experts)]
     columns = ["layer", counted, "busiest expert", "imbalance max/mean"]
     table = _table(title, *(["model", *columns] if parts[0][0] else columns))
     for model, heat in parts:
         for layer, counts, imbalance in zip(
-            heat["layers"], heat["counts"], heat["imbalance_max_over_mean"] or []
+            heat.layers, heat.counts, heat.imbalance_max_over_mean or ()
         ):
             busiest = max(range(len(counts)), key=counts.__getitem__) if counts else None
             cells = [
@@ -204,20 +215,17 @@ def _experts(doc: dict[str, Any]) -> Table | None:
     return table
 
 
-def _engine(doc: dict[str, Any]) -> Table | None:
-    engine = doc.get("engine")
-    if not engine:
+def _engine(engine: EngineTotals | None) -> Table | None:
+    if engine is None:
         return None
-    engines = engine.get("engines", 1)
+    engines = engine.engines
     fleet = f", fleet of {engines:,} engines: summed, ratios averaged" if engines > 1 else ""
-    table = _table(
-        f"Engine stats ({engine['stats_lines']:,} lines, means{fleet})", "figure", "mean"
-    )
-    for key, value in sorted(engine["mean"].items()):
+    table = _table(f"Engine stats ({engine.stats_lines:,} lines, means{fleet})", "figure", "mean")
+    for key, value in sorted(engine.mean.items()):
         table.add_row(Text(key), fmt_float(value, 3))
-    prefill = engine["prefill_tokens"]
-    if prefill["cached"] is not None:
-        table.add_row("prefill tokens cached / total", fmt_pct(prefill["cached_ratio"]))
+    prefill = engine.prefill_tokens
+    if prefill.cached is not None:
+        table.add_row("prefill tokens cached / total", fmt_pct(prefill.cached_ratio))
     return table
 
 
@@ -225,22 +233,22 @@ def _engine(doc: dict[str, Any]) -> Table | None:
 LAST_ERRORS_SHOWN = 5
 
 
-def _errors(errors: dict[str, Any]) -> RenderableType:
+def _errors(errors: ErrorTotals) -> RenderableType:
     """The error count by class, then the last few errors with file:line."""
-    by_kind = ", ".join(f"{kind} {n:,}" for kind, n in errors["by_kind"].items())
-    head = Text(f"errors: {errors['count']:,} (tracebacks grouped)", style="red")
+    by_kind = ", ".join(f"{kind} {n:,}" for kind, n in errors.by_kind.items())
+    head = Text(f"errors: {errors.count:,} (tracebacks grouped)", style="red")
     if by_kind:
         head.append(f": {by_kind}")
-    shown = (errors.get("records") or errors["recent"])[-LAST_ERRORS_SHOWN:]
+    shown = (errors.records or errors.recent)[-LAST_ERRORS_SHOWN:]
     # One line each (no table: a long file name must not squeeze the time away).
     lines: list[RenderableType] = [head, Text(f"last {len(shown)} errors:", style="bold")]
     for record in shown:
-        path = record["path"] or "?"
-        where = Text(f"  {utc_text(record['ts'], '%Y-%m-%d %H:%M:%S') or '—'}  ")
-        where.append(record["kind"], style="red")
-        where.append(f"  {path.rsplit('/', 1)[-1]}:{record['line']}", style="bold")
+        path = record.path or "?"
+        where = Text(f"  {utc_text(record.ts, '%Y-%m-%d %H:%M:%S') or '—'}  ")
+        where.append(record.kind, style="red")
+        where.append(f"  {path.rsplit('/', 1)[-1]}:{record.line}", style="bold")
         lines.append(where)
-        lines.append(Text(f"    {record['message']}", no_wrap=True, overflow="ellipsis"))
+        lines.append(Text(f"    {record.message}", no_wrap=True, overflow="ellipsis"))
     return Group(*lines)
 
 
@@ -255,37 +263,43 @@ def literal(value: Any) -> Any:
     return value
 
 
-def _window(window: dict[str, Any]) -> Text:
+def _window(window: SummaryWindow) -> Text:
     """The --since/--until line: the window resolved, and how the requests split."""
-
-    def side(bound: dict[str, Any] | None, open_text: str) -> str:
-        if bound is None:
-            return open_text
-        return f"{bound['utc'] or '—'} ({bound['text']})"
-
-    anchor = window["anchor"]
+    since = window.since
+    until = window.until
+    start = "start" if since is None else f"{since.utc or '—'} ({since.text})"
+    end = "end" if until is None else f"{until.utc or '—'} ({until.text})"
+    anchor = window.anchor
     text = (
-        f"window: {side(window['since'], 'start')} .. {side(window['until'], 'end')}"
-        + (f", relative to the newest log time {anchor['utc']}" if anchor else "")
-        + f"; requests in {window['requests_in']:,}, outside {window['requests_outside']:,}"
-        + f", without a time {window['requests_without_time']:,}"
-        + f"; over all requests still: {', '.join(window['not_windowed'])}"
+        f"window: {start} .. {end}"
+        + (f", relative to the newest log time {anchor.utc}" if anchor else "")
+        + f"; requests in {window.requests_in:,}, outside {window.requests_outside:,}"
+        + f", without a time {window.requests_without_time:,}"
+        + f"; over all requests still: {', '.join(NOT_WINDOWED)}"
     )
     return Text(text, style="bold")
 
 
-def render_summary(document: dict[str, Any]) -> RenderableType:
-    doc = literal(document)
-    parts: list[RenderableType] = [_files(doc), _requests(doc), _skips(doc), _latency(doc)]
-    if "window" in doc:
-        parts.insert(1, _window(doc["window"]))
-    if doc["throughput_per_minute"]:
-        parts.append(_throughput(doc))
-    for optional in (_experts(doc), _engine(doc)):
+def render_summary(document: Mapping[str, Any]) -> RenderableType:
+    """``document``: the ``summary --json`` document (redacted, when asked), shown
+    literally from its types."""
+    doc = SummaryDocument.from_json(literal(document))
+    totals = doc.totals
+    parts: list[RenderableType] = [
+        _files(doc.files),
+        _requests(totals),
+        _skips(totals.skipped),
+        _latency(totals),
+    ]
+    if doc.window is not None:
+        parts.insert(1, _window(doc.window))
+    if totals.throughput_per_minute:
+        parts.append(_throughput(totals))
+    for optional in (_experts(totals), _engine(totals.engine)):
         if optional is not None:
             parts.append(optional)
-    if doc["errors"]["count"]:
-        parts.append(_errors(doc["errors"]))
-    parts.append(Text(f"tokenizer: {doc['tokenizer']} [{doc['tokenizer_source']}]"))
-    parts.append(Text(f"cost model: {doc['cost_model']}"))
+    if totals.errors.count:
+        parts.append(_errors(totals.errors))
+    parts.append(Text(f"tokenizer: {doc.tokenizer} [{doc.tokenizer_source}]"))
+    parts.append(Text(f"cost model: {doc.cost_model}"))
     return Group(*parts)

@@ -10,8 +10,9 @@ left out and only restarts the count.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+
+from sparseety_tui.core.figures import Totals
 
 #: Points of the tokens-per-second history kept for the sparkline.
 RATE_POINTS = 60
@@ -43,14 +44,14 @@ class RateSampler:
         """A totals job of the state frozen at ``at`` was submitted."""
         self._pending = (at, progress)
 
-    def totals_came(self, totals: Mapping[str, Any] | None, narrows: bool) -> None:
+    def totals_came(self, totals: Totals | None, narrows: bool) -> None:
         """The totals of the last submitted job came: sample them at their state's time."""
         if self._pending is not None:
             self.sample(*self._pending, totals, narrows)
             self._pending = None
 
     def sample(
-        self, at: float, progress: Progress, totals: Mapping[str, Any] | None, narrows: bool = False
+        self, at: float, progress: Progress, totals: Totals | None, narrows: bool = False
     ) -> None:
         """One sample of ``totals`` (of a filter or window when ``narrows``: their change
         is rows coming and going, not a rate, so tok/s stays the whole stream's, sampled
@@ -60,10 +61,8 @@ class RateSampler:
         if narrows:
             self._last = None
             return
-        requests = totals.get("requests", {})
-        tokens = float(
-            (requests.get("prompt_tokens") or 0) + (requests.get("completion_tokens") or 0)
-        )
+        requests = totals.requests
+        tokens = float((requests.prompt_tokens or 0) + (requests.completion_tokens or 0))
         last = self._last
         self._last = (at, tokens, progress)
         if last is None or last[2] != progress:
@@ -75,7 +74,7 @@ class RateSampler:
             self.points.append(max(0.0, (tokens - last[1]) / dt))
 
     def sample_quiet(
-        self, now: float, progress: Progress, totals: Mapping[str, Any] | None, narrows: bool
+        self, now: float, progress: Progress, totals: Totals | None, narrows: bool
     ) -> bool:
         """While nothing new is read the totals are not computed again, so no sample would
         come and the last rate would stay on screen however long the file is quiet: take a

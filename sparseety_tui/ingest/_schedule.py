@@ -12,9 +12,9 @@ nothing. ``HeavySchedule`` holds the last results and decides; it never runs any
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sparseety_tui.core.figures import Totals
 from sparseety_tui.core.query import TimeWindow, ViewQuery
 from sparseety_tui.ingest.heavy import HeavyResult
 
@@ -39,7 +39,7 @@ class HeavySchedule:
     def __init__(self, interval_s: float, duty: float = HEAVY_DUTY) -> None:
         self._interval_s = interval_s
         self._duty = duty
-        self.totals: Mapping[str, Any] | None = None
+        self.totals: Totals | None = None
         self.totals_rows = 0
         self.totals_query = ViewQuery()  # whose rows (filter, window) the totals cover
         self.totals_window: TimeWindow | None = None

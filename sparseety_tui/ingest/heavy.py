@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from sparseety_tui.core.figures import ModelShape, RunningTotals, compute_totals
+from sparseety_tui.core.figures import ModelShape, RunningTotals, Totals, compute_totals
 from sparseety_tui.core.query import (
     TimeWindow,
     ViewQuery,
@@ -48,7 +47,7 @@ class HeavyJob:
 @dataclass
 class HeavyResult:
     job: HeavyJob
-    totals: Mapping[str, Any] | None = None
+    totals: Totals | None = None
     totals_cost: float = 0.0
     view: np.ndarray[Any, Any] | None = None
     view_cost: float = 0.0
@@ -153,7 +152,7 @@ def _resolve(query: ViewQuery | None, anchor: float | None) -> TimeWindow | None
 
 def _totals(
     job: HeavyJob, result: HeavyResult, anchor: float | None, running: RunningTotals | None
-) -> tuple[Mapping[str, Any], TimeWindow | None]:
+) -> tuple[Totals, TimeWindow | None]:
     """Totals over every row, or over the rows of ``job.totals_query`` (its filter and
     window: the totals strip follows the table); engine figures over the window's stats
     points."""

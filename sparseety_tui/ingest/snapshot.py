@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from sparseety_tui.core.figures import Totals
 from sparseety_tui.core.query import TimeWindow, ViewQuery
 from sparseety_tui.core.store import EngineSeries, FrozenExtractor
 from sparseety_tui.events import StatsPayload
@@ -76,7 +77,7 @@ class Snapshot:
     state: FrozenExtractor | None = None  # every row and count read so far (None: nothing yet)
     files: tuple[FileStatus, ...] = ()
     events: tuple[str, ...] = ()  # recent source events ("file rotated, reopened"), newest last
-    totals: Mapping[str, Any] | None = None
+    totals: Totals | None = None
     totals_rows: int = 0  # rows the totals cover
     rate: tuple[float, ...] = ()  # tokens/s samples (wall clock), oldest first
     engine_points: tuple[StatsPayload, ...] = ()

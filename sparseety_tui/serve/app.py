@@ -100,7 +100,7 @@ class _Api:
         redactor = self.settings.redacting()
 
         def run() -> bytes:
-            document = summary_document(state, shape, selection)
+            document = summary_document(state, shape, selection).to_json()
             if redactor is not None:
                 document = redactor.document(document)
                 document["redaction"] = redactor.summary()

@@ -31,8 +31,15 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from sparseety_tui.core.figures import CHUNK_ROWS, ModelShape, column_figures, compute_totals
-from sparseety_tui.core.report import summary_document
+from sparseety_tui.core.figures import (
+    CHUNK_ROWS,
+    HeatMap,
+    ModelShape,
+    Totals,
+    column_figures,
+    compute_totals,
+)
+from sparseety_tui.core.report import SummaryDocument, summary_document
 from sparseety_tui.core.store import UNKNOWN_MODEL, FrozenExtractor
 
 if TYPE_CHECKING:
@@ -112,7 +119,7 @@ class _Histogram:
 class _Group:
     labels: tuple[str, str, str]  # model, server, file
     rows: np.ndarray[Any, Any] | None  # store rows (None: every row)
-    totals: Mapping[str, Any] = field(default_factory=dict)
+    totals: Totals | None = None
     latency: _Histogram = field(default_factory=lambda: _Histogram(REQUEST_LATENCY_BUCKETS))
     ttft: _Histogram = field(default_factory=lambda: _Histogram(TTFT_BUCKETS))
     skip: _Histogram = field(default_factory=lambda: _Histogram(SKIP_RATIO_BUCKETS))
@@ -122,7 +129,7 @@ class _Group:
 class Figures:
     """Everything one scrape shows, from one frozen state."""
 
-    document: Mapping[str, Any]  # ``summary --json``
+    document: SummaryDocument  # ``summary --json``
     groups: tuple[_Group, ...]
     file_lines: Mapping[tuple[str, str], Mapping[str, int]]  # (file, server) -> by kind
 
@@ -158,7 +165,7 @@ def compute_figures(state: FrozenExtractor, shape: ModelShape) -> Figures:
             group.skip.add(skip[mask])
     if len(found) == 1:
         group = next(iter(found.values()))
-        group.totals = document
+        group.totals = document.totals
     elif found:
         every = np.concatenate(keys)
         for value, group in found.items():
@@ -206,10 +213,10 @@ class SparseetyCollector(Collector):
         figures = self.figures()
         yield from _request_families(figures)
         yield from _line_and_error_families(figures)
-        yield from _engine_families(figures.document)
-        yield from _heat_families(figures.document)
+        yield from _engine_families(figures.document.totals)
+        yield from _heat_families(figures.document.totals)
         if self._expert_series:
-            yield from _expert_series(figures.document, self._budget)
+            yield from _expert_series(figures.document.totals, self._budget)
 
 
 def _request_families(figures: Figures) -> Iterator[Metric]:
@@ -251,18 +258,27 @@ def _request_families(figures: Figures) -> Iterator[Metric]:
     )
     for group in figures.groups:
         labels = list(group.labels)
-        r = group.totals["requests"]
-        for state, n in r["by_state"].items():
+        if group.totals is None:  # not reached: compute_figures totals every group
+            continue
+        r = group.totals.requests
+        for state, n in r.by_state.items():
             requests.add_metric([*labels, state], n)
+        sums = {
+            "prompt_tokens": r.prompt_tokens,
+            "completion_tokens": r.completion_tokens,
+            "cached_tokens": r.cached_tokens,
+        }
         for kind, name in TOKEN_KINDS.items():
-            if r[name] is not None:
-                tokens.add_metric([*labels, kind], r[name])
+            value = sums[name]
+            if value is not None:
+                tokens.add_metric([*labels, kind], value)
+        skips = dict(group.totals.skipped.kinds())
         for kind, name in SKIP_KINDS.items():
-            value = group.totals["skipped"][name]["value"]
+            value = skips[name].value
             if value is not None:
                 skipped.add_metric([*labels, kind], value)
-        if r["effective_compute_tokens"] is not None:
-            effective.add_metric(labels, r["effective_compute_tokens"])
+        if r.effective_compute_tokens is not None:
+            effective.add_metric(labels, r.effective_compute_tokens)
         for family, histogram in ((skip_ratio, group.skip), (latency, group.latency)):
             family.add_metric(labels, histogram.buckets(), histogram.total)
         ttft.add_metric(labels, group.ttft.buckets(), group.ttft.total)
@@ -283,14 +299,13 @@ def _line_and_error_families(figures: Figures) -> Iterator[Metric]:
         "Errors in the logs, by class (summary: errors.by_kind).",
         labels=["class"],
     )
-    for kind, n in figures.document["errors"]["by_kind"].items():
+    for kind, n in figures.document.totals.errors.by_kind.items():
         errors.add_metric([kind], n)
     yield from (lines, errors)
 
 
-def _engine_families(document: Mapping[str, Any]) -> Iterator[Metric]:
-    engine = document.get("engine") or {}
-    last = engine.get("last") or {}
+def _engine_families(totals: Totals) -> Iterator[Metric]:
+    last = totals.engine.last if totals.engine is not None else {}
     for name, (key, help_text) in ENGINE_GAUGES.items():
         gauge = GaugeMetricFamily(name, help_text + f" (summary: engine.last.{key}).")
         if last.get(key) is not None:
@@ -298,16 +313,20 @@ def _engine_families(document: Mapping[str, Any]) -> Iterator[Metric]:
         yield gauge
 
 
-def _heat_families(document: Mapping[str, Any]) -> Iterator[Metric]:
+def _by_model(heat: HeatMap | None) -> list[tuple[str, HeatMap]]:
+    """Each model's own map of ``experts``, by model name."""
+    return sorted(((heat.by_model or {}) if heat is not None else {}).items())
+
+
+def _heat_families(totals: Totals) -> Iterator[Metric]:
     imbalance = GaugeMetricFamily(
         "sparseety_expert_load_imbalance",
         "Max over mean tokens per expert, per MoE layer and model (summary: "
         "experts.by_model.*.imbalance_max_over_mean).",
         labels=["model", "layer"],
     )
-    experts = document.get("experts") or {}
-    for model, heat in sorted((experts.get("by_model") or {}).items()):
-        for layer, value in zip(heat["layers"], heat["imbalance_max_over_mean"]):
+    for model, heat in _by_model(totals.experts):
+        for layer, value in zip(heat.layers, heat.imbalance_max_over_mean or ()):
             if value is not None:
                 imbalance.add_metric([model, str(layer)], value)
     head_skips = CounterMetricFamily(
@@ -316,21 +335,22 @@ def _heat_families(document: Mapping[str, Any]) -> Iterator[Metric]:
         "summed over heads).",
         labels=["layer"],
     )
-    heads = document.get("head_skips") or {}
-    for layer, row in zip(heads.get("layers", ()), heads.get("counts", ())):
-        head_skips.add_metric([str(layer)], sum(row))
+    heads = totals.head_skips
+    if heads is not None:
+        for layer, row in zip(heads.layers, heads.counts):
+            head_skips.add_metric([str(layer)], sum(row))
     head_ratio = GaugeMetricFamily(
         "sparseety_head_skip_ratio",
         "Share of (token, layer, head) slots skipped, by the cost model, 0-1 (summary: "
         "skipped.skipped_head_slots.ratio).",
     )
-    ratio = document["skipped"]["skipped_head_slots"]["ratio"]
+    ratio = totals.skipped.skipped_head_slots.ratio
     if ratio is not None:
         head_ratio.add_metric([], ratio)
     yield from (imbalance, head_skips, head_ratio)
 
 
-def _expert_series(document: Mapping[str, Any], budget: int) -> Iterator[Metric]:
+def _expert_series(totals: Totals, budget: int) -> Iterator[Metric]:
     load = CounterMetricFamily(
         "sparseety_expert_load",
         "Tokens routed to each expert, per MoE layer and model (summary: "
@@ -339,9 +359,8 @@ def _expert_series(document: Mapping[str, Any], budget: int) -> Iterator[Metric]
     )
     omitted = 0
     shown = 0
-    experts = document.get("experts") or {}
-    for model, heat in sorted((experts.get("by_model") or {}).items()):
-        for layer, row in zip(heat["layers"], heat["counts"]):
+    for model, heat in _by_model(totals.experts):
+        for layer, row in zip(heat.layers, heat.counts):
             for expert, n in enumerate(row):
                 if shown < budget:
                     load.add_metric([model, str(layer), str(expert)], n)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import math
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -14,6 +15,7 @@ from apphelpers import REPO, async_test, settle
 
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._document import Totals
 from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.ingest.batch import Options, ingest_paths
@@ -223,7 +225,7 @@ def test_a_finished_replay_gives_the_batch_totals(tmp_path: Path) -> None:
     finally:
         worker.stop()
     batch = compute_totals(ingest_paths(Options(), [str(log)]), DEFAULT_SHAPE)
-    assert live["requests"] == batch["requests"] and live["latency_s"] == batch["latency_s"]
+    assert live.requests == batch.requests and live.latency_s == batch.latency_s
 
 
 def test_demo_plays_the_top_level_sample_logs_only() -> None:
@@ -356,12 +358,17 @@ def test_tokens_per_second_of_a_replay_are_per_log_second(tmp_path: Path) -> Non
         source=open_replay([str(log)], speed=10),
         log_seconds_per_second=lambda: speed[0],
     )
+    empty = compute_totals(Extractor(), DEFAULT_SHAPE)
+
+    def totals_of(tokens: int) -> Totals:
+        return replace(empty, requests=replace(empty.requests, prompt_tokens=tokens))
+
     for at, tokens in ((0.0, 0), (1.0, 1000), (2.0, 1500)):
-        worker.rate.sample(at, (), {"requests": {"prompt_tokens": tokens, "completion_tokens": 0}})
+        worker.rate.sample(at, (), totals_of(tokens))
     # 1,000 tokens in a wall second at x10 are 100 tokens a second of the log.
     assert list(worker.rate.points) == [100.0, 50.0]
     speed[0] = 0.0  # paused: the log's time stands still, no rate to show
-    worker.rate.sample(3.0, (), {"requests": {"prompt_tokens": 1500, "completion_tokens": 0}})
+    worker.rate.sample(3.0, (), totals_of(1500))
     assert list(worker.rate.points) == [100.0, 50.0]
 
 

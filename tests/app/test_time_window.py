@@ -64,12 +64,12 @@ def test_summary_since_until_agrees_with_the_tui_window(
             await settle(pilot)
             snap = app.worker.snapshot
             assert snap.totals is not None
-            assert snap.totals["requests"]["count"] == whole["requests"]["count"]
+            assert snap.totals.requests.count == whole["requests"]["count"]
             await type_window(pilot, typed)
             snap = app.worker.snapshot
             assert snap.totals is not None and snap.totals_query.window is not None
             for key in WINDOWED_KEYS:
-                assert snap.totals[key] == expected[key], key
+                assert snap.totals.to_json()[key] == expected[key], key
             # The table shows the same requests the totals count.
             assert snap.visible == expected["window"]["requests_in"]
             status = str(app.main_screen.query_one(StatusLine).render())
@@ -83,7 +83,7 @@ def test_summary_since_until_agrees_with_the_tui_window(
             await settle(pilot)
             snap = app.worker.snapshot
             assert snap.totals is not None and snap.query.window is None
-            assert snap.totals["requests"] == whole["requests"]
+            assert snap.totals.to_json()["requests"] == whole["requests"]
 
     drive()
 
@@ -123,7 +123,7 @@ def test_tail_since_starts_with_the_window(tmp_path: Path) -> None:
             snap = app.worker.snapshot
             assert snap.query.window is not None and snap.totals is not None
             assert 0 < snap.visible < snap.rows
-            assert snap.totals["requests"]["count"] == snap.visible
+            assert snap.totals.requests.count == snap.visible
 
     drive()
 
@@ -142,7 +142,7 @@ def test_totals_follow_a_filter_too() -> None:
             await settle(pilot)
             snap = app.worker.snapshot
             assert snap.totals is not None and 0 < snap.visible < snap.rows
-            assert snap.totals["requests"]["count"] == snap.visible
+            assert snap.totals.requests.count == snap.visible
             assert snap.totals_query.clauses == snap.query.clauses
             strip = str(app.main_screen.query_one(TotalsStrip).render())
             assert "totals of filter" in strip
@@ -214,15 +214,15 @@ def test_a_relative_window_moves_with_the_newest_time_while_following(tmp_path: 
             await type_window(pilot, "1m")
             snap = app.worker.snapshot
             assert snap.visible == 2 and snap.totals is not None
-            assert snap.totals["requests"]["count"] == 2
+            assert snap.totals.requests.count == 2
             with log.open("a") as out:
                 out.write(line("new-1", "2026-11-30T12:05:00Z"))
             await settle(pilot)
             snap = app.worker.snapshot
             assert snap.rows == 3 and snap.visible == 1
             assert snap.state is not None and snap.state.store.ids[snap.row_at(0)] == "new-1"
-            assert snap.totals is not None and snap.totals["requests"]["count"] == 1
-            assert snap.totals["requests"]["prompt_tokens"] == 7
+            assert snap.totals is not None and snap.totals.requests.count == 1
+            assert snap.totals.requests.prompt_tokens == 7
 
     drive()
 
@@ -276,7 +276,8 @@ def test_the_engine_panel_draws_only_the_windows_stats() -> None:
             assert len(snap.engine_points) == inside
             assert snap.window is not None
             assert all(snap.window.contains(p.get("ts")) for p in snap.engine_points)
-            assert snap.totals is not None and snap.totals["engine"]["stats_lines"] == inside
+            assert snap.totals is not None and snap.totals.engine is not None
+            assert snap.totals.engine.stats_lines == inside
             panel = app.main_screen.query_one(EnginePanel)
             assert f"{inside} stats lines" in str(panel.render())
 
@@ -308,7 +309,7 @@ def test_summary_and_extract_with_filter_and_window_agree_with_the_tui(
             snap = app.worker.snapshot
             assert snap.totals is not None and snap.totals_query.narrows
             for key in WINDOWED_KEYS:
-                assert snap.totals[key] == expected[key], key
+                assert snap.totals.to_json()[key] == expected[key], key
             state = snap.state
             assert state is not None
             shown = [state.store.ids[snap.row_at(i)] for i in range(snap.visible)]

@@ -111,7 +111,7 @@ def test_the_summary_says_no_server_format_was_recognised(tmp_path: Path) -> Non
     from rich.console import Console
 
     extractor = extract(tmp_path, CI_LOG)
-    doc = summary_document(extractor, DEFAULT_SHAPE)
+    doc = summary_document(extractor, DEFAULT_SHAPE).to_json()
     assert doc["errors"]["count"] == 5
     console = Console(width=200, record=True)
     console.print(render_summary(doc))

@@ -174,7 +174,7 @@ def test_quantile_by_counts_is_the_nearest_rank_of_the_resample() -> None:
     got = _quantiles(counts, (padded, values[order]), [0.95])[0]
     for row, value in zip(idx, got):
         # sorted_quantiles rounds to 5 decimals
-        assert value == pytest.approx(sorted_quantiles(values[row].copy())["p95"], abs=1e-5)
+        assert value == pytest.approx(sorted_quantiles(values[row].copy()).p95, abs=1e-5)
 
 
 def test_one_logs_two_windows_agree_with_summary_since_until(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
@@ -12,12 +13,12 @@ from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 
 
-def _totals(tmp_path: Path, records: list[dict[str, object]]) -> dict[str, object]:
+def _totals(tmp_path: Path, records: list[dict[str, object]]) -> dict[str, Any]:
     path = tmp_path / "trace.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
     extractor = Extractor()
     ingest_file(extractor, str(path))
-    return compute_totals(extractor, DEFAULT_SHAPE)
+    return compute_totals(extractor, DEFAULT_SHAPE).to_json()
 
 
 def test_an_expert_id_of_a_billion_is_out_of_range_not_a_billion_columns(

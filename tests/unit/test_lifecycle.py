@@ -90,7 +90,7 @@ def test_an_idle_stats_line_after_a_request_ends_it_unlogged(tmp_path: Path) -> 
     assert record["latency_s"] is None and record["finished_ts"] is None
     assert record["sampling"] == {"max_tokens": 100, "temperature": 0.7, "top_p": 0.95, "n": 1}
     totals = compute_totals(extractor, DEFAULT_SHAPE)
-    assert totals["requests"]["by_state"] == {"end_unlogged": 1}
+    assert totals.requests.by_state == {"end_unlogged": 1}
 
 
 def test_a_request_added_after_the_idle_line_stays_running(tmp_path: Path) -> None:
@@ -243,10 +243,10 @@ def test_throughput_counts_arrivals_when_finish_times_are_unknown(tmp_path: Path
     )
     lines.append(stats("11:40:00", running=0))
     totals = compute_totals(read(tmp_path, lines), DEFAULT_SHAPE)
-    assert totals["throughput_per_minute_by"] == "received"
-    assert [row["requests"] for row in totals["throughput_per_minute"]] == [1] * 6
+    assert totals.throughput_per_minute_by == "received"
+    assert [row.requests for row in totals.throughput_per_minute] == [1] * 6
     # no request reported a token count: unknown, not 0
-    assert {row["prompt_tokens"] for row in totals["throughput_per_minute"]} == {None}
+    assert {row.prompt_tokens for row in totals.throughput_per_minute} == {None}
 
 
 def test_throughput_keeps_finish_times_where_they_are_known(tmp_path: Path) -> None:
@@ -258,8 +258,8 @@ def test_throughput_keeps_finish_times_where_they_are_known(tmp_path: Path) -> N
     extractor = Extractor()
     ingest_file(extractor, str(path))
     totals = compute_totals(extractor, DEFAULT_SHAPE)
-    assert totals["throughput_per_minute_by"] == "finished"
-    assert totals["throughput_per_minute"] == [
+    assert totals.throughput_per_minute_by == "finished"
+    assert totals.to_json()["throughput_per_minute"] == [
         {"minute": 1732968000 // 60 * 60, "requests": 1, "prompt_tokens": 1, "completion_tokens": 2}
     ]
 

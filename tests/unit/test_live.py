@@ -121,9 +121,9 @@ def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:
         assert worker.drain()
         snap = worker.snapshot
         assert snap.rows == 30 and snap.totals is not None
-        assert snap.totals["requests"]["count"] == 30
+        assert snap.totals.requests.count == 30
         expected = compute_totals(snap.state, DEFAULT_SHAPE)
-        assert snap.totals["requests"] == expected["requests"]
+        assert snap.totals.requests == expected.requests
         assert snap.files[0].lines == 30 and snap.files[0].format == "trace"
         worker.set_query(ViewQuery(clauses=parse_filter("latency>=2.5"), serial=1))
         assert worker.drain()
@@ -249,7 +249,7 @@ def test_finished_backfill_totals_are_not_throttled(tmp_path: Path) -> None:
         snap = worker.snapshot
         assert snap.rows == 3000 and snap.totals_rows == 3000
         assert snap.totals is not None
-        assert snap.totals["requests"]["count"] == 3000
+        assert snap.totals.requests.count == 3000
     finally:
         worker.stop()
 

@@ -248,8 +248,8 @@ def _same_store(live: Extractor, batch: Extractor) -> None:
     assert live.files[0].lines_total == batch.files[0].lines_total
     assert live.files[0].by_kind == batch.files[0].by_kind
     assert list(request_records(live, DEFAULT_SHAPE)) == list(request_records(batch, DEFAULT_SHAPE))
-    live_doc = json.dumps(summary_document(live, DEFAULT_SHAPE), sort_keys=True, default=str)
-    batch_doc = json.dumps(summary_document(batch, DEFAULT_SHAPE), sort_keys=True, default=str)
+    live_doc = json.dumps(summary_document(live, DEFAULT_SHAPE).to_json(), sort_keys=True)
+    batch_doc = json.dumps(summary_document(batch, DEFAULT_SHAPE).to_json(), sort_keys=True)
     assert live_doc == batch_doc
 
 

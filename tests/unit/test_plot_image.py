@@ -77,7 +77,7 @@ def test_series_are_the_trends_screens(trace: Path) -> None:
     # Every request has an end: the minutes add up to summary's total.
     from sparseety_tui.core.figures._totals import compute_totals
 
-    total = compute_totals(extractor, DEFAULT_SHAPE)["requests"]["effective_compute_tokens"]
+    total = compute_totals(extractor, DEFAULT_SHAPE).requests.effective_compute_tokens
     assert sum(v for v in effective["y"] if v) * 60 == pytest.approx(total, abs=0.05)
 
 

@@ -4,7 +4,6 @@ rows they came from changed."""
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import replace
 from typing import Any
@@ -13,11 +12,13 @@ import orjson
 import pytest
 
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.core.store._store import SEGMENT_ROWS
+from sparseety_tui.core.text import json_bytes
+from sparseety_tui.ingest.heavy import HeavyJob, run_job
 from sparseety_tui.sources.lines import RawLine
 
 
@@ -67,14 +68,19 @@ class _Log:
 
 def _same(running: RunningTotals, log: _Log, shape: ModelShape = DEFAULT_SHAPE) -> int:
     state = log.extractor.freeze()
-    # The JSON text, so that a float that differs in its last bit is a difference.
-    assert json.dumps(running.compute(state, shape)) == json.dumps(compute_totals(state, shape))
+    kept, whole = running.compute(state, shape), compute_totals(state, shape)
+    # The JSON text ``summary --json`` writes, so that a float that differs in its last
+    # bit is a difference; and the typed documents themselves, field by field.
+    assert json_bytes(kept.to_json(), orjson.OPT_INDENT_2) == json_bytes(
+        whole.to_json(), orjson.OPT_INDENT_2
+    )
+    assert kept == whole
     return running.reused_rows
 
 
 def test_running_totals_are_the_totals_of_every_row(monkeypatch: pytest.MonkeyPatch) -> None:
     chunk = SEGMENT_ROWS  # small chunks: several whole ones in a few thousand rows
-    monkeypatch.setattr(totals, "CHUNK_ROWS", chunk)
+    monkeypatch.setattr(_sums, "CHUNK_ROWS", chunk)
     log, running = _Log(), RunningTotals()
     assert _same(running, log) == 0  # no row yet
     log.grow(2 * chunk + 300)
@@ -99,10 +105,28 @@ def test_running_totals_are_the_totals_of_every_row(monkeypatch: pytest.MonkeyPa
     assert _same(running, log, other) == 4 * chunk
 
 
+def test_the_totals_threads_job_gives_the_totals_of_every_row(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The live totals thread's job (``run_job`` with its ``RunningTotals``) gives the
+    typed totals ``compute_totals`` gives, freeze after freeze."""
+    monkeypatch.setattr(_sums, "CHUNK_ROWS", SEGMENT_ROWS)
+    log, running = _Log(), RunningTotals()
+    for count in (SEGMENT_ROWS + 7, SEGMENT_ROWS, 3):
+        log.grow(count)
+        state = log.extractor.freeze()
+        result = run_job(HeavyJob(state, DEFAULT_SHAPE, totals=True, query=None), running)
+        assert result.error is None and result.totals is not None
+        whole = compute_totals(state, DEFAULT_SHAPE)
+        assert result.totals == whole
+        assert json_bytes(result.totals.to_json()) == json_bytes(whole.to_json())
+    assert running.reused_rows == 2 * SEGMENT_ROWS  # the last job started from the sums
+
+
 def test_a_store_that_is_not_the_same_one_is_added_up_anew(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(totals, "CHUNK_ROWS", SEGMENT_ROWS)
+    monkeypatch.setattr(_sums, "CHUNK_ROWS", SEGMENT_ROWS)
     running = RunningTotals()
     first, second = _Log(), _Log()
     first.grow(2 * SEGMENT_ROWS + 1)

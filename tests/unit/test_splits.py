@@ -13,8 +13,9 @@ from cli_helpers import summary_json
 
 import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.figures._fleet import fleet, prefill_cached
-from sparseety_tui.core.figures._totals import worst_imbalance
+from sparseety_tui.core.figures._totals import compute_totals, worst_imbalance
 from sparseety_tui.core.text._filenames import short_names
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.heatmap import axis_labels, top_text
@@ -88,7 +89,8 @@ def _three_models(tmp_path: Path) -> Path:
 def test_expert_imbalance_is_per_model_never_over_models_added_together(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    doc = summary_json(capsys, str(_three_models(tmp_path)))
+    path = _three_models(tmp_path)
+    doc = summary_json(capsys, str(path))
     experts = doc["experts"]
     assert experts["models"] == 3
     assert sorted(experts["by_model"]) == ["big-256e", "mid-128e", "small-8e"]
@@ -104,7 +106,11 @@ def test_expert_imbalance_is_per_model_never_over_models_added_together(
     blended = max(max(row) / (sum(row) / len(row)) for row in experts["counts"] if sum(row))
     assert round(blended, 2) == 21.83
     assert experts["imbalance_max_over_mean"] is None
-    worst, models = worst_imbalance(experts)
+    extractor = Extractor()
+    ingest_file(extractor, str(path))
+    typed = compute_totals(extractor, DEFAULT_SHAPE).experts
+    assert typed is not None and typed.to_json() == experts  # what summary printed
+    worst, models = worst_imbalance(typed)
     assert worst == 1.0 and models == 3
     # the counts themselves still add up: every model's slots are in the total
     assert experts["total"] == sum(m["total"] for m in experts["by_model"].values())

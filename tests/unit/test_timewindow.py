@@ -261,13 +261,14 @@ def test_totals_over_a_filter_equal_the_totals_of_its_rows_alone(tmp_path: Path)
     subset = compute_totals(extractor, DEFAULT_SHAPE, rows=view)
     whole = compute_totals(other, DEFAULT_SHAPE)
     # The split by file names each group by its path: the two logs' paths differ.
-    for totals in (subset, whole):
-        for group in totals["splits"]["file"]:
+    docs = [subset.to_json(), whole.to_json()]
+    for doc in docs:
+        for group in doc["splits"]["file"]:
             group.pop("name")
-    assert subset == whole
-    assert 0 < subset["requests"]["count"] < len(extractor.store)
+    assert docs[0] == docs[1]
+    assert 0 < subset.requests.count < len(extractor.store)
     empty = compute_totals(extractor, DEFAULT_SHAPE, rows=np.zeros(0, dtype=np.int64))
-    assert empty["requests"]["count"] == 0 and empty["requests"]["prompt_tokens"] is None
+    assert empty.requests.count == 0 and empty.requests.prompt_tokens is None
 
 
 def _clauses(text: str) -> Any:
@@ -314,14 +315,14 @@ def test_subset_totals_find_each_rows_extras(name: str) -> None:
     rows = np.arange(1, len(frozen.store), 2)
     totals = compute_totals(frozen, DEFAULT_SHAPE, rows=rows)
     records = list(request_records(frozen, DEFAULT_SHAPE, rows=rows.tolist()))
-    assert totals["requests"]["count"] == len(records) == len(rows)
+    assert totals.requests.count == len(records) == len(rows)
     for field in SKIP_FIELDS:
         values = [r["skipped"][field] for r in records if r["skipped"][field] is not None]
-        assert totals["skipped"][field]["value"] == (sum(values) if values else None), field
+        assert dict(totals.skipped.kinds())[field].value == (sum(values) if values else None), field
     known = [r["effective_compute_tokens"] for r in records]
     if any(v is not None for v in known):
         # Each record is rounded to 2 decimals, the total once.
-        assert totals["requests"]["effective_compute_tokens"] == pytest.approx(
+        assert totals.requests.effective_compute_tokens == pytest.approx(
             sum(v for v in known if v is not None), abs=0.005 * len(known) + 0.01
         )
 
@@ -340,14 +341,14 @@ def test_tok_s_is_not_sampled_from_totals_of_a_window(tmp_path: Path) -> None:
     worker = IngestWorker(Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),)), clock=clock)
     worker.start()
     try:
-        wait_for(worker, lambda s: s.totals is not None and s.totals["requests"]["count"] == 500)
+        wait_for(worker, lambda s: s.totals is not None and s.totals.requests.count == 500)
         before = worker.snapshot.rate
         spec = window_from_args("1m", None)
         worker.set_query(ViewQuery(window=spec))
         wait_for(worker, lambda s: s.totals_query.window is not None and s.settled)
         worker.set_query(ViewQuery())
         snap = wait_for(worker, lambda s: s.totals_query.window is None and s.settled)
-        assert snap.totals is not None and snap.totals["requests"]["count"] == 500
+        assert snap.totals is not None and snap.totals.requests.count == 500
         # No sample came from a window's totals, nor from the jump back to the whole.
         assert snap.rate == before
     finally:

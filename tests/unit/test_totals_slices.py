@@ -14,10 +14,12 @@ import pytest
 from totals_helpers import totals_and_peak
 
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape, shape_from_config
+from sparseety_tui.core.figures._document import Totals
 from sparseety_tui.core.figures._figures import column_skip_rows, column_skip_sums, skip_sums
-from sparseety_tui.core.figures._totals import CHUNK_ROWS, compute_totals
+from sparseety_tui.core.figures._sums import CHUNK_ROWS
+from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
@@ -38,8 +40,8 @@ def _shapes() -> list[ModelShape]:
     return [DEFAULT_SHAPE, shape_from_config(str(SAMPLES / "models" / "tiny-qwen3-moe"))]
 
 
-def _totals(monkeypatch: pytest.MonkeyPatch, slice_rows: int, **kw: Any) -> dict[str, Any]:
-    monkeypatch.setattr(totals, "SLICE_ROWS", slice_rows)
+def _totals(monkeypatch: pytest.MonkeyPatch, slice_rows: int, **kw: Any) -> Totals:
+    monkeypatch.setattr(_sums, "SLICE_ROWS", slice_rows)
     return compute_totals(**kw)
 
 
@@ -54,9 +56,9 @@ def test_totals_in_slices_are_the_totals_of_whole_chunks(
         whole = _totals(monkeypatch, CHUNK_ROWS, extractor=extractor, shape=shape, rows=subset)
         sliced = _totals(monkeypatch, slice_rows, extractor=extractor, shape=shape, rows=subset)
         # The JSON text, so that a float that differs in its last bit is a difference.
-        assert json.dumps(sliced) == json.dumps(whole)
-        assert whole["requests"]["count"] == len(extractor.store if subset is None else rows)
-        assert whole["skipped"]["dropped_expert_slots"]["value"] is not None  # extras seen
+        assert json.dumps(sliced.to_json()) == json.dumps(whole.to_json())
+        assert whole.requests.count == len(extractor.store if subset is None else rows)
+        assert whole.skipped.dropped_expert_slots.value is not None  # extras seen
 
 
 def test_skip_sums_of_slices_put_end_to_end_are_the_sums_of_all_rows() -> None:

@@ -14,7 +14,9 @@ from rich.console import Console
 from sparseety_tui.cli.summary_view import render_summary
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.figures._document import Totals
 from sparseety_tui.core.figures._figures import row_skip
+from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.totals_strip import totals_items
 
@@ -26,6 +28,14 @@ def _text(document: dict[str, object]) -> str:
     console = Console(width=200, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
     console.print(render_summary(document))
     return console.export_text()
+
+
+def _totals(*paths: Path) -> Totals:
+    """The typed totals of ``paths`` read whole (what the TUI's strip is given)."""
+    extractor = Extractor()
+    for path in paths:
+        ingest_file(extractor, str(path))
+    return compute_totals(extractor, DEFAULT_SHAPE)
 
 
 def test_no_head_data_means_no_head_skip_figure(capsys: pytest.CaptureFixture[str]) -> None:
@@ -73,7 +83,7 @@ def test_cost_figures_say_which_requests_they_cover(capsys: pytest.CaptureFixtur
     text = _text(doc)
     assert "10,933.0 (over 35 of 60 requests)" in text
     assert "100.0% (over 35 of 60 requests)" in text
-    strip = ["".join(t for t, _ in item) for item in totals_items(doc, (), 0)]
+    strip = ["".join(t for t, _ in item) for item in totals_items(_totals(KV_LINES), (), 0)]
     assert "skip 0.0% (35 of 60 req)" in strip
 
 
@@ -117,14 +127,14 @@ def test_skip_is_unknown_where_cache_use_is_unknown(
     assert all_three["requests"]["with_cache_unknown"] == 2
     text = _text(all_three)
     assert "≥" in text and "cache use not logged (costed as no hit)" in text
-    strip = ["".join(t for t, _ in item) for item in totals_items(all_three, (), 0)]
+    typed = _totals(tmp_path / "c.jsonl")
+    assert typed.requests.with_cache_unknown == 2
+    strip = ["".join(t for t, _ in item) for item in totals_items(typed, (), 0)]
     assert any(s.startswith("skip ≥") for s in strip)
 
 
-def test_totals_while_a_big_file_loads_say_they_are_partial(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    doc = summary_json(capsys, str(KV_LINES))
+def test_totals_while_a_big_file_loads_say_they_are_partial() -> None:
+    doc = _totals(KV_LINES)
     loading = ["".join(t for t, _ in item) for item in totals_items(doc, (), 0, partial=True)]
     assert loading[0] == "requests 60 so far: older part loading"
     done = ["".join(t for t, _ in item) for item in totals_items(doc, (), 0)]

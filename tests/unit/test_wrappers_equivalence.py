@@ -198,7 +198,7 @@ def _drop(doc: dict[str, Any], path: tuple[str, ...]) -> None:
 def summary(path: Path) -> dict[str, Any]:
     extractor = make_extractor(Options())
     ingest_file(extractor, str(path))
-    doc = summary_document(extractor, make_shape(Options()))
+    doc = summary_document(extractor, make_shape(Options())).to_json()
     for f in doc["files"]:
         f.pop("path")
         f.pop("wrapper", None)

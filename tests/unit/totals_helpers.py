@@ -14,7 +14,7 @@ from sparseety_tui.ingest.batch import ingest_file
 
 
 def totals_and_peak(path: Path) -> tuple[dict[str, Any], int, Extractor]:
-    """``compute_totals`` of ``path`` read whole, the peak bytes it allocated (traced,
+    """``compute_totals`` of ``path`` read whole (as its JSON), the peak bytes it allocated (traced,
     after one warm-up call so that lazy imports and set-up do not count), and the
     Extractor."""
     extractor = Extractor()
@@ -23,6 +23,7 @@ def totals_and_peak(path: Path) -> tuple[dict[str, Any], int, Extractor]:
     tracemalloc.start()
     try:
         totals = compute_totals(extractor, DEFAULT_SHAPE)
-        return totals, tracemalloc.get_traced_memory()[1], extractor
+        peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+    return totals.to_json(), peak, extractor

@@ -1,15 +1,35 @@
 """Figures: what the store adds up to.
 
-``compute_totals`` (the document behind ``summary --json`` and the TUI's totals), the
-per-row figures and skip rules (``row_skip``, ``column_skip``), the cost model that names
-its source, live running totals, splits by model and file, per-minute trends and the
-engines' fleet figures."""
+``compute_totals`` (the typed ``Totals`` document behind ``summary --json`` and the TUI's
+totals: frozen dataclasses, one ``to_json`` giving the JSON), the per-row figures and skip
+rules (``row_skip``, ``column_skip``), the cost model that names its source, live running
+totals, splits by model and file, per-minute trends and the engines' fleet figures."""
 
 from sparseety_tui.core.figures._costmodel import (
     DEFAULT_SHAPE,
     ModelConfigError,
     ModelShape,
     shape_from_config,
+)
+from sparseety_tui.core.figures._document import (
+    CacheHitRequests,
+    EngineCounts,
+    EngineFigures,
+    EngineOwn,
+    EngineTotals,
+    ErrorTotals,
+    HeatMap,
+    ListedError,
+    LowerBoundCounts,
+    MinuteThroughput,
+    PrefillTokens,
+    Quantiles,
+    RequestTotals,
+    SkipKind,
+    SkippedTotals,
+    SplitGroup,
+    Splits,
+    Totals,
 )
 from sparseety_tui.core.figures._figures import (
     INPUT_COLUMNS,
@@ -30,6 +50,7 @@ from sparseety_tui.core.figures._fleet import (
     measured,
     prefill_cached,
 )
+from sparseety_tui.core.figures._reading import from_json
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._skip_trend import CHUNK_ROWS, skip_trends
 from sparseety_tui.core.figures._splits import SPLITS
@@ -43,10 +64,28 @@ __all__ = [
     "MAX_MINUTES",
     "SKIP_FIELDS",
     "SPLITS",
+    "CacheHitRequests",
     "Engine",
+    "EngineCounts",
+    "EngineFigures",
+    "EngineOwn",
+    "EngineTotals",
+    "ErrorTotals",
+    "HeatMap",
+    "ListedError",
+    "LowerBoundCounts",
+    "MinuteThroughput",
     "ModelConfigError",
     "ModelShape",
+    "PrefillTokens",
+    "Quantiles",
+    "RequestTotals",
     "RunningTotals",
+    "SkipKind",
+    "SkippedTotals",
+    "SplitGroup",
+    "Splits",
+    "Totals",
     "Trend",
     "Trends",
     "column_figures",
@@ -59,6 +98,7 @@ __all__ = [
     "fleet",
     "fleet_points",
     "fold",
+    "from_json",
     "label_of",
     "measured",
     "prefill_cached",

@@ -17,11 +17,12 @@ column-long array between calls.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from sparseety_tui.core.figures import _totals as totals
+from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import ModelShape
-from sparseety_tui.core.figures._totals import Sums, accumulate, gather_samples, totals_of
+from sparseety_tui.core.figures._document import Totals
+from sparseety_tui.core.figures._sums import Sums, accumulate, gather_samples
+from sparseety_tui.core.figures._totals import totals_of
 from sparseety_tui.core.store import SEGMENT_ROWS, FrozenExtractor
 
 
@@ -43,10 +44,10 @@ class RunningTotals:
         #: Rows of the last ``compute`` whose sums came from the one before.
         self.reused_rows = 0
 
-    def compute(self, state: FrozenExtractor, shape: ModelShape) -> dict[str, Any]:
+    def compute(self, state: FrozenExtractor, shape: ModelShape) -> Totals:
         store = state.store
         n = len(store)
-        chunk = totals.CHUNK_ROWS
+        chunk = _sums.CHUNK_ROWS
         whole = n - n % chunk
         added = self._added
         if added is None or not (

@@ -14,6 +14,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from sparseety_tui.core.figures._document import SplitGroup
+
 #: What the TUI's split key cycles through (``engine`` groups come from core.fleet).
 SPLITS = ("none", "model", "file", "engine")
 
@@ -82,7 +84,7 @@ class Groups:
         for code in np.unique(latency_codes).tolist():
             self.latencies.setdefault(code, []).append(latencies[latency_codes == code])
 
-    def result(self, name_of: Callable[[int], str]) -> list[dict[str, Any]]:
+    def result(self, name_of: Callable[[int], str]) -> tuple[SplitGroup, ...]:
         """One record per group, by name (codes of one name, such as every file of one
         path, added up), in name order. Lets go of the latencies it kept."""
         import numpy as np
@@ -93,25 +95,29 @@ class Groups:
         out = []
         for name in sorted(by_name):
             members = by_name[name]
-            record: dict[str, Any] = {
-                "name": name,
-                "requests": sum(self.requests[c] for c in members),
-                "failed": sum(self.failed[c] for c in members),
-            }
+            totals: dict[str, int | float | None] = {}
             for field, sums in self.sums.items():
                 known = [c for c in members if self.known[field].get(c)]
-                record[field] = _whole(sum(sums[c] for c in known)) if known else None
+                totals[field] = _whole(sum(sums[c] for c in known)) if known else None
             pieces = [piece for c in members for piece in self.latencies.get(c, ())]
             # A copy (the pieces may be shared), so it is partitioned in place.
             mine = np.concatenate(pieces) if pieces else np.zeros(0)
             rank = max(math.ceil(0.5 * mine.size), 1) - 1  # nearest rank, as core.totals
             if mine.size:
                 mine.partition(rank)
-            record["latency_p50_s"] = round(float(mine[rank]), 5) if mine.size else None
+            out.append(
+                SplitGroup(
+                    name=name,
+                    requests=sum(self.requests[c] for c in members),
+                    failed=sum(self.failed[c] for c in members),
+                    prompt_tokens=totals["prompt_tokens"],
+                    completion_tokens=totals["completion_tokens"],
+                    latency_p50_s=round(float(mine[rank]), 5) if mine.size else None,
+                )
+            )
             del mine
-            out.append(record)
         self.latencies.clear()
-        return out
+        return tuple(out)
 
 
 def _whole(value: float) -> int | float:

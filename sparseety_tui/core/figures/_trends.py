@@ -5,15 +5,15 @@ first timestamp to its last, all sources together), at most ``MAX_MINUTES`` of t
 latest: a day; the cost is bounded by that, not by the log's span):
 
 - **latency / TTFT** p50, p95, p99 of the requests that ended in the minute (nearest rank,
-  as ``core.totals.quantiles``). A request's end is its finish time, else its arrival plus
+  as ``_totals.sorted_quantiles``). A request's end is its finish time, else its arrival plus
   its latency. A minute where no request ended has no percentile: None, a gap.
 - **tokens/s** prompt and generation: the engine's own throughput where its stats lines log
   it (``core.fleet.per_minute``: engines summed; SGLang prefill lines without an input
   throughput give prefill tokens/s as their ``#new-token`` sum / 60), else the tokens of the requests counted
-  in the minute divided by 60 (``core.totals._per_minute``, on the same time as
+  in the minute divided by 60 (``_sums._per_minute``, on the same time as
   ``summary``'s ``throughput_per_minute``). The trend names the source it used.
 - **requests/s**: requests finished in the minute / 60, and received / 60 (finished only
-  when finish times are logged for most requests: ``core.totals.throughput_basis``).
+  when finish times are logged for most requests: ``_sums.throughput_basis``).
 - **cache hit rate**: cached / prompt tokens of the minute's requests that report both;
   else the engine's cached / (cached + new) prefill tokens; else the mean of the engine's
   ``prefix_cache_hit_rate`` over its recent stats lines (``core.series.STATS_POINTS``).
@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.figures import _fleet as fleet
-from sparseety_tui.core.figures._totals import CHUNK_ROWS, QUANTILES, _per_minute, throughput_basis
+from sparseety_tui.core.figures._sums import CHUNK_ROWS, _per_minute, throughput_basis
+from sparseety_tui.core.figures._totals import QUANTILES
 from sparseety_tui.core.store import EngineSeries, label_key
 from sparseety_tui.formats.timestamps import TIME_END
 
@@ -166,7 +167,7 @@ def _dates(values: Any) -> Any:
 
 
 def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
-    """The columns the request trends need, chunk by chunk (``core.totals.CHUNK_ROWS``), as
+    """The columns the request trends need, chunk by chunk (``_sums.CHUNK_ROWS``), as
     float64: ``end`` (finish time, else arrival + latency) with the latency and TTFT of the
     requests that have an end; ``received``; and ``cols`` (the raw columns, for
     ``_per_minute``)."""
@@ -300,7 +301,7 @@ def _to_tuple(column: Any) -> tuple[Value, ...]:
 def _count_minutes(
     req: Mapping[str, Any], time_column: str, first: int, count: int
 ) -> tuple[dict[int, list[int]], int]:
-    """``core.totals._per_minute`` over the requests whose ``time_column`` falls in the
+    """``_sums._per_minute`` over the requests whose ``time_column`` falls in the
     minutes shown (the rest cannot change a row shown); memoised in ``req``."""
     import numpy as np
 

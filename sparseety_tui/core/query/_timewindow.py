@@ -360,39 +360,6 @@ def _ts(value: object) -> float | None:
     return None
 
 
-def window_document(window: TimeWindow, counts: WindowRows) -> dict[str, Any]:
-    """The ``window`` object of ``summary --json``."""
-    spec = window.spec
-
-    def side(ts: float | None, bound: TimeBound | None) -> dict[str, Any] | None:
-        if bound is None:
-            return None
-        return {
-            "text": bound.text,
-            "utc": utc_text(ts, "%Y-%m-%dT%H:%M:%SZ") if ts is not None else None,
-            "epoch": None if ts is None else round(ts, 3),
-        }
-
-    return {
-        "since": side(window.since, spec.since if spec else None),
-        "until": side(window.until, spec.until if spec else None),
-        "anchor": None
-        if window.anchor is None
-        else {
-            "utc": utc_text(window.anchor, "%Y-%m-%dT%H:%M:%SZ"),
-            "epoch": round(window.anchor, 3),
-            "is": "newest time in the logs read",
-        },
-        "requests_in": int(len(counts.rows)),
-        "requests_outside": counts.outside,
-        "requests_without_time": counts.without_time,
-        "request_time": "received, else finished",
-        # Lines are counted per file; heat is aggregated over every request, not kept per
-        # request; errors are listed whole (``errors_in`` counts the window's).
-        "not_windowed": ["files", "experts", "dropped_experts", "head_skips", "errors"],
-    }
-
-
 class WindowedEngineSeries(EngineSeries):
     """An engine series that also keeps the stats lines that may fall in ``spec`` once it
     is resolved (the anchor of a relative bound is only known at the end of the read):

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
 from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.figures import (
+    ErrorTotals,
     ModelShape,
     column_figures,
     column_inputs,
@@ -22,19 +24,16 @@ from sparseety_tui.core.figures import (
     whole_number,
 )
 from sparseety_tui.core.query import (
-    NOT_FILTERED,
     Selection,
     records_in,
     select_rows,
-    window_document,
     window_rows,
     window_series,
 )
+from sparseety_tui.core.report._document import SummaryDocument, SummaryFilter, SummaryWindow
 from sparseety_tui.core.store import COUNT_SOURCES, STATES, ExtractorView
 from sparseety_tui.core.text import json_bytes, json_text
 from sparseety_tui.formats.wrapped import wrapper_name
-
-SCHEMA_VERSION = 1
 
 
 def _float(value: float, digits: int) -> float | int | None:
@@ -190,26 +189,28 @@ def tokenizer_used(extractor: ExtractorView) -> tuple[str, str]:
 LISTED_ERRORS = 1000
 
 
-def error_listing(extractor: ExtractorView) -> dict[str, Any]:
-    """``errors.records`` (the first and the last ``LISTED_ERRORS`` errors kept, in the
-    order read), ``listed`` (how many that is) and ``kept`` (how many records the error
-    log holds: all but the oldest beyond ``core.errors.ERROR_RECORDS``)."""
+def error_listing(extractor: ExtractorView, errors: ErrorTotals) -> ErrorTotals:
+    """``errors`` with ``records`` (the first and the last ``LISTED_ERRORS`` errors kept,
+    in the order read), ``listed`` (how many that is) and ``kept`` (how many records the
+    error log holds: all but the oldest beyond ``core.errors.ERROR_RECORDS``)."""
     records = extractor.error_log.records
     n = len(records)
     chosen = [*range(min(n, LISTED_ERRORS)), *range(max(LISTED_ERRORS, n - LISTED_ERRORS), n)]
-    listed = [error_record(extractor, records[i]) for i in chosen]
-    return {"records": listed, "listed": len(listed), "kept": n}
+    listed = tuple(error_record(extractor, records[i]) for i in chosen)
+    return replace(errors, records=listed, listed=len(listed), kept=n)
 
 
 def summary_document(
     extractor: ExtractorView, shape: ModelShape, selection: Selection | None = None
-) -> dict[str, Any]:
-    """The ``summary --json`` document. With a ``selection`` (``--filter``, ``--since``/
-    ``--until``) the request figures cover the rows it keeps, the engine figures the
-    window's stats lines, and ``filter``/``window`` say what was kept; the lines by kind
-    still count every line of every file, and the heat maps every request (they are
-    counted per layer as lines come, not kept per request)."""
-    extra: dict[str, Any] = {}
+) -> SummaryDocument:
+    """The ``summary --json`` document (``SummaryDocument.to_json`` gives its JSON). With
+    a ``selection`` (``--filter``, ``--since``/``--until``) the request figures cover the
+    rows it keeps, the engine figures the window's stats lines, and ``filter``/``window``
+    say what was kept; the lines by kind still count every line of every file, and the
+    heat maps every request (they are counted per layer as lines come, not kept per
+    request)."""
+    window_part: SummaryWindow | None = None
+    filter_part: SummaryFilter | None = None
     if selection is None or not selection.narrows:
         totals = compute_totals(extractor, shape)
     else:
@@ -218,29 +219,28 @@ def summary_document(
         engine = None
         if window is not None:
             engine, complete = window_series(extractor.engine, window)
-            extra["window"] = window_document(window, window_rows(extractor.store, window))
-            extra["window"]["engine_complete"] = complete
-            extra["window"]["errors_in"] = len(records_in(extractor.error_log.records, window))
+            errors_in = len(records_in(extractor.error_log.records, window))
+            rows = window_rows(extractor.store, window)
+            window_part = SummaryWindow.of(window, rows, complete, errors_in)
         totals = compute_totals(extractor, shape, rows=selected.rows, engine=engine)
         if selection.filter_text is not None:
-            extra["filter"] = {
-                "expression": selection.filter_text.strip(),
-                "requests": int(len(selected.rows)),
-                "of": len(extractor.store),
-                "not_filtered": list(NOT_FILTERED),
-            }
+            filter_part = SummaryFilter(
+                expression=selection.filter_text.strip(),
+                requests=int(len(selected.rows)),
+                of=len(extractor.store),
+            )
     # Every error (the window counts its own in ``window.errors_in``).
-    totals["errors"] = {**totals["errors"], **error_listing(extractor)}
+    totals = replace(totals, errors=error_listing(extractor, totals.errors))
     tokenizer, source = tokenizer_used(extractor)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "files": file_report(extractor),
-        **totals,
-        **extra,
-        "tokenizer": tokenizer,
-        "tokenizer_source": source,
-        "cost_model": shape.name,
-    }
+    return SummaryDocument(
+        files=tuple(file_report(extractor)),
+        totals=totals,
+        window=window_part,
+        filter=filter_part,
+        tokenizer=tokenizer,
+        tokenizer_source=source,
+        cost_model=shape.name,
+    )
 
 
 #: What an output does to each ``extract`` record before it is written: redaction

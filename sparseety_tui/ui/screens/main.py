@@ -11,7 +11,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer
 
-from sparseety_tui.core.figures import SPLITS, fleet, worst_imbalance
+from sparseety_tui.core.figures import SPLITS, HeatMap, Totals, fleet, worst_imbalance
 from sparseety_tui.core.query import ViewQuery
 from sparseety_tui.core.text import short_names
 from sparseety_tui.ingest.snapshot import Snapshot
@@ -46,14 +46,15 @@ EXPERTS_TITLE = "Expert load (layer × expert)"
 DUMP_SOURCE = " (dump counts)"
 
 
-def expert_source(totals: Mapping[str, Any]) -> tuple[Mapping[str, Any] | None, str]:
+def expert_source(totals: Totals | None) -> tuple[HeatMap | None, str]:
     """What the expert heatmap shows: per-token routing (``experts``), else the counts of
     expert-distribution dumps (``expert_distribution``), with the title note saying so."""
-    experts = totals.get("experts")
-    if experts:
-        return experts, ""
-    dumps = totals.get("expert_distribution")
-    return (dumps, DUMP_SOURCE) if dumps else (None, "")
+    if totals is None:
+        return None, ""
+    if totals.experts is not None:
+        return totals.experts, ""
+    dumps = totals.expert_distribution
+    return (dumps, DUMP_SOURCE) if dumps is not None else (None, "")
 
 
 #: Below this width the side panel (heatmap, engine) is hidden; the table gets it all.
@@ -160,10 +161,9 @@ class MainScreen(QueryScreen):
             # The figures are the table's rows only: say so before the first of them.
             items.insert(0, [("totals of ", "label"), (narrowed_by(snap.totals_query), "warn")])
         self.query_one(TotalsStrip).set_items(items)
-        totals = snap.totals or {}
         heat_scope = self._heat_scope(snap)
-        self._show_experts(totals, heat_scope)
-        heads = totals.get("head_skips")
+        self._show_experts(snap.totals, heat_scope)
+        heads = snap.totals.head_skips if snap.totals is not None else None
         heads_map = self.query_one("#heads-heatmap", Heatmap)
         heads_map.set_summary(heads, heat_scope)
         heads_map.set_class(not heads, "hidden")
@@ -208,16 +208,16 @@ class MainScreen(QueryScreen):
         group = next((e.group for e in engines if e.name == name), None)
         return None if group is None else ("engine", group)
 
-    def _show_experts(self, totals: Mapping[str, Any], scope: str = "") -> None:
+    def _show_experts(self, totals: Totals | None, scope: str = "") -> None:
         """One model's expert load at a time (``m`` cycles; a split by model picks it):
         per-token routing, else expert-distribution dump counts, labelled as such."""
         heatmap = self.query_one("#experts-heatmap", Heatmap)
         experts, source = expert_source(totals)
-        by_model: Mapping[str, Any] = (experts or {}).get("by_model") or {}
+        by_model: Mapping[str, HeatMap] = (experts.by_model if experts else None) or {}
         models = sorted(by_model)
         if self._split == "model" and self._last is not None:
             chosen = self._split_name(self._last)
-            if chosen is not None and chosen not in by_model and (experts or models):
+            if chosen is not None and chosen not in by_model and (experts is not None or models):
                 # The split's model routed nothing that was logged: say so, never show
                 # another model's load under it.
                 heatmap.set_title(f"Expert load: {escape(chosen)}")
@@ -236,15 +236,16 @@ class MainScreen(QueryScreen):
                 which = f" ({models.index(self._model) + 1}/{len(models)}, m: next)"
             heatmap.set_title(f"Expert load: {escape(self._model)}{which}{source}")
         note = ""
-        if shown:
+        if shown is not None:
             worst, _ = worst_imbalance(shown)
             if worst is not None:
                 note = f"max/mean {worst:.2f}"
         heatmap.set_summary(shown, " ".join(filter(None, (note, scope))))
 
     def action_cycle_model(self) -> None:
-        totals = (self._last.totals if self._last is not None else None) or {}
-        models = sorted((totals.get("experts") or {}).get("by_model") or {})
+        totals = self._last.totals if self._last is not None else None
+        experts = totals.experts if totals is not None else None
+        models = sorted((experts.by_model if experts is not None else None) or {})
         if len(models) < 2:
             self.say("expert heatmap: one model" if models else "no expert load to show")
             return

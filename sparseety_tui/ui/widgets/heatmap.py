@@ -10,11 +10,12 @@ with their share, the numbers a shade cannot give.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.widget import Widget
 
+from sparseety_tui.core.figures import HeatMap
 from sparseety_tui.ui.widgets.fit import fit_height
 
 SHADES = "░▒▓█"
@@ -86,12 +87,12 @@ class Heatmap(Widget):
             self.title = title
             self.refresh()
 
-    def set_summary(self, summary: Mapping[str, Any] | None, note: str = "") -> None:
-        """From a ``core.totals.heat_summary`` dict."""
-        if not summary or not summary.get("layers"):
+    def set_summary(self, summary: HeatMap | None, note: str = "") -> None:
+        """From a heat map of the totals (``core.figures.HeatMap``)."""
+        if summary is None or not summary.layers:
             self.set_data(None, note)
             return
-        self.set_data((summary["layers"], summary["width"], summary["counts"]), note)
+        self.set_data((summary.layers, summary.width, summary.counts), note)
 
     def _rows(self) -> int:
         if self._data is None:

@@ -1,20 +1,27 @@
 """The running-totals strip: requests, tokens, tokens/s, skips by kind, latency, errors.
 
-Every number comes from ``core.totals.compute_totals`` (the same function ``summary``
-uses), computed by the ingest worker; this widget only lays the items out, packing them
+Every number comes from ``core.figures.compute_totals`` (the same function ``summary``
+uses; its typed ``Totals``), computed by the ingest worker; this widget only lays the items out, packing them
 into as many lines as the width needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.core.figures import worst_imbalance
+from sparseety_tui.core.figures import (
+    ErrorTotals,
+    RequestTotals,
+    SkipKind,
+    SkippedTotals,
+    Totals,
+    worst_imbalance,
+)
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.fit import fit_height
@@ -22,11 +29,12 @@ from sparseety_tui.ui.widgets.sparkline import sparkline
 
 Item = list[tuple[str, str]]  # (text, component class suffix) pieces of one item
 
-SKIP_KINDS = (
-    ("cached", "cached_tokens"),
-    ("evicted", "evicted_kv_positions"),
-    ("masked", "masked_kv_positions"),
-    ("dropped", "dropped_expert_slots"),
+#: The skip kinds the strip shows: (label, which figures of ``Totals.skipped``).
+SKIP_KINDS: tuple[tuple[str, Callable[[SkippedTotals], SkipKind]], ...] = (
+    ("cached", lambda s: s.cached_tokens),
+    ("evicted", lambda s: s.evicted_kv_positions),
+    ("masked", lambda s: s.masked_kv_positions),
+    ("dropped", lambda s: s.dropped_expert_slots),
 )
 
 
@@ -42,20 +50,20 @@ def count(value: float | None) -> str:
     return "—" if value is None else fmt_count(int(value))
 
 
-def skip_item(req: Mapping[str, Any]) -> Item:
+def skip_item(req: RequestTotals) -> Item:
     """The skip ratio, marked "≥" while some request's cache use is unknown, and over
     how many requests when not all of them could be costed (summary_view says the same)."""
-    ratio = req.get("skip_ratio")
-    mark = "≥" if ratio is not None and req.get("with_cache_unknown") else ""
+    ratio = req.skip_ratio
+    mark = "≥" if ratio is not None and req.with_cache_unknown else ""
     item: Item = [("skip ", "label"), (mark + pct(ratio), "skip")]
-    covered, total = req.get("with_effective_compute", 0), req.get("count", 0)
+    covered, total = req.with_effective_compute, req.count
     if ratio is not None and covered < total:
         item.append((f" ({fmt_count(covered)} of {fmt_count(total)} req)", "dim"))
     return item
 
 
 def totals_items(
-    totals: Mapping[str, Any] | None,
+    totals: Totals | None,
     rate: Sequence[float],
     unparsed: int,
     show_rate: bool = True,
@@ -65,8 +73,8 @@ def totals_items(
     the part read so far (its newest lines): said, so they are not taken for the file's."""
     if totals is None:
         return [[("reading…", "dim")]]
-    req = totals.get("requests", {})
-    states = req.get("by_state", {})
+    req = totals.requests
+    states = req.by_state
     items: list[Item] = []
     state_bits = " ".join(
         f"{label} {fmt_count(states[name])}"
@@ -80,13 +88,13 @@ def totals_items(
         if states.get(name)
     )
     items.append(
-        [("requests ", "label"), (fmt_count(req.get("count", 0)), "value")]
+        [("requests ", "label"), (fmt_count(req.count), "value")]
         + ([(f" ({state_bits})", "dim")] if state_bits and len(states) > 1 else [])
         + ([(" so far: older part loading", "warn")] if partial else [])
     )
-    items.append([("prompt ", "label"), (count(req.get("prompt_tokens")), "value")])
-    items.append([("compl ", "label"), (count(req.get("completion_tokens")), "value")])
-    items.append([("cached ", "label"), (count(req.get("cached_tokens")), "value")])
+    items.append([("prompt ", "label"), (count(req.prompt_tokens), "value")])
+    items.append([("compl ", "label"), (count(req.completion_tokens), "value")])
+    items.append([("cached ", "label"), (count(req.cached_tokens), "value")])
     if show_rate:
         if rate:
             items.append(
@@ -99,19 +107,13 @@ def totals_items(
         else:
             items.append([("tok/s ", "label"), ("—", "value")])
     items.append(skip_item(req))
-    skipped = totals.get("skipped", {})
-    for label, key in SKIP_KINDS:
-        ratio = (skipped.get(key) or {}).get("ratio")
-        items.append([(f"{label} ", "label"), (pct(ratio), label)])
-    lat, ttft = totals.get("latency_s", {}), totals.get("ttft_s", {})
-    items.append(
-        [("lat p50/95 ", "label"), (f"{secs(lat.get('p50'))}/{secs(lat.get('p95'))}", "value")]
-    )
-    items.append(
-        [("ttft p50/95 ", "label"), (f"{secs(ttft.get('p50'))}/{secs(ttft.get('p95'))}", "value")]
-    )
-    experts = totals.get("experts")
-    if experts:
+    for label, kind in SKIP_KINDS:
+        items.append([(f"{label} ", "label"), (pct(kind(totals.skipped).ratio), label)])
+    lat, ttft = totals.latency_s, totals.ttft_s
+    items.append([("lat p50/95 ", "label"), (f"{secs(lat.p50)}/{secs(lat.p95)}", "value")])
+    items.append([("ttft p50/95 ", "label"), (f"{secs(ttft.p50)}/{secs(ttft.p95)}", "value")])
+    experts = totals.experts
+    if experts is not None:
         worst, models = worst_imbalance(experts)
         item = [
             ("experts max/mean ", "label"),
@@ -121,7 +123,7 @@ def totals_items(
             item.append((f" (worst of {models} models)", "dim"))
         items.append(item)
     items.append([("unparsed ", "label"), (fmt_count(unparsed), "warn" if unparsed else "value")])
-    items.extend(error_items(totals.get("errors")))
+    items.extend(error_items(totals.errors))
     return items
 
 
@@ -130,15 +132,15 @@ def totals_items(
 _OWN_ITEMS = (("oom", "oom"), ("retraction", "retract"), ("engine_dead", "dead"))
 
 
-def error_items(errors: Mapping[str, Any] | None) -> list[Item]:
+def error_items(errors: ErrorTotals | None) -> list[Item]:
     """``errors 760 · 5xx 2,104``, then OOM, retractions and dead engines when there are
     any (the strip wraps them onto another line when the width runs out). ``errors``
     counts every class but 5xx; an unknown count (no totals yet) is "—", never 0."""
-    if not errors or "count" not in errors:
+    if errors is None:
         return [[("errors ", "label"), ("—", "value")]]
-    by_kind: Mapping[str, int] = errors.get("by_kind") or {}
+    by_kind = errors.by_kind
     http = by_kind.get("http_5xx", 0)
-    others = errors["count"] - http
+    others = errors.count - http
     items: list[Item] = [
         [
             ("errors ", "label"),
@@ -230,21 +232,19 @@ class TotalsStrip(Widget):
         return out
 
 
-def split_groups(
-    totals: Mapping[str, Any] | None, split: str, paths: Sequence[str] = ()
-) -> list[str]:
+def split_groups(totals: Totals | None, split: str, paths: Sequence[str] = ()) -> list[str]:
     """The group names of a split (``core.splits.SPLITS``), in the order the key cycles;
     by file, every followed path (``paths``), with requests or not (engine stats only)."""
-    if not totals or split == "none":
+    if totals is None or split == "none":
         return []
     if split == "engine":
-        return list((totals.get("engine") or {}).get("by_engine") or {})
-    names = [group["name"] for group in (totals.get("splits") or {}).get(split, [])]
+        return list(totals.engine.by_engine) if totals.engine is not None else []
+    names = [group.name for group in totals.splits.of(split)]
     return sorted(set(names) | set(paths)) if split == "file" else names
 
 
 def split_items(
-    totals: Mapping[str, Any] | None, split: str, index: int, short: Mapping[str, str]
+    totals: Totals | None, split: str, index: int, short: Mapping[str, str]
 ) -> list[Item]:
     """The split's selected group as totals items, first in the strip: its name, which
     of how many (``X``: next), and its own figures; ``short``: a path's short name."""
@@ -262,24 +262,24 @@ def split_items(
     items: list[Item] = [
         [(f"{split} ", "label"), (escape(shown), "value"), (f" {index + 1}/{len(names)}", "dim")]
     ]
-    if split == "engine":
-        engine = totals["engine"]["by_engine"][name]
-        last = engine.get("last") or {}
-        items.append([("stats lines ", "label"), (fmt_count(engine["stats_lines"]), "value")])
+    if split == "engine" and totals.engine is not None:
+        engine = totals.engine.by_engine[name]
+        last = engine.last
+        items.append([("stats lines ", "label"), (fmt_count(engine.stats_lines), "value")])
         for label, key in (("running ", "running"), ("queue ", "queued"), ("waiting ", "waiting")):
             if last.get(key) is not None:
                 items.append([(label, "label"), (count(last[key]), "value")])
         if last.get("kv_usage") is not None:
             items.append([("KV ", "label"), (pct(last["kv_usage"]), "value")])
         return items
-    group = next((g for g in totals["splits"][split] if g["name"] == name), None)
+    group = next((g for g in totals.splits.of(split) if g.name == name), None)
     if group is None:  # a log with no request (engine stats only)
         items.append([("requests ", "label"), ("0", "value")])
         return items
-    items.append([("requests ", "label"), (fmt_count(group["requests"]), "value")])
-    items.append([("prompt ", "label"), (count(group["prompt_tokens"]), "value")])
-    items.append([("compl ", "label"), (count(group["completion_tokens"]), "value")])
-    items.append([("lat p50 ", "label"), (secs(group["latency_p50_s"]), "value")])
-    if group["failed"]:
-        items.append([("failed ", "label"), (fmt_count(group["failed"]), "error")])
+    items.append([("requests ", "label"), (fmt_count(group.requests), "value")])
+    items.append([("prompt ", "label"), (count(group.prompt_tokens), "value")])
+    items.append([("compl ", "label"), (count(group.completion_tokens), "value")])
+    items.append([("lat p50 ", "label"), (secs(group.latency_p50_s), "value")])
+    if group.failed:
+        items.append([("failed ", "label"), (fmt_count(group.failed), "error")])
     return items
