@@ -17,7 +17,7 @@ from sparseety_tui.core.figures import _totals as totals
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._totals import compute_totals
-from sparseety_tui.core.store._store import SEGMENT_ROWS
+from sparseety_tui.core.store import SEGMENT_ROWS
 from sparseety_tui.sources.lines import RawLine
 
 

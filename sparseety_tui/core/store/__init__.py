@@ -22,6 +22,27 @@ from sparseety_tui.core.store._files import (
 )
 from sparseety_tui.core.store._frozen import FrozenExtractor, FrozenStore, freeze_store, numeric
 from sparseety_tui.core.store._idindex import EncodedIds, IdIndex
+from sparseety_tui.core.store._layout import (
+    CACHE_HIT_REPORTED,
+    COUNT_FROM_IDS,
+    COUNT_IDS_LOWER_BOUND,
+    COUNT_REPORTED,
+    COUNT_SOURCES,
+    COUNT_TOKENIZER,
+    COUNT_TOKENIZER_LOWER_BOUND,
+    FLOAT32_MAX,
+    INT_COLUMNS,
+    KV_SKIP_NAMES,
+    LOWER_BOUND_SOURCES,
+    NAN,
+    ROW_LAYOUT,
+    STATE_CODE,
+    STATES,
+    UNKNOWN,
+    RowExtras,
+)
+from sparseety_tui.core.store._parts import StorePart
+from sparseety_tui.core.store._segments import SEGMENT_ROWS
 from sparseety_tui.core.store._series import (
     HEAT_INDICES,
     HEAT_LAYERS,
@@ -41,29 +62,7 @@ from sparseety_tui.core.store._series import (
     merge_heat_by_model,
     minute_cells,
 )
-from sparseety_tui.core.store._store import (
-    CACHE_HIT_REPORTED,
-    COUNT_FROM_IDS,
-    COUNT_IDS_LOWER_BOUND,
-    COUNT_REPORTED,
-    COUNT_SOURCES,
-    COUNT_TOKENIZER,
-    COUNT_TOKENIZER_LOWER_BOUND,
-    FLOAT32_MAX,
-    INT_COLUMNS,
-    KV_SKIP_NAMES,
-    LOWER_BOUND_SOURCES,
-    NAN,
-    ROW_LAYOUT,
-    SEGMENT_ROWS,
-    STATE_CODE,
-    STATES,
-    UNKNOWN,
-    LineLocation,
-    RequestStore,
-    RowExtras,
-    StorePart,
-)
+from sparseety_tui.core.store._store import LineLocation, RequestStore
 from sparseety_tui.core.store._views import (
     ColumnView,
     ExtractorView,
