@@ -21,6 +21,18 @@ from sparseety_tui.core.store._files import (
     add_counts,
 )
 from sparseety_tui.core.store._frozen import FrozenExtractor, FrozenStore, freeze_store, numeric
+from sparseety_tui.core.store._heat import (
+    HEAT_INDICES,
+    HEAT_LAYERS,
+    UNKNOWN_MODEL,
+    HeatByModel,
+    HeatCounts,
+    combined_heat,
+    copy_heat_by_model,
+    heat_for,
+    heat_index,
+    merge_heat_by_model,
+)
 from sparseety_tui.core.store._idindex import EncodedIds, IdIndex
 from sparseety_tui.core.store._layout import (
     CACHE_HIT_REPORTED,
@@ -44,22 +56,12 @@ from sparseety_tui.core.store._layout import (
 from sparseety_tui.core.store._parts import StorePart
 from sparseety_tui.core.store._segments import SEGMENT_ROWS
 from sparseety_tui.core.store._series import (
-    HEAT_INDICES,
-    HEAT_LAYERS,
     LABEL_FIELDS,
     SOURCE_SEP,
-    UNKNOWN_MODEL,
     EngineSeries,
-    HeatByModel,
-    HeatCounts,
     LabelSeries,
     RecordingEngineSeries,
-    combined_heat,
-    copy_heat_by_model,
-    heat_for,
-    heat_index,
     label_key,
-    merge_heat_by_model,
     minute_cells,
 )
 from sparseety_tui.core.store._store import LineLocation, RequestStore

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from sparseety_tui.core.store._errors import FrozenErrorLog
 from sparseety_tui.core.store._files import FrozenFile
+from sparseety_tui.core.store._heat import HeatCounts
 from sparseety_tui.core.store._idindex import EncodedIds
 from sparseety_tui.core.store._layout import INT_COLUMNS, UNKNOWN, RowExtras
 from sparseety_tui.core.store._lazy import column_values
@@ -35,7 +36,7 @@ from sparseety_tui.core.store._segments import (
     SegmentedColumn,
     joined,
 )
-from sparseety_tui.core.store._series import EngineSeries, HeatCounts
+from sparseety_tui.core.store._series import EngineSeries
 from sparseety_tui.core.store._store import LineLocation, RequestStore
 from sparseety_tui.core.store._views import merged_meta
 from sparseety_tui.core.tokens import TokenCounter
