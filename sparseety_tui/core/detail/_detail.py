@@ -1,6 +1,6 @@
 """Lazy request detail: re-read a request's lines, re-parse them, build the token trace.
 
-The store keeps only where a request's lines live; the detail view calls ``load_detail``
+The store keeps only where a request's lines live; the detail view calls ``build_detail``
 when the user drills in, and an LRU cache keeps the last few. Nothing here grows the
 store, whatever the number of tokens. Re-reading the lines is ``_reread``'s; here the
 fields they give become the token trace, its skips and its heat maps.
