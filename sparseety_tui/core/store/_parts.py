@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sparseety_tui.core.store._idindex import IdIndex
 from sparseety_tui.core.store._layout import ROW_LAYOUT, RowExtras
-from sparseety_tui.core.store._line_table import MoreLines
+from sparseety_tui.core.store._lazy import Column
+from sparseety_tui.core.store._line_table import LineTable, MoreLines
+from sparseety_tui.core.store._segments import RowTable, SegmentedColumn
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from sparseety_tui.core.store._store import RequestStore
 
 
 @dataclass
@@ -36,7 +36,26 @@ class StorePart:
     more_lines: dict[int, MoreLines]
 
 
-def export_part(store: RequestStore) -> StorePart:
+class _Store(Protocol):
+    """What a part is exported from and merged into: a ``RequestStore``'s columns, ids,
+    line places and extras, and its rule for merging a row (``merge_row``)."""
+
+    ids: IdIndex
+    models: list[str]
+    columns: dict[str, Column]
+    offset: SegmentedColumn
+    length: SegmentedColumn
+    extras: RowTable[RowExtras]
+    more_lines: LineTable
+
+    def __len__(self) -> int: ...
+    def model_code(self, name: str) -> int: ...
+    def add_line(self, row: int, file: int, offset: int, length: int) -> None: ...
+    def merge_row(self, row: int, values: tuple[Any, ...]) -> None: ...
+    def extras_for(self, row: int) -> RowExtras: ...
+
+
+def export_part(store: _Store) -> StorePart:
     """The store's rows, to be merged into another store (``merge_part``)."""
     return StorePart(
         ids=store.ids,
@@ -50,7 +69,7 @@ def export_part(store: RequestStore) -> StorePart:
 
 
 def merge_part(
-    store: RequestStore,
+    store: _Store,
     part: StorePart,
     file: int,
     line_shift: int,
@@ -76,7 +95,7 @@ def merge_part(
 
 
 def _incoming_columns(
-    store: RequestStore, part: StorePart, file: int, line_shift: int
+    store: _Store, part: StorePart, file: int, line_shift: int
 ) -> dict[str, np.ndarray[Any, Any]]:
     """The part's columns as numpy arrays in this store's terms: its model codes mapped to
     this store's, its rows in file ``file``, its line numbers counted from the file's
@@ -94,9 +113,7 @@ def _incoming_columns(
     return incoming
 
 
-def _append_all(
-    store: RequestStore, part: StorePart, incoming: Mapping[str, Any], file: int
-) -> None:
+def _append_all(store: _Store, part: StorePart, incoming: Mapping[str, Any], file: int) -> None:
     """Append every row of a part that shares no request with the store."""
     base = len(store)
     for name, values in incoming.items():
@@ -111,7 +128,7 @@ def _append_all(
 
 
 def _append_new(
-    store: RequestStore,
+    store: _Store,
     part: StorePart,
     incoming: Mapping[str, Any],
     file: int,
@@ -141,7 +158,7 @@ def _append_new(
 
 
 def _merge_shared(
-    store: RequestStore,
+    store: _Store,
     part: StorePart,
     incoming: Mapping[str, Any],
     file: int,
