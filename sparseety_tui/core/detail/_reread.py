@@ -12,8 +12,8 @@ from sparseety_tui.formats.serverlog import ServerLogParser
 from sparseety_tui.sources.lines import LineGoneError, read_line_at
 
 #: A source line longer than ``RAW_HEAD_BYTES + RAW_TAIL_BYTES`` is shown as its first and
-#: last bytes around an "N bytes elided" marker: a 50 MB line must not become 50 MB of text
-#: for the UI thread to lay out.
+#: last bytes around an "N bytes elided" marker: a line of many megabytes must not become as
+#: much text for the UI thread to lay out.
 RAW_HEAD_BYTES = 8 * 1024
 RAW_TAIL_BYTES = 2 * 1024
 #: Source lines shown per request at most (bytes); further lines are counted, not shown.
