@@ -164,6 +164,37 @@ def _sglang_flat(
     return _record(rid, arr, start, f"sglang base64 {dtype}", fields, options)
 
 
+@dataclass(frozen=True)
+class _OpenAIPrompt:
+    """What an OpenAI-style response (or its request) says of the prompt, shared by its
+    choices: its token ids and count, its cached tokens, and vLLM's prompt routing rows."""
+
+    ids: list[int] | None
+    count: int | None
+    cached: int | None
+    routing: np.ndarray | None
+
+
+def _openai_prompt(
+    rid: str, resp: dict[str, Any], req: dict[str, Any], usage: dict[str, Any]
+) -> _OpenAIPrompt:
+    ids = _ids(resp.get("prompt_token_ids")) or _ids(req.get("prompt_token_ids"))
+    count = _int(usage.get("prompt_tokens"))
+    if count is None and ids is not None:
+        count = len(ids)
+    details = usage.get("prompt_tokens_details")
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
+    routing = None
+    if resp.get("prompt_routed_experts") is not None:
+        try:
+            routing = decode_array(resp["prompt_routed_experts"])
+        except RoutedError as exc:
+            raise ResponseError(f"{rid}: prompt_routed_experts: {exc}") from None
+        if count is None:
+            count = len(routing)
+    return _OpenAIPrompt(ids, count, cached, routing)
+
+
 def _openai(
     resp: dict[str, Any], req: dict[str, Any], options: ConvertOptions
 ) -> Iterator[dict[str, Any]]:
@@ -174,69 +205,80 @@ def _openai(
     if not isinstance(choices, list) or not choices:
         raise ResponseError(f"{rid}: no choices")
     usage: dict[str, Any] = resp["usage"] if isinstance(resp.get("usage"), dict) else {}
-    prompt_ids = _ids(resp.get("prompt_token_ids")) or _ids(req.get("prompt_token_ids"))
-    prompt_n = _int(usage.get("prompt_tokens"))
-    if prompt_n is None and prompt_ids is not None:
-        prompt_n = len(prompt_ids)
-    details = usage.get("prompt_tokens_details")
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-    prompt_arr = None
-    if resp.get("prompt_routed_experts") is not None:
-        try:
-            prompt_arr = decode_array(resp["prompt_routed_experts"])
-        except RoutedError as exc:
-            raise ResponseError(f"{rid}: prompt_routed_experts: {exc}") from None
-        if prompt_n is None:
-            prompt_n = len(prompt_arr)
+    prompt = _openai_prompt(rid, resp, req, usage)
     for index, choice in enumerate(choices):
         if not isinstance(choice, dict):
             raise ResponseError(f"{rid}: choice {index} is not an object")
         name = rid if len(choices) == 1 else f"{rid}-{choice.get('index', index)}"
-        token_ids = _ids(choice.get("token_ids"))
-        completion_n = len(token_ids) if token_ids is not None else None
-        if completion_n is None and len(choices) == 1:
-            completion_n = _int(usage.get("completion_tokens"))
-        message = choice.get("message")
-        text = choice.get("text") if isinstance(choice.get("text"), str) else None
-        if text is None and isinstance(message, dict) and isinstance(message.get("content"), str):
-            text = message["content"]
-        prompt_text = req.get("prompt") if isinstance(req.get("prompt"), str) else None
-        fields = {
-            "model": resp.get("model") if isinstance(resp.get("model"), str) else None,
-            "finish_reason": choice.get("finish_reason")
-            if isinstance(choice.get("finish_reason"), str)
-            else None,
-            "prompt": prompt_text,
-            "completion": text,
-            "prompt_token_ids": prompt_ids,
-            "completion_token_ids": token_ids,
-            "prompt_tokens": prompt_n,
-            "completion_tokens": completion_n,
-            "cached_tokens": cached,
-        }
-        ext: dict[str, Any] = choice["sgl_ext"] if isinstance(choice.get("sgl_ext"), dict) else {}
-        value = ext.get("routed_experts", choice.get("routed_experts"))
-        if value is None and prompt_arr is None:
-            raise ResponseError(
-                f"{name}: no routed_experts (server flag --enable-return-routed-experts)"
-            )
-        if isinstance(value, str) and not is_npy(value):  # SGLang's raw int32
-            dtype = ext.get("routed_experts_dtype", "int32")
-            yield _sglang_flat(name, value, dtype, req, fields, options)
-            continue
-        try:
-            arr = decode_array(value) if value is not None else np.zeros((0, 0, 0), np.int64)
-        except RoutedError as exc:
-            raise ResponseError(f"{name}: routed_experts: {exc}") from None
-        source = "vllm .npy" if isinstance(value, str) else "vllm nested lists"
-        if prompt_arr is not None:
-            if len(arr) and prompt_arr.shape[1:] != arr.shape[1:]:
-                raise ResponseError(f"{name}: prompt and completion routing shapes differ")
-            arr = np.concatenate([prompt_arr, arr]) if len(arr) else prompt_arr
-            start = 0
-        else:
-            start = _place(len(arr), prompt_n, completion_n)
-        yield _record(name, arr, start, source, fields, options)
+        fields = _choice_fields(resp, req, choice, prompt, usage if len(choices) == 1 else None)
+        yield _choice_record(name, choice, req, fields, prompt, options)
+
+
+def _choice_fields(
+    resp: dict[str, Any],
+    req: dict[str, Any],
+    choice: dict[str, Any],
+    prompt: _OpenAIPrompt,
+    usage: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """A choice's request fields. ``usage``: the response's, when it has only this choice
+    (a count over several choices is no one choice's)."""
+    token_ids = _ids(choice.get("token_ids"))
+    completion_n = len(token_ids) if token_ids is not None else None
+    if completion_n is None and usage is not None:
+        completion_n = _int(usage.get("completion_tokens"))
+    message = choice.get("message")
+    text = choice.get("text") if isinstance(choice.get("text"), str) else None
+    if text is None and isinstance(message, dict) and isinstance(message.get("content"), str):
+        text = message["content"]
+    prompt_text = req.get("prompt") if isinstance(req.get("prompt"), str) else None
+    return {
+        "model": resp.get("model") if isinstance(resp.get("model"), str) else None,
+        "finish_reason": choice.get("finish_reason")
+        if isinstance(choice.get("finish_reason"), str)
+        else None,
+        "prompt": prompt_text,
+        "completion": text,
+        "prompt_token_ids": prompt.ids,
+        "completion_token_ids": token_ids,
+        "prompt_tokens": prompt.count,
+        "completion_tokens": completion_n,
+        "cached_tokens": prompt.cached,
+    }
+
+
+def _choice_record(
+    name: str,
+    choice: dict[str, Any],
+    req: dict[str, Any],
+    fields: dict[str, Any],
+    prompt: _OpenAIPrompt,
+    options: ConvertOptions,
+) -> dict[str, Any]:
+    """A choice's record: its routing (SGLang's raw int32, or vLLM's .npy or nested
+    lists after the prompt's rows) placed at the positions it covers."""
+    ext: dict[str, Any] = choice["sgl_ext"] if isinstance(choice.get("sgl_ext"), dict) else {}
+    value = ext.get("routed_experts", choice.get("routed_experts"))
+    if value is None and prompt.routing is None:
+        raise ResponseError(
+            f"{name}: no routed_experts (server flag --enable-return-routed-experts)"
+        )
+    if isinstance(value, str) and not is_npy(value):  # SGLang's raw int32
+        dtype = ext.get("routed_experts_dtype", "int32")
+        return _sglang_flat(name, value, dtype, req, fields, options)
+    try:
+        arr = decode_array(value) if value is not None else np.zeros((0, 0, 0), np.int64)
+    except RoutedError as exc:
+        raise ResponseError(f"{name}: routed_experts: {exc}") from None
+    source = "vllm .npy" if isinstance(value, str) else "vllm nested lists"
+    if prompt.routing is not None:
+        if len(arr) and prompt.routing.shape[1:] != arr.shape[1:]:
+            raise ResponseError(f"{name}: prompt and completion routing shapes differ")
+        arr = np.concatenate([prompt.routing, arr]) if len(arr) else prompt.routing
+        start = 0
+    else:
+        start = _place(len(arr), fields["prompt_tokens"], fields["completion_tokens"])
+    return _record(name, arr, start, source, fields, options)
 
 
 def convert_value(obj: Any, options: ConvertOptions) -> Iterator[dict[str, Any]]:

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from apphelpers import REPO, async_test, make_app, settle
 
-from sparseety_tui.core.detail._detail import RAW_BUDGET_BYTES, DetailCache
+from sparseety_tui.core.detail._detail import DetailCache
+from sparseety_tui.core.detail._reread import RAW_BUDGET_BYTES
 from sparseety_tui.ui.screens.detail import DetailScreen
 
 SIZE = (120, 40)

@@ -12,7 +12,7 @@ from sparseety_tui.cli.summary_view import render_summary
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.report._report import summary_document
-from sparseety_tui.core.store._store import STATES
+from sparseety_tui.core.store import STATES
 from sparseety_tui.formats import registry, sglang, vllm
 from sparseety_tui.formats.generic import FALLBACK
 from sparseety_tui.sources.lines import iter_lines

@@ -9,12 +9,8 @@ from pathlib import Path
 import pytest
 
 from sparseety_tui.core.detail import _detail as detail_mod
-from sparseety_tui.core.detail._detail import (
-    RAW_BUDGET_BYTES,
-    RAW_HEAD_BYTES,
-    RAW_TAIL_BYTES,
-    build_detail,
-)
+from sparseety_tui.core.detail._detail import build_detail
+from sparseety_tui.core.detail._reread import RAW_BUDGET_BYTES, RAW_HEAD_BYTES, RAW_TAIL_BYTES
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.batch import ingest_file
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.store._store import STATES
+from sparseety_tui.core.store import STATES
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources.lines import RawLine, iter_lines
 

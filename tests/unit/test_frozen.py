@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.store import SEGMENT_ROWS, RequestStore
 from sparseety_tui.core.store._frozen import FrozenStore
-from sparseety_tui.core.store._store import SEGMENT_ROWS, RequestStore
 
 
 class Line:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sparseety_tui.core.store import NAN, ROW_LAYOUT, SEGMENT_ROWS, UNKNOWN, RequestStore
 from sparseety_tui.core.store._frozen import freeze_store
-from sparseety_tui.core.store._store import NAN, ROW_LAYOUT, SEGMENT_ROWS, UNKNOWN, RequestStore
 
 
 def _store(ids: list[str]) -> RequestStore:

@@ -13,19 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from sparseety_tui.core.store import NAN, ROW_LAYOUT, SEGMENT_ROWS, UNKNOWN, RequestStore
 from sparseety_tui.core.store._frozen import freeze_store
-from sparseety_tui.core.store._store import (
-    LAZY_COLUMNS,
-    NAN,
-    ROW_LAYOUT,
-    SEGMENT_ROWS,
-    UNKNOWN,
-    DeltaSegment,
-    LazyColumn,
-    RequestStore,
-    SegmentedColumn,
-    column_values,
-)
+from sparseety_tui.core.store._layout import LAZY_COLUMNS
+from sparseety_tui.core.store._lazy import LazyColumn, column_values
+from sparseety_tui.core.store._segments import DeltaSegment, SegmentedColumn
 
 
 def _same(a: Any, b: Any) -> bool:

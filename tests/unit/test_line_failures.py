@@ -24,7 +24,7 @@ import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.cli import main as cli
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.store._store import UNKNOWN
+from sparseety_tui.core.store import UNKNOWN
 from sparseety_tui.events import Event, LineKind, ParsedLine
 from sparseety_tui.formats import sglang, vllm
 from sparseety_tui.formats.kvline import KvLineParser

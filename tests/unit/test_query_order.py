@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.query import _query as query_module
 from sparseety_tui.core.query._query import ViewQuery, compute_view, parse_filter
+from sparseety_tui.core.store import NAN, ROW_LAYOUT, UNKNOWN, RequestStore
 from sparseety_tui.core.store._frozen import freeze_store
-from sparseety_tui.core.store._store import NAN, ROW_LAYOUT, UNKNOWN, RequestStore
 
 LATENCY = ROW_LAYOUT.index("latency_s")
 PROMPT = ROW_LAYOUT.index("prompt_tokens")

@@ -16,7 +16,7 @@ from sparseety_tui.core.figures import _sums
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._totals import compute_totals
-from sparseety_tui.core.store._store import SEGMENT_ROWS
+from sparseety_tui.core.store import SEGMENT_ROWS
 from sparseety_tui.core.text import json_bytes
 from sparseety_tui.ingest.heavy import HeavyJob, run_job
 from sparseety_tui.sources.lines import RawLine

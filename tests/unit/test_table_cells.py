@@ -16,8 +16,8 @@ import pytest
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE, ModelShape
 from sparseety_tui.core.figures._figures import INPUT_COLUMNS, column_skip, row_skip
+from sparseety_tui.core.store import SEGMENT_ROWS
 from sparseety_tui.core.store._frozen import FrozenStore, numeric
-from sparseety_tui.core.store._store import SEGMENT_ROWS
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.table_cells import READS, cells_of
 

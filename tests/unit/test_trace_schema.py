@@ -195,7 +195,7 @@ def test_meta_fields_are_the_codes(schema: dict[str, Any]) -> None:
 
 
 def test_kv_skip_values_are_the_codes(schema: dict[str, Any]) -> None:
-    from sparseety_tui.core.store._store import KV_SKIP_NAMES
+    from sparseety_tui.core.store import KV_SKIP_NAMES
     from sparseety_tui.events import SkipKind
 
     allowed = set(schema["$defs"]["kvSkip"]["enum"])

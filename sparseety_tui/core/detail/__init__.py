@@ -7,12 +7,12 @@ from sparseety_tui.core.detail._detail import (
     DETAIL_MAX_TEXT_CHARS,
     DetailCache,
     RequestDetail,
-    SourceText,
     TokenView,
     build_detail,
     request_prompt,
     request_text,
 )
+from sparseety_tui.core.detail._reread import SourceText
 from sparseety_tui.core.detail._timing import derive_times
 
 __all__ = [

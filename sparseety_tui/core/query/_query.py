@@ -2,9 +2,8 @@
 
 ``parse_filter("skip>0.5 latency>2 state=finished llama")`` gives clauses; a ``ViewQuery``
 holds them with a sort column; ``compute_view`` turns a query into the row indices the table
-shows, vectorised with numpy over a store's columns (a frozen one, off the UI thread: a
-million rows take tens of milliseconds). The same language serves every reader (the TUI
-today, the HTTP API's ``?filter=`` later).
+shows, vectorised with numpy over a store's columns (a frozen one, off the UI thread). The
+same language serves every reader (the TUI today, the HTTP API's ``?filter=`` later).
 """
 
 from __future__ import annotations
@@ -193,61 +192,7 @@ def compute_view(
     import numpy as np
 
     cols = _ColumnsOnDemand(store, rows)
-    derived: dict[str, Any] = {}
-
-    def column(name: str) -> Any:
-        if name in derived:
-            return derived[name]
-        value: Any
-        if name == "skip":
-            from sparseety_tui.core.figures import column_figures
-
-            value = np.asarray(column_figures(store, shape, cols)["skip_ratio"], dtype=np.float64)
-        elif name == "latency":
-            value = cols["latency_s"].astype(np.float64)
-        elif name == "ttft":
-            value = cols["ttft_s"].astype(np.float64)
-        elif name == "prompt":
-            value = cols["prompt_tokens"]
-        elif name == "completion":
-            value = cols["completion_tokens"]
-        elif name == "cached":
-            value = cols["cached_tokens"]
-        elif name == "experts":
-            value = cols["topk_experts"]
-        elif name == "max_tokens":
-            value = cols["max_tokens"]
-        elif name == "n":
-            value = cols["sampling_n"]
-        elif name in ("temperature", "top_p"):
-            value = np.round(cols[name].astype(np.float64), _REAL_DIGITS)
-        elif name == "time":
-            value = np.where(
-                np.isnan(cols["received_ts"]), cols["finished_ts"], cols["received_ts"]
-            )
-        elif name == "state":
-            value = cols["state"].astype(np.int64)
-        elif name == "model":
-            names = store.models
-            order = {
-                code: rank
-                for rank, code in enumerate(
-                    sorted(range(len(names)), key=lambda c: names[c].lower())
-                )
-            }
-            ranks = np.array([order[c] for c in range(len(names))], dtype=np.int64)
-            value = ranks[cols["model"].astype(np.int64)]
-        elif name == "id":
-            ids = _ids(store, rows)
-            value = np.empty(rows, dtype=np.int64)
-            value[np.array(sorted(range(rows), key=ids.__getitem__), dtype=np.int64)] = np.arange(
-                rows, dtype=np.int64
-            )
-        else:
-            raise KeyError(name)
-        derived[name] = value
-        return value
-
+    column = _FieldColumns(store, shape, cols, rows)
     mask = np.ones(rows, dtype=bool)
     if query.window is not None:
         if window is None:
@@ -258,24 +203,120 @@ def compute_view(
         mask &= _clause_mask(store, cols, clause, column, rows)
     if query.sort is None:
         # Arrival (or log) order: the rows' positions straight into int32, no int64 index
-        # nor sort over every row (that made ~130 MiB of the live tail's peak at 1 GB).
+        # nor sort over every row (either would be a large part of a live tail's peak).
         return _log_order(store, mask, older_files, query.reverse)
     index = _positions(mask)
-    keys = column(query.sort)[index]
+    # int32 (``index``'s): a big view's index is what the table holds between queries.
+    ordered: np.ndarray[Any, Any] = index[_sort_order(column(query.sort)[index], query.reverse)]
+    return ordered
+
+
+def _sort_order(keys: np.ndarray[Any, Any], reverse: bool) -> np.ndarray[Any, Any]:
+    """The stable order of ``keys``; unknown (NaN) keys last, reversed or not."""
+    import numpy as np
+
     if keys.dtype.kind == "f":
         unknown = np.isnan(keys)
         order = np.argsort(np.where(unknown, np.inf, keys), kind="stable")
-        if query.reverse:
+        if reverse:
             # Reverse the known part only: unknown values stay last.
             known_order = order[~unknown[order]][::-1]
             order = np.concatenate([known_order, order[unknown[order]]])
     else:
         order = np.argsort(keys, kind="stable")
-        if query.reverse:
+        if reverse:
             order = order[::-1]
-    # int32 (``index``'s): a million-row view's index is what the table holds between
-    # queries.
-    return index[order]
+    return order
+
+
+#: Filter and sort fields that are a store column as it is.
+_PLAIN_FIELDS = {
+    "prompt": "prompt_tokens",
+    "completion": "completion_tokens",
+    "cached": "cached_tokens",
+    "experts": "topk_experts",
+    "max_tokens": "max_tokens",
+    "n": "sampling_n",
+}
+#: Filter and sort fields that are a float32 store column, compared as float64.
+_SECONDS_FIELDS = {"latency": "latency_s", "ttft": "ttft_s"}
+#: Filter and sort fields that are a float32 sampling parameter (see ``_REAL_DIGITS``).
+_REAL_FIELDS = ("temperature", "top_p")
+
+
+class _FieldColumns:
+    """A filter or sort field's values over the view's rows (numeric, one per row), each
+    made once per view from the store's columns as the query asks for them."""
+
+    def __init__(
+        self, store: StoreView, shape: ModelShape, cols: Mapping[str, Any], rows: int
+    ) -> None:
+        self._store = store
+        self._shape = shape
+        self._cols = cols
+        self._rows = rows
+        self._made: dict[str, Any] = {}
+
+    def __call__(self, name: str) -> Any:
+        if name in self._made:
+            return self._made[name]
+        value = self._made[name] = self._make(name)
+        return value
+
+    def _make(self, name: str) -> Any:
+        import numpy as np
+
+        cols = self._cols
+        if name in _PLAIN_FIELDS:
+            return cols[_PLAIN_FIELDS[name]]
+        if name in _SECONDS_FIELDS:
+            return cols[_SECONDS_FIELDS[name]].astype(np.float64)
+        if name in _REAL_FIELDS:
+            return np.round(cols[name].astype(np.float64), _REAL_DIGITS)
+        if name == "skip":
+            return self._skip_ratio()
+        if name == "time":
+            return np.where(np.isnan(cols["received_ts"]), cols["finished_ts"], cols["received_ts"])
+        if name == "state":
+            return cols["state"].astype(np.int64)
+        if name == "model":
+            return self._model_ranks()
+        if name == "id":
+            return self._id_ranks()
+        raise KeyError(name)
+
+    def _skip_ratio(self) -> Any:
+        """Each row's skip ratio, as the table's figures give it."""
+        import numpy as np
+
+        from sparseety_tui.core.figures import column_figures
+
+        figures = column_figures(self._store, self._shape, self._cols)
+        return np.asarray(figures["skip_ratio"], dtype=np.float64)
+
+    def _model_ranks(self) -> Any:
+        """Each row's model as its rank among the model names (case-insensitive)."""
+        import numpy as np
+
+        names = self._store.models
+        order = {
+            code: rank
+            for rank, code in enumerate(sorted(range(len(names)), key=lambda c: names[c].lower()))
+        }
+        ranks = np.array([order[c] for c in range(len(names))], dtype=np.int64)
+        return ranks[self._cols["model"].astype(np.int64)]
+
+    def _id_ranks(self) -> Any:
+        """Each row's request id as its rank among the view's ids."""
+        import numpy as np
+
+        rows = self._rows
+        ids = _ids(self._store, rows)
+        value = np.empty(rows, dtype=np.int64)
+        value[np.array(sorted(range(rows), key=ids.__getitem__), dtype=np.int64)] = np.arange(
+            rows, dtype=np.int64
+        )
+        return value
 
 
 #: Rows whose positions are taken at once: bounds the int64 ``flatnonzero`` gives.
@@ -383,8 +424,8 @@ def _ids(store: StoreView, rows: int) -> list[str]:
 
 class _ColumnsOnDemand(Mapping[str, Any]):
     """``store.numeric_view(0, rows)``, one column at a time as a filter, sort or figure
-    asks for it: a view over a million rows reads a few of the store's ~40 columns, and
-    copying them all as float64 made the live tail's peak."""
+    asks for it: a view reads a few of the store's columns, and copying them all as
+    float64 would make a live tail's peak memory."""
 
     def __init__(self, store: StoreView, rows: int) -> None:
         self._store = store

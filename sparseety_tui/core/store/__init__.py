@@ -22,27 +22,20 @@ from sparseety_tui.core.store._files import (
     add_counts,
 )
 from sparseety_tui.core.store._frozen import FrozenExtractor, FrozenStore, freeze_store, numeric
-from sparseety_tui.core.store._idindex import EncodedIds, IdIndex
-from sparseety_tui.core.store._series import (
+from sparseety_tui.core.store._heat import (
     HEAT_INDICES,
     HEAT_LAYERS,
-    LABEL_FIELDS,
-    SOURCE_SEP,
     UNKNOWN_MODEL,
-    EngineSeries,
     HeatByModel,
     HeatCounts,
-    LabelSeries,
-    RecordingEngineSeries,
     combined_heat,
     copy_heat_by_model,
     heat_for,
     heat_index,
-    label_key,
     merge_heat_by_model,
-    minute_cells,
 )
-from sparseety_tui.core.store._store import (
+from sparseety_tui.core.store._idindex import EncodedIds, IdIndex
+from sparseety_tui.core.store._layout import (
     CACHE_HIT_REPORTED,
     COUNT_FROM_IDS,
     COUNT_IDS_LOWER_BOUND,
@@ -56,15 +49,23 @@ from sparseety_tui.core.store._store import (
     LOWER_BOUND_SOURCES,
     NAN,
     ROW_LAYOUT,
-    SEGMENT_ROWS,
     STATE_CODE,
     STATES,
     UNKNOWN,
-    LineLocation,
-    RequestStore,
     RowExtras,
-    StorePart,
 )
+from sparseety_tui.core.store._parts import StorePart
+from sparseety_tui.core.store._segments import SEGMENT_ROWS
+from sparseety_tui.core.store._series import (
+    LABEL_FIELDS,
+    SOURCE_SEP,
+    EngineSeries,
+    LabelSeries,
+    RecordingEngineSeries,
+    label_key,
+    minute_cells,
+)
+from sparseety_tui.core.store._store import LineLocation, RequestStore
 from sparseety_tui.core.store._views import (
     ColumnView,
     ExtractorView,

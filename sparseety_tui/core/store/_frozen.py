@@ -8,7 +8,7 @@ part of it at any time, without locks and without catching races.
 Freezing is incremental, so it can run after every fed batch: a ``FrozenStore`` is a list
 of segments of ``SEGMENT_ROWS`` rows (the columns, the ids, the extras). A full segment's
 columns are the store's own arrays, compacted and read-only from then on (the store copies
-one before writing to it: ``core.store.SegmentedColumn``), its ids the store's own sealed
+one before writing to it: ``SegmentedColumn``), its ids the store's own sealed
 bytes and ends (``IdIndex.seal``: ids never change); the rest is copied.
 Rows are only appended at the end of a store and ``RequestStore.dirty_from`` says the
 lowest row changed in place since the last freeze, so every full segment below it is shared
@@ -23,23 +23,21 @@ from typing import TYPE_CHECKING, Any, overload
 
 from sparseety_tui.core.store._errors import FrozenErrorLog
 from sparseety_tui.core.store._files import FrozenFile
+from sparseety_tui.core.store._heat import HeatCounts
 from sparseety_tui.core.store._idindex import EncodedIds
+from sparseety_tui.core.store._layout import INT_COLUMNS, UNKNOWN, RowExtras
+from sparseety_tui.core.store._lazy import column_values
 from sparseety_tui.core.store._line_table import LineSegment, LineTable, MoreLines
-from sparseety_tui.core.store._series import EngineSeries, HeatCounts
-from sparseety_tui.core.store._store import (
-    INT_COLUMNS,
+from sparseety_tui.core.store._segments import (
     SEGMENT_ROWS,
     SEGMENT_SHIFT,
-    UNKNOWN,
-    LineLocation,
-    RequestStore,
-    RowExtras,
     RowTable,
     Segment,
     SegmentedColumn,
-    column_values,
     joined,
 )
+from sparseety_tui.core.store._series import EngineSeries
+from sparseety_tui.core.store._store import LineLocation, RequestStore
 from sparseety_tui.core.store._views import merged_meta
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, MetaPayload

@@ -11,8 +11,8 @@ fine: the table is never persisted or shared between processes).
 
 For the live tail, ``seal`` moves every full segment of rows out of the growing tail into
 an immutable ``EncodedIds`` (bytes, int32 ends): a frozen copy of the store shares those
-instead of copying every id's bytes and ends (48 MiB at 1 GB of request JSONL), and their
-ends take 4 bytes a row instead of 8. Batch commands never seal: one tail, as before.
+instead of copying every id's bytes and ends (most of a frozen copy of a big request log),
+and their ends take 4 bytes a row instead of 8. Batch commands never seal: one tail.
 """
 
 from __future__ import annotations

@@ -2,14 +2,14 @@
 
 Most rows of a vLLM log have exactly one such line (the ``Added request`` line after the
 ``Received request`` one), and they come in bulk, a run of new rows at a time
-(``core.vllm_bulk``). Kept as a tuple in a dict, that is four Python objects a row (the
-row number, the tuples, the offset) and a dict entry: 7 % of reading a big vLLM log, and
-most of what its rows held. So a segment keeps such "single" lines in three arrays of
-its rows (file, offset, length; offset -1: none) and everything else (rows with more
-lines, lines added one at a time) in a dict, as before. Readers see one ``Mapping``:
+(the vLLM fast path). Kept as a tuple in a dict, that is four Python objects a row (the
+row number, the tuples, the offset) and a dict entry: a visible part of reading a big vLLM
+log, and most of what its rows held. So a segment keeps such "single" lines in three
+arrays of its rows (file, offset, length; offset -1: none) and everything else (rows with
+more lines, lines added one at a time) in a dict. Readers see one ``Mapping``:
 ``get(row)`` of a single line makes its tuple then.
 
-A frozen store (``core.frozen``) takes a segment's ``snapshot`` (a copy of what the
+A frozen store (``FrozenStore``) takes a segment's ``snapshot`` (a copy of what the
 writer thread may still change).
 """
 

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any, Protocol, overload
 
 from sparseety_tui.core.store._errors import ErrorRecord
 from sparseety_tui.core.store._files import Diagnostic
-from sparseety_tui.core.store._series import EngineSeries, HeatCounts
-from sparseety_tui.core.store._store import LineLocation, RowExtras
+from sparseety_tui.core.store._heat import HeatCounts
+from sparseety_tui.core.store._layout import RowExtras
+from sparseety_tui.core.store._series import EngineSeries
+from sparseety_tui.core.store._store import LineLocation
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, MetaPayload
 from sparseety_tui.formats.base import FormatFamily

@@ -1,4 +1,4 @@
-"""Finding the model's own tokenizer on this host, offline (issue #10, item 7).
+"""Finding the model's own tokenizer on this host, offline.
 
 Counts from text are only right with the tokenizer of the model that served the text. On
 an inference host it is already on disk. The order (the first that gives one wins; the
@@ -12,8 +12,8 @@ outputs name which, ``tokenizer_source``):
 3. ``hf_cache``: that name (``Qwen/Qwen2.5-7B-Instruct``) in the Hugging Face cache
    (``$HF_HUB_CACHE``, ``$HF_HOME/hub``, ``$XDG_CACHE_HOME/huggingface/hub``,
    ``~/.cache/huggingface/hub``), the snapshot ``refs/main`` names, else the newest;
-4. ``config``: ``$SPARSEETY_TUI_TOKENIZER`` (a tokenizer.json or model folder), until the
-   config file of #14 holds the setting;
+4. ``config``: ``$SPARSEETY_TUI_TOKENIZER`` (a tokenizer.json or model folder; the
+   config file's ``tokenizer`` key is a default for ``--tokenizer``, step 1);
 5. ``default``: the bundled DeepSeek tokenizer, named as the last resort.
 
 Only ``stat``s and one small read (``refs/main``): nothing is loaded here, the hub is never

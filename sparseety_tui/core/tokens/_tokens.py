@@ -13,7 +13,7 @@ logged, found offline by ``core.tokenizer_find``); each ``TokenCounter`` says ho
 chosen (``source``).
 
 The tokenizer's name is known without loading it, so every output can name it, while the
-cost of loading (0.4-0.7 s) is only paid when a count from text is actually needed; the
+cost of loading (a noticeable pause) is only paid when a count from text is actually needed; the
 commands ``load()`` one named with ``--tokenizer`` at start, so that a bad one is reported
 at once (``ingest.batch.load_tokens``).
 """
@@ -210,7 +210,7 @@ class TokenCounter:
 def _open_backend(path: Path) -> _Backend:
     """The tokenizer at ``path``, loaded once per process while the file is unchanged.
 
-    Loading the default tokenizer costs about 0.5 s, and one process can make many
+    Loading a tokenizer is slow next to counting with it, and one process can make many
     extractors (``compare`` has two sides, ``serve`` one per ``POST /extract``). A loaded
     backend holds no state that a count changes, so extractors can share it.
     """
