@@ -14,7 +14,7 @@ engine figures) stay maps.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from sparseety_tui.core.figures._reading import from_json
@@ -25,8 +25,28 @@ Number = int | float | None
 EngineFigures = Mapping[str, Any]
 
 
+class FieldsJson:
+    """A part whose JSON is its fields in declaration order: nested parts by their own
+    ``to_json``, tuples as lists, maps as dicts."""
+
+    __slots__ = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: _json_value(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
+
+
+def _json_value(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, tuple):
+        return [_json_value(item) for item in value]
+    if isinstance(value, Mapping):
+        return {key: _json_value(item) for key, item in value.items()}
+    return value
+
+
 @dataclass(frozen=True, slots=True)
-class Quantiles:
+class Quantiles(FieldsJson):
     """``latency_s`` / ``ttft_s``: exact nearest-rank quantiles over the requests that
     reported the value (``count`` of them); all None when none did."""
 
@@ -37,38 +57,22 @@ class Quantiles:
     max: float | None
     mean: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "count": self.count,
-            "p50": self.p50,
-            "p95": self.p95,
-            "p99": self.p99,
-            "max": self.max,
-            "mean": self.mean,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class LowerBoundCounts:
+class LowerBoundCounts(FieldsJson):
     """Requests whose prompt or completion count is only a lower bound (cut at vLLM's
     ``--max-log-len``)."""
 
     prompt: int
     completion: int
 
-    def to_json(self) -> dict[str, Any]:
-        return {"prompt": self.prompt, "completion": self.completion}
-
 
 @dataclass(frozen=True, slots=True)
-class CacheHitRequests:
+class CacheHitRequests(FieldsJson):
     """Requests that flagged a cache hit (``hit``) of those that flagged either way."""
 
     hit: int
     reported: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"hit": self.hit, "reported": self.reported}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,15 +132,12 @@ class RequestTotals:
 
 
 @dataclass(frozen=True, slots=True)
-class SkipKind:
+class SkipKind(FieldsJson):
     """One kind of skip in its natural unit: ``value`` skipped ``of`` the whole."""
 
     value: int | None
     of: int | None
     ratio: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "of": self.of, "ratio": self.ratio}
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,7 @@ class SkippedTotals:
 
 
 @dataclass(frozen=True, slots=True)
-class MinuteThroughput:
+class MinuteThroughput(FieldsJson):
     """One row of ``throughput_per_minute``: the minute's start (epoch s), its requests,
     and their tokens (None when none of them reported a count)."""
 
@@ -176,14 +177,6 @@ class MinuteThroughput:
     requests: int
     prompt_tokens: int | None
     completion_tokens: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "minute": self.minute,
-            "requests": self.requests,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,30 +216,24 @@ class HeatMap:
 
 
 @dataclass(frozen=True, slots=True)
-class PrefillTokens:
+class PrefillTokens(FieldsJson):
     """The engines' prefill tokens computed (``new``) and served from the prefix cache."""
 
     new: Number
     cached: Number
     cached_ratio: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"new": self.new, "cached": self.cached, "cached_ratio": self.cached_ratio}
-
 
 @dataclass(frozen=True, slots=True)
-class EngineCounts:
+class EngineCounts(FieldsJson):
     """Counters summed over the engines (None: no engine reported it)."""
 
     preemptions: Number
     corrupted: Number
 
-    def to_json(self) -> dict[str, Any]:
-        return {"preemptions": self.preemptions, "corrupted": self.corrupted}
-
 
 @dataclass(frozen=True, slots=True)
-class EngineOwn:
+class EngineOwn(FieldsJson):
     """One engine's own figures (``engine.by_engine``)."""
 
     stats_lines: int
@@ -255,18 +242,9 @@ class EngineOwn:
     mean: EngineFigures
     last: EngineFigures
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "stats_lines": self.stats_lines,
-            "replicated_reports_folded": self.replicated_reports_folded,
-            "per_minute_mean": [dict(row) for row in self.per_minute_mean],
-            "mean": dict(self.mean),
-            "last": dict(self.last),
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class EngineTotals:
+class EngineTotals(FieldsJson):
     """``engine``: the fleet's figures from the stats lines, and each engine's own
     (``core.fleet`` says what an engine is and how engines add up)."""
 
@@ -281,23 +259,9 @@ class EngineTotals:
     last: EngineFigures
     by_engine: Mapping[str, EngineOwn]
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "stats_lines": self.stats_lines,
-            "engines": self.engines,
-            "replicated_reports_folded": self.replicated_reports_folded,
-            "aggregated_reports_skipped": self.aggregated_reports_skipped,
-            "per_minute_mean": [dict(row) for row in self.per_minute_mean],
-            "mean": dict(self.mean),
-            "prefill_tokens": self.prefill_tokens.to_json(),
-            "totals": self.totals.to_json(),
-            "last": dict(self.last),
-            "by_engine": {name: own.to_json() for name, own in self.by_engine.items()},
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class ListedError:
+class ListedError(FieldsJson):
     """One error as the document lists it: where (file path, first and last line), when,
     what (class, message, exception), and the request and HTTP status it names (None:
     not named)."""
@@ -312,20 +276,6 @@ class ListedError:
     exception: str | None
     request_id: str | None
     status: int | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "line": self.line,
-            "last_line": self.last_line,
-            "lines": self.lines,
-            "ts": self.ts,
-            "kind": self.kind,
-            "message": self.message,
-            "exception": self.exception,
-            "request_id": self.request_id,
-            "status": self.status,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -356,7 +306,7 @@ class ErrorTotals:
 
 
 @dataclass(frozen=True, slots=True)
-class SplitGroup:
+class SplitGroup(FieldsJson):
     """One group of a split (a model, a file path): its own request figures."""
 
     name: str
@@ -366,19 +316,9 @@ class SplitGroup:
     completion_tokens: Number
     latency_p50_s: float | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "requests": self.requests,
-            "failed": self.failed,
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "latency_p50_s": self.latency_p50_s,
-        }
-
 
 @dataclass(frozen=True, slots=True)
-class Splits:
+class Splits(FieldsJson):
     """``splits``: the request figures by model name and by file path, in name order."""
 
     model: tuple[SplitGroup, ...]
@@ -387,12 +327,6 @@ class Splits:
     def of(self, split: str) -> tuple[SplitGroup, ...]:
         """The groups of a split key (``model``, ``file``); none for any other."""
         return self.model if split == "model" else self.file if split == "file" else ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "model": [group.to_json() for group in self.model],
-            "file": [group.to_json() for group in self.file],
-        }
 
 
 @dataclass(frozen=True, slots=True)
