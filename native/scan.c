@@ -17,6 +17,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "scan_args.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -697,19 +699,13 @@ PyDoc_STRVAR(scan_requests_doc,
 "0 = the data ended, 1 = the line at ``end`` (ending at ``next_end``) is not simple,\n"
 "2 = a limit was reached. Columns are bytes, laid out as core/bulk.py reads them.");
 
-static PyObject *scan_requests(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *scan_requests(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t start, max_records, max_line_bytes;
-    if (!PyArg_ParseTuple(args, "y*nnn:scan_requests", &view, &start, &max_records, &max_line_bytes))
+    if (!scan_args(args, "y*nnn:scan_requests", &view, &start, &max_records, &max_line_bytes))
         return NULL;
     const char *data = view.buf;
     Py_ssize_t size = view.len;
-    if (start < 0 || start > size || max_records < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "start or max_records out of range");
-        return NULL;
-    }
     scan_out *out = &scratch;
     reset_scratch(out);
     Py_ssize_t pos = start, next_end = start;

@@ -18,6 +18,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "scan_args.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -391,19 +393,12 @@ PyDoc_STRVAR(scan_doc,
 "``last_minute``/``last_sec`` are the last line's (-1 when no line was read); ``firsts``\n"
 "the index of the first prefill, decode and access line (-1: none).");
 
-static PyObject *scan(PyObject *self, PyObject *args) {
-    (void)self;
+static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
     Py_ssize_t start, max_line_bytes, max_lines;
-    if (!PyArg_ParseTuple(args, "y*nnn:scan", &view, &start, &max_line_bytes, &max_lines))
-        return NULL;
+    if (!scan_args(args, "y*nnn:scan", &view, &start, &max_line_bytes, &max_lines)) return NULL;
     const char *data = view.buf;
     Py_ssize_t size = view.len;
-    if (start < 0 || start > size || max_lines < 0 || max_line_bytes < 0) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "start, max_line_bytes or max_lines out of range");
-        return NULL;
-    }
     /* Buffers kept from call to call (the GIL is held): a run costs no allocation. */
     scan_out *out = &scratch;
     out->n = out->m_n = 0;

@@ -27,6 +27,8 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "scan_args.h"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -738,11 +740,9 @@ static PyObject *scan_vllm(PyObject *self, PyObject *args) {
     int carry = 0;
     if (!PyArg_ParseTuple(args, "y*nnn|p", &view, &start, &max_lines, &max_line_bytes, &carry))
         return NULL;
-    if (start < 0 || start > view.len || max_lines < 1 || max_line_bytes < 0) {
-        PyErr_SetString(PyExc_ValueError, "bad start, max_lines or max_line_bytes");
-        PyBuffer_Release(&view);
+    if (!span_ok(&view, start, max_lines >= 1 && max_line_bytes >= 0,
+                 "start, max_lines or max_line_bytes"))
         return NULL;
-    }
     if (max_lines > (1 << 24)) max_lines = 1 << 24;
     /* Room for a chunk's lines (~2,500) at first, grown by doubling: a run is ~400
      * lines, and buffers for max_lines at every call were a third of the scan's time. */
