@@ -7,14 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from totals_helpers import totals_and_peak
-
-from sparseety_tui.core.costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.extractor import Extractor
-from sparseety_tui.ingest import worker as worker_mod
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
 
 
 def _write(path: Path, start: int, n: int) -> None:
@@ -39,28 +32,3 @@ def test_the_totals_transient_memory_does_not_grow_with_the_rows(tmp_path: Path)
     # What must grow: the latency and TTFT values kept for exact quantiles (2 x 8 B a row)
     # and small per-chunk results. Whole-store temporaries cost ~300 B a row.
     assert per_added_row < 64
-
-
-def test_the_live_worker_releases_freed_memory_once_caught_up(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    calls: list[int] = []
-    monkeypatch.setattr(worker_mod, "release_free_memory", lambda: calls.append(1))
-    monkeypatch.setattr(worker_mod, "TRIM_INTERVAL_S", 0.0)
-    log = tmp_path / "live.jsonl"
-    _write(log, 0, 5_000)
-    worker = IngestWorker(
-        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False)
-    )
-    worker.start()
-    try:
-        assert worker.drain()
-        assert len(calls) == 1
-        assert worker.drain()  # caught up again with nothing new: nothing to release
-        assert len(calls) == 1
-        _write(log, 5_000, 1_000)
-        assert worker.drain()
-        assert len(worker.snapshot.state.store) == 6_000
-        assert len(calls) == 2
-    finally:
-        worker.stop()

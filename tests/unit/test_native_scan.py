@@ -56,24 +56,6 @@ def test_the_scanner_takes_the_fields_the_python_block_path_takes() -> None:
     assert set(_scan.SPARSE_KEYS) == trace_module.SPARSE_SUMMARY_KEYS
 
 
-def test_the_environment_can_turn_the_native_helpers_off() -> None:
-    import os
-    import subprocess
-    import sys
-
-    code = (
-        "from sparseety_tui.formats import trace; from sparseety_tui.core import idindex; "
-        "from sparseety_tui.formats.vllm import recent; "
-        "print(trace.FAMILY.scan_requests is None, idindex._idtable is None, "
-        "type(recent.RecentIds(4)._serials).__name__)"
-    )
-    env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["True", "True", "_Dicts"]
-
-
 # -- one scan --------------------------------------------------------------------------
 
 

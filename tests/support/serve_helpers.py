@@ -1,7 +1,7 @@
 """Running `serve` for tests: in-process (uvicorn in a thread, the real app and a real
 socket) or as the CLI process a user starts; and a small HTTP client (imported by test
-modules; pytest puts this folder on sys.path). Whatever is started is stopped in a
-``finally``."""
+modules of any tier: pyproject.toml puts tests/support on sys.path). Whatever is started
+is stopped in a ``finally``."""
 
 from __future__ import annotations
 

@@ -1,0 +1,55 @@
+"""Memory under sustained load: transient peaks do not grow with the store, and the live
+worker hands freed heap pages back once it has caught up (bench/tail_memory.py measures
+the bytes per request; these tests hold the mechanisms, without timing anything)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sparseety_tui.core.costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extractor import Extractor
+from sparseety_tui.ingest import worker as worker_mod
+from sparseety_tui.ingest.snapshot import LiveOptions
+from sparseety_tui.ingest.worker import IngestWorker
+
+
+def _write(path: Path, start: int, n: int) -> None:
+    with path.open("a") as f:
+        for i in range(start, start + n):
+            record = {
+                "request_id": f"r{i:08d}",
+                "prompt_tokens": 100 + i % 900,
+                "completion_tokens": 20 + i % 200,
+                "latency_s": 0.5 + (i % 1000) / 1000,
+                "ttft_s": 0.05,
+                "state": "finished",
+            }
+            f.write(json.dumps(record) + "\n")
+
+
+def test_the_live_worker_releases_freed_memory_once_caught_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(worker_mod, "release_free_memory", lambda: calls.append(1))
+    monkeypatch.setattr(worker_mod, "TRIM_INTERVAL_S", 0.0)
+    log = tmp_path / "live.jsonl"
+    _write(log, 0, 5_000)
+    worker = IngestWorker(
+        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False)
+    )
+    worker.start()
+    try:
+        assert worker.drain()
+        assert len(calls) == 1
+        assert worker.drain()  # caught up again with nothing new: nothing to release
+        assert len(calls) == 1
+        _write(log, 5_000, 1_000)
+        assert worker.drain()
+        assert len(worker.snapshot.state.store) == 6_000
+        assert len(calls) == 2
+    finally:
+        worker.stop()
