@@ -14,13 +14,13 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from waiting import wait_for
 
 from sparseety_tui.cli.tui import tail_inputs
 from sparseety_tui.core.literal import JSON_ESCAPED
@@ -206,6 +206,16 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _cpu_ticks(pid: int) -> int:
+    """The CPU time ``pid`` has used (user and system, in clock ticks; 0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            after_name = f.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0
+    return int(after_name[11]) + int(after_name[12])
+
+
 def _kv_log(path: Path, n: int) -> None:
     line = (
         b"2025-04-01 10:00:%02d INFO:sglang.srt.server:Request completed | req_id=r%08d | "
@@ -229,11 +239,15 @@ def test_ctrl_c_during_a_parallel_summary_is_one_line(tmp_path: Path) -> None:
             start_new_session=True,  # its own process group, as a shell gives a job
         )
         try:
-            deadline = time.monotonic() + 60
-            while len(_children(proc.pid)) < 2 and proc.poll() is None:
-                assert time.monotonic() < deadline, "no worker processes"
-                time.sleep(0.02)
-            time.sleep(0.2)  # the workers are reading their ranges
+            # Interrupted while the workers read their ranges: both have run on a CPU.
+            wait_for(
+                lambda proc=proc: (
+                    proc.poll() is not None
+                    or sum(_cpu_ticks(child) > 0 for child in _children(proc.pid)) >= 2
+                ),
+                60,
+                "two worker processes at work",
+            )
             assert proc.poll() is None, "summary ended before it could be interrupted"
             os.killpg(proc.pid, signal.SIGINT)  # Ctrl+C: the whole foreground group
             _out, err = proc.communicate(timeout=60)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 import random
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 from follow_helpers import appender
+from live_helpers import OffsetClock
+from waiting import wait_for
 
 from sparseety_tui.core.costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.extractor import Extractor
@@ -58,7 +59,9 @@ def _live_then_batch(tmp_path: Path, source: bytes, seed: int) -> tuple[Extracto
     path = tmp_path / "live.log"
     path.write_bytes(b"")
     live = Extractor()
-    worker = IngestWorker(live, DEFAULT_SHAPE, LiveOptions(paths=(str(path),), track_rate=False))
+    clock = OffsetClock()
+    options = LiveOptions(paths=(str(path),), track_rate=False)
+    worker = IngestWorker(live, DEFAULT_SHAPE, options, clock=clock)
     rng = random.Random(seed)
     worker.start()
     try:
@@ -74,10 +77,17 @@ def _live_then_batch(tmp_path: Path, source: bytes, seed: int) -> tuple[Extracto
                 w.write(source[pos : pos + step])
                 pos += step
                 assert worker.drain(timeout=30)
+        # A drain can end on a pass begun before the last write was seen: wait for its lines.
+        lines = source.count(b"\n")
+        wait_for(
+            lambda: worker.drain(timeout=30) and worker.snapshot.files[0].lines >= lines,
+            what=f"the worker to read the {lines} lines written",
+        )
         # A file quiet for QUIET_FLUSH_S has its parser flushed as at the end of a batch
-        # file (a traceback the log ends with is counted then).
-        time.sleep(QUIET_FLUSH_S + 0.2)
-        assert worker.drain(timeout=30)
+        # file (a traceback the log ends with is counted then). The clock moves past that;
+        # the second drain ends on a pass begun after the move.
+        clock.offset += QUIET_FLUSH_S
+        assert worker.drain(timeout=30) and worker.drain(timeout=30)
     finally:
         worker.stop()
     batch = Extractor()

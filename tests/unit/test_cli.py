@@ -10,7 +10,6 @@ from typing import Any
 import orjson
 import pytest
 
-import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.cli.main import run
 
 TWO_RECORDS = (
@@ -138,23 +137,6 @@ def test_summary_text_report(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     out = capsys.readouterr().out
     for needle in ("Requests", "Skips by kind", "Latency", "tokenizer: deepseek", "cost model:"):
         assert needle in out
-
-
-def test_parallel_summary_equals_single_process(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A request id in both halves (merged), a bad line, per-token lines: all must match.
-    data = count_only(400) + b"garbage\n" + count_only(50, seed=9).replace(b"req-", b"dup-")
-    data += b'{"request_id": "req-0001", "completion_tokens": 999}\n'
-    path = tmp_path / "big.jsonl"
-    path.write_bytes(data)
-    assert run(["summary", "--json", "--jobs", "1", str(path)]) == 0
-    single = orjson.loads(capsys.readouterr().out)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    assert run(["summary", "--json", "--jobs", "3", str(path)]) == 0
-    split = orjson.loads(capsys.readouterr().out)
-    assert split == single
-    assert single["requests"]["count"] == 450
 
 
 def test_directory_batch_with_markers_and_failures(

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 import pytest
+from native_marks import needs_native
 
 import sparseety_tui.core.extractor as extractor_module
 from sparseety_tui.cli import main as cli
@@ -206,6 +207,7 @@ def raising_on_the_bad_line(
     return wrapper
 
 
+@needs_native
 @pytest.mark.parametrize("broken", ["scanner", "append_scanned", "decoder", "append_block"])
 def test_a_fast_path_that_raises_falls_back_to_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str

@@ -17,6 +17,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from native_marks import needs_native
 
 import sparseety_tui.core.extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
@@ -43,6 +44,7 @@ def counts_of(result: ScanResult) -> Any:
     return np.frombuffer(result.counts, dtype=np.int32).reshape(9, result.n)
 
 
+@needs_native
 def test_the_scanner_is_built() -> None:
     # pip builds it wherever a C compiler is found (the test set-up has one); without it
     # the package falls back to the pure-Python block path.
@@ -536,6 +538,7 @@ def test_native_path_equals_per_line_path(
     assert _snapshot(python_blocks) == expected
 
 
+@needs_native
 def test_native_path_is_taken_for_request_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

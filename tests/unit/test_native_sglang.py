@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from native_marks import needs_native
 
 import sparseety_tui.core.extractor as extractor_module
 import sparseety_tui.formats.sglang as sglang_family
@@ -113,6 +114,7 @@ def assert_same(path: Path, chunk_bytes: int = 1 << 20) -> Extractor:
     return native
 
 
+@needs_native
 def test_the_scanner_is_built_and_used() -> None:
     assert SCANNER is not None
     assert sglang_family.FAMILY.scan_server is SCANNER
