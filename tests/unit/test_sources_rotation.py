@@ -7,6 +7,8 @@ counts: every line written is read once, or the loss is reported as an event.
 
 from __future__ import annotations
 
+import logging
+import logging.handlers
 import os
 import shutil
 from pathlib import Path
@@ -250,3 +252,49 @@ def test_a_rotated_copy_followed_beside_its_log_is_not_read_again(tmp_path: Path
             for _, batch in watcher.poll_all():
                 got += datas(batch)
     assert sorted(got) == sorted(history + a + b)
+
+
+def test_rotations_faster_than_the_reader_with_a_logging_handler(tmp_path: Path) -> None:
+    """Python's RotatingFileHandler rotates every few lines (about 50) while the reader
+    polls only every 1000 lines (a busy ingest loop): every line is read exactly once."""
+    p = tmp_path / "server.log"
+    logger = logging.getLogger(f"rotation-test-{id(tmp_path)}")
+    logger.propagate = False
+    handler = logging.handlers.RotatingFileHandler(p, maxBytes=2000, backupCount=1000)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    written = [f"request {i:06d} finished in 12 ms" for i in range(3000)]
+    got: list[bytes] = []
+    p.write_bytes(b"")
+    with LogWatcher([p], poll=True) as watcher:
+        watcher.poll_all()  # opened before the first rotation: what came before is history
+        for start in range(0, len(written), 1000):
+            for line in written[start : start + 1000]:
+                logger.info(line)
+            for _, batch in watcher.poll_all():
+                got += datas(batch)
+        for _ in range(5):
+            for _, batch in watcher.poll_all():
+                got += datas(batch)
+    handler.close()
+    logger.removeHandler(handler)
+    assert len(list(tmp_path.iterdir())) > 20  # it did rotate, many times
+    assert sorted(got) == sorted(line.encode() for line in written)
+    assert len(got) == len(written)
+
+
+def test_at_most_max_retired_rotated_files_stay_open(tmp_path: Path) -> None:
+    p = tmp_path / "app.log"
+    clock = FakeClock()
+    writers = [appender(p)]
+    with FileFollower(p, clock=clock, max_retired=3) as fol:
+        fol.poll()
+        events: list[str] = []
+        for _ in range(5):
+            rotate_numbered(p)
+            writers.append(appender(p))
+            events += kinds(fol.poll())
+        assert sorted(events) == ["closed"] * 2 + ["rotated"] * 5
+        assert fol.retired_count == 3
+    for w in writers:
+        w.close()
