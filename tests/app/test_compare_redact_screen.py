@@ -7,6 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from apphelpers import settle
 from compare_helpers import trace_records, write_trace
 
 from sparseety_tui.cli.compare import compare_app, compare_output
@@ -36,7 +37,7 @@ def test_compare_tui_shows_no_planted_id(tmp_path: Path) -> None:
             await pilot.pause()
             screen_text = app.export_screenshot()
             await pilot.press("tab", "enter")  # the pairs table, then both sides' detail
-            await pilot.pause(0.5)
+            await settle(pilot)
             return screen_text + app.export_screenshot()
 
     text: Any = asyncio.run(shown())
