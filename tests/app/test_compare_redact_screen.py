@@ -1,5 +1,5 @@
-"""``--redact`` on ``compare`` (JSON, report, TUI) and ``plot``: ids and file names are
-text that leaves the tool (issue #14 names both commands)."""
+"""``compare --redact=on`` in the TUI: neither the pairs table nor both sides' detail
+shows a planted id (the JSON, report and plot are in tests/unit/test_compare_redact.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The error log (core.errors): every error with its file, first line and class, from real
-logs; exact counts by class and minute; ``summary --json`` records whose line numbers are
-checked against the file's own lines; a split read gives the same records as one process.
-"""
+"""A log with errors read by forked range workers gives the same error records, at the
+same lines, as one process (the error log itself is in tests/unit/test_errors.py)."""
 
 from __future__ import annotations
 

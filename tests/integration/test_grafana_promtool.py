@@ -1,5 +1,7 @@
-"""docs/grafana/sparseety-dashboard.json: current with its generator, every metric it
-queries exported by `serve`, every expression valid PromQL (`promtool check rules`)."""
+"""docs/grafana/sparseety-dashboard.json against the real tools: every metric it queries
+is exported by a running `serve`, every expression is valid PromQL to `promtool check
+rules`, and promtool does catch a broken one (the dashboard's content is checked in
+tests/unit/test_grafana_dashboard.py)."""
 
 from __future__ import annotations
 

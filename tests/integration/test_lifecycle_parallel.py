@@ -1,9 +1,9 @@
-"""vLLM requests whose end no line logs (issue #10 item 2): the engine's idle stats line
-ends them as ``end_unlogged`` with ``ended_by_ts``; throughput per minute says its basis;
-the ``SamplingParams`` fields are request fields.
+"""vLLM requests whose end no line logs, read by forked range workers: a request of one
+range is closed by an idle stats line of the next, and with two engines a closing that
+cannot be proved is refused (the lifecycle itself is in tests/unit/test_lifecycle.py).
 
 Lines are the real shapes of tests/data/real_logs (vLLM 0.15 ``Received``/``Added``,
-``Engine 000`` stats of vLLM 0.20, V0 0.8 lines), with their times moved.
+``Engine 000`` stats of vLLM 0.20), with their times moved.
 """
 
 from __future__ import annotations

@@ -1,14 +1,6 @@
-"""One bad line costs that line only (issue #9, item 2).
-
-A value that passes ``str.isdigit()`` but not ``int()`` (``completion_tokens=¹²``), or a
-5,000-digit number, made ``summary``/``extract`` exit with a traceback and ``tail`` stop
-ingesting for good. The root causes are fixed (numbers are read with formats/numbers.py:
-such a value leaves its field unknown), and whatever a parser or the merge of its event
-still raises on one line is caught where lines are dispatched (``Extractor._run_lines``
-and the block and native fast paths): the line is counted ``unparsed`` with the exception
-as its reason, nothing half-merged stays behind, and reading goes on, in the batch path,
-the live worker and the parallel range workers alike.
-"""
+"""One bad line costs that line only, where lines are read by a thread or a process: the
+live worker keeps reading after a line that raises, and forked range workers lose only that
+line (the batch path is in tests/unit/test_line_failures.py)."""
 
 from __future__ import annotations
 

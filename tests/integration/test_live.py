@@ -1,4 +1,5 @@
-"""The ingest worker (no UI): filters, views, snapshots, appends, rotation, backfill."""
+"""The ingest worker's thread (no UI): snapshots, appends, rotation, backfill, an idle
+worker's stop (the filter and the view alone are in tests/unit/test_live_query.py)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The live tail reads new lines as chunks (``FileFollower(chunks=True)``,
-``sources.live_chunks``) and feeds them to ``Extractor.feed_chunks``: the same lines, bytes,
-offsets and incarnations as the line-by-line follower, and the same store as the batch read.
-
-Each test runs the two followers side by side over the same writes (a slow writer cutting
-lines anywhere, CRLF endings, empty lines, lines longer than a chunk or than the cap,
-rotation, truncation) and compares every line they report.
-"""
+"""The live worker fed in chunks (``FileFollower(chunks=True)``) ends with the store the
+batch read gives: request JSONL and every real log, written in random pieces that cut lines
+anywhere, the worker draining after each (the chunk reader alone is in
+tests/unit/test_live_chunks.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Memory under sustained load: transient peaks do not grow with the store, and the live
-worker hands freed heap pages back once it has caught up (bench/tail_memory.py measures
-the bytes per request; these tests hold the mechanisms, without timing anything)."""
+"""The live worker hands freed heap pages back once it has caught up (bench/tail_memory.py
+measures the bytes per request; this holds the mechanism, without timing anything)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""``--redact`` where text leaves the tool: ``extract``, ``summary``, ``analyze``, ``serve``
-answers; the per-install key; the acceptance trace of issue #14."""
+"""``--redact`` on what `serve` answers: summaries, extracts and a request's detail carry
+no planted secret, each text is counted once, and routing and token ids leave only with
+``--keep-routing`` (the CLI side is in tests/unit/test_redact_cli.py)."""
 
 from __future__ import annotations
 

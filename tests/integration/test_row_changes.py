@@ -1,5 +1,6 @@
 """Which rows a snapshot says are unchanged since an older state (``Snapshot.changes``):
-the request table keeps a row drawn from that state only below that bound."""
+the request table keeps a row drawn from that state only below that bound, over a running
+worker's freezes."""
 
 from __future__ import annotations
 

@@ -1,10 +1,6 @@
-"""The real CLI over every file of sample_logs/: counts, accounting and totals hold.
-
-Each test runs `sparseety-tui extract` / `summary --json` in-process (``cli.run``) and checks
-the output against numbers recomputed here from the input files themselves (token counts
-with the tokenizer, expert counts from the routing arrays), so a regression in parsing,
-merging, counting or the totals shows up as a wrong number, not only as a crash.
-"""
+"""scripts/make_sample_logs.py, run as a process, rewrites the torch-free files of
+sample_logs/ byte for byte (what the files hold is checked in
+tests/unit/test_sample_logs.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Splits, never blends: file names, expert load per model, totals per model and file,
-SGLang expert-distribution dumps, and the engine figures the panel shares with summary."""
+"""Expert load per model, read by forked range workers, is the heat one process gives
+(splits by file and model are in tests/unit/test_splits.py)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,6 @@
-"""Stats lines a terminal hard-wrapped or cut at a ``$`` marker are read whole again (issue
-#10, item 4; formats/termwrap.py).
-
-The real file: a vLLM V0 log copied from a 130-column terminal, every stats line wrapped
-after ``Running: 32 r``, and one record cut at ``Running: 32 $`` with the next one fused
-behind it. The rest are built from real line shapes (SGLang batch lines of
-real_logs/sglang_*, vLLM V1 ``Engine 000:`` lines of the DP8 excerpt), wrapped here the way
-a terminal does: at its width, the last row padded with spaces when copied as a screen.
-"""
+"""Hard-wrapped stats lines where a thread or a process reads them: a quiet live file
+reports its held head once, and a split read of wrapped lines equals one reading (the
+rejoining itself is in tests/unit/test_terminal_wrap.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Time windows (issue #11 item 2): ``--since``/``--until`` parsing, resolution against
-the newest time in the logs, and ``summary``/``extract`` over a window, checked against
-counts read from the logs here, not copied from the tool."""
+"""The live worker with a time window: tok/s is not sampled from the totals of a window
+(the window itself is in tests/unit/test_timewindow.py)."""
 
 from __future__ import annotations
 

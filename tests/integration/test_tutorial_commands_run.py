@@ -1,6 +1,6 @@
-"""The tutorials' commands as written (``sparseety_tui`` for ``sparseety``), on the
-tutorial's own two records and its 500-line batch, as a user runs them: their outputs agree
-with ``summary --json``. And summary's figures the SGLang tutorial computes."""
+"""The tutorial's commands run as a user types them (``python -m sparseety_tui`` in a
+process): extract then analyze, and the keys of ``--sparse-metrics false`` (the in-process
+checks are in tests/unit/test_tutorial_commands.py)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The CLI under hostile or broken inputs (issue #9, items 7-9): paths that are not regular
-files, output shown literally, and one-line errors instead of tracebacks.
-
-Most tests run the CLI as a subprocess, as a user does, with a timeout: a hang fails the
-test instead of stalling the suite.
-"""
+"""What the CLI prints of hostile text stays literal and valid (escaped JSON, the bytes of
+a name that is not UTF-8), and a request's detail says when its tokenizer fails. The same
+inputs through the CLI as a user runs it are in tests/integration/test_cli_hardening.py."""
 
 from __future__ import annotations
 

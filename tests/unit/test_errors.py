@@ -1,6 +1,7 @@
 """The error log (core.errors): every error with its file, first line and class, from real
 logs; exact counts by class and minute; ``summary --json`` records whose line numbers are
-checked against the file's own lines; a split read gives the same records as one process.
+checked against the file's own lines (a split read, by forked workers, is in
+tests/integration/test_errors_parallel.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""docs/grafana/sparseety-dashboard.json: current with its generator, every metric it
-queries exported by `serve`, every expression valid PromQL (`promtool check rules`)."""
+"""docs/grafana/sparseety-dashboard.json: current with its generator, its rows, and panels
+that follow the dashboard's variables (its metrics and PromQL against a running `serve` and
+promtool are in tests/integration/test_grafana_promtool.py)."""
 
 from __future__ import annotations
 

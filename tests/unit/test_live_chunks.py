@@ -1,6 +1,7 @@
 """The live tail reads new lines as chunks (``FileFollower(chunks=True)``,
 ``sources.live_chunks``) and feeds them to ``Extractor.feed_chunks``: the same lines, bytes,
-offsets and incarnations as the line-by-line follower, and the same store as the batch read.
+offsets and incarnations as the line-by-line follower (the same store as the batch read,
+through the live worker, is in tests/integration/test_live_chunks_worker.py).
 
 Each test runs the two followers side by side over the same writes (a slow writer cutting
 lines anywhere, CRLF endings, empty lines, lines longer than a chunk or than the cap,

@@ -1,7 +1,6 @@
-"""The ingest worker across rotations (issue #9, items 5 and 6): what the status and the
-diagnostics keep, per-token data read twice, files that appear later, tracebacks at the end
-of a quiet file.
-"""
+"""Inputs of the live tail that need no worker thread: a file named before it exists, and
+a path rotated past 65,535 incarnations whose rows still say which file they came from
+(the worker across rotations is in tests/integration/test_live_rotation.py)."""
 
 from __future__ import annotations
 

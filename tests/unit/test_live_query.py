@@ -1,4 +1,6 @@
-"""The ingest worker (no UI): filters, views, snapshots, appends, rotation, backfill."""
+"""The filter language and the view the live table shows (``parse_filter``,
+``compute_view``), without a worker (the worker itself is in
+tests/integration/test_live.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Memory under sustained load: transient peaks do not grow with the store, and the live
-worker hands freed heap pages back once it has caught up (bench/tail_memory.py measures
-the bytes per request; these tests hold the mechanisms, without timing anything)."""
+"""Memory under sustained load: the totals' transient peak does not grow with the store
+(the live worker handing freed pages back is in tests/integration/test_memory_bounds_live.py;
+bench/tail_memory.py measures the bytes per request)."""
 
 from __future__ import annotations
 

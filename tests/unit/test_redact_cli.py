@@ -1,5 +1,5 @@
-"""``--redact`` where text leaves the tool: ``extract``, ``summary``, ``analyze``, ``serve``
-answers; the per-install key; the acceptance trace of issue #14."""
+"""``--redact`` where text leaves the tool: ``extract``, ``summary``, ``analyze`` (``serve``
+answers: tests/integration/test_redact_serve.py); the per-install key; the acceptance trace of issue #14."""
 
 from __future__ import annotations
 

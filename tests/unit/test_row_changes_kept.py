@@ -1,5 +1,6 @@
 """Which rows a snapshot says are unchanged since an older state (``Snapshot.changes``):
-the request table keeps a row drawn from that state only below that bound."""
+a state older than the changes kept keeps nothing (the bound over a running worker is in
+tests/integration/test_row_changes.py)."""
 
 from __future__ import annotations
 

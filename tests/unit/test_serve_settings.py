@@ -1,6 +1,6 @@
-"""`serve` is safe by default: loopback unless told otherwise, and then only with a token;
-whatever a client sends, it gets a 4xx (or an answer), never a 500, and the server stays
-healthy."""
+"""`serve`'s settings, parsed in-process: refused binds and token files are one-line
+errors, its help shows a curl per route, ``--workers`` is ``--worker``. The server itself
+(loopback, tokens, hostile bodies) is in tests/integration/test_serve_security.py."""
 
 from __future__ import annotations
 
