@@ -21,12 +21,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.formats import registry
 
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "app", "terminal", "integration", "capture")
+
+# No wall-clock limit on one example (Hypothesis's default is 200 ms) nor on generating
+# them (the too_slow health check): on a loaded machine a slow example is not a failing
+# one. Tests that set their own settings keep theirs for what they set.
+settings.register_profile("sparseety", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("sparseety")
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
