@@ -3,8 +3,8 @@
 Each folder under tests/ is a tier and a pytest marker of the same name (registered in
 pyproject.toml), given here to every test it holds, so ``pytest -m unit`` runs tests/unit:
 
-- unit: pure tests, no subprocess, fork, sleep, socket or worker thread (tests/unit/conftest.py
-  refuses them);
+- unit: pure tests: no subprocess, fork, sleep or socket (tests/unit/conftest.py refuses
+  them) and no thread that waits on the clock;
 - app: the Textual app driven by Pilot, and its SVG snapshots;
 - terminal: the app in a real terminal (tmux);
 - integration: subprocess CLI runs, forked range workers, the live worker's threads, file
@@ -63,7 +63,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         except ValueError:  # a test file outside tests/, named on the command line
             continue
         if tier not in TIERS:
-            raise pytest.UsageError(f"{item.nodeid}: a test belongs in one of tests/{TIERS}")
+            folders = ", ".join(f"tests/{name}" for name in TIERS)
+            raise pytest.UsageError(f"{item.nodeid}: a test belongs in one of {folders}")
         item.add_marker(getattr(pytest.mark, tier))
 
 
