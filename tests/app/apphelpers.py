@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Coroutine
+import time
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from waiting import TIMEOUT_S
 
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ui.app import AppConfig, SparseetyApp
@@ -14,6 +17,10 @@ from sparseety_tui.ui.textual_compat import screen_segments
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path("tests/app/data")  # relative: paths on screen are the same on every machine
+
+T = TypeVar("T")
+#: Between two checks of ``wait_until``: the app's threads (ingest, workers) run meanwhile.
+POLL_S = 0.01
 
 MAIN_FILES = ("trace.jsonl", "stream.jsonl", "counts.jsonl", "kv.log", "vllm.log", "broken.jsonl")
 
@@ -83,3 +90,17 @@ def async_test(fn: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., No
         asyncio.run(fn(*args, **kwargs))
 
     return wrapper
+
+
+async def wait_until(check: Callable[[], Awaitable[T]], what: str, timeout: float = TIMEOUT_S) -> T:
+    """``await check()`` until it is truthy; its value. Between checks the event loop and
+    the app's threads run for ``POLL_S``. An AssertionError naming ``what`` once
+    ``timeout`` seconds have passed (a deadline, never a timing assertion)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(POLL_S)

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from apphelpers import async_test, settle
+from apphelpers import async_test, settle, wait_until
 
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.store._store import RequestStore
@@ -53,17 +53,18 @@ async def wait_for_rows(pilot: Any, table: RequestTable, more_than: int) -> int:
     """Drive the UI until the table shows more than ``more_than`` rows (a condition, not a
     time: however loaded the machine, each append is seen)."""
     keys = ("pageup", "home", "end", "f", "j", "k")
-    for step in range(6000):
-        await pilot.press(keys[step % len(keys)])
+    steps = iter(range(1 << 62))
+
+    async def step() -> int:
+        await pilot.press(keys[next(steps) % len(keys)])
         snap = table.snapshot
         if snap.rows:
             # Every row on screen reads consistently from the snapshot.
             row = snap.row_at(min(table.cursor, snap.visible - 1))
             assert table.request_id(row).startswith("r")
-        if snap.rows > more_than:
-            return snap.rows
-        await pilot.pause(0.01)
-    raise AssertionError(f"the table never showed more than {more_than} rows")
+        return snap.rows if snap.rows > more_than else 0
+
+    return await wait_until(step, f"the table to show more than {more_than} rows")
 
 
 @async_test

@@ -4,11 +4,10 @@ and the table's filter, and goes back with esc."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
-from apphelpers import async_test, make_app, settle
+from apphelpers import async_test, make_app, settle, wait_until
 
 from sparseety_tui.ui.screens.main import MainScreen
 from sparseety_tui.ui.screens.trends import TrendsScreen
@@ -44,18 +43,22 @@ def screen_text(app: Any) -> str:
 
 async def wait_for_text(pilot: Any, wanted: str) -> str:
     """Poll the screen until ``wanted`` shows (the trends are recomputed at most once a
-    second, on a worker thread): a deadline, never a timing assertion."""
-    end = time.monotonic() + DEADLINE_S
-    text = ""
-    while time.monotonic() < end:
+    second, on a worker thread)."""
+    shown = ""
+
+    async def showing() -> bool:
+        nonlocal shown
         await pilot.app.settle()
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()
-        text = screen_text(pilot.app)
-        if wanted in text:
-            return text
-        await pilot.pause(0.1)
-    raise AssertionError(f"{wanted!r} never showed; the screen said:\n{text}")
+        shown = screen_text(pilot.app)
+        return wanted in shown
+
+    try:
+        await wait_until(showing, repr(wanted), DEADLINE_S)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; the screen said:\n{shown}") from None
+    return shown
 
 
 @async_test

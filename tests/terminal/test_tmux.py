@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux not installed")
 
@@ -47,14 +48,17 @@ class Tmux:
     def wait_for(
         self, predicate: Callable[[str], bool], what: str, deadline: float = DEADLINE_S
     ) -> str:
-        end = time.monotonic() + deadline
         screen = ""
-        while time.monotonic() < end:
+
+        def showing() -> str | None:
+            nonlocal screen
             screen = self.screen()
-            if predicate(screen):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; screen was:\n{screen}")
+            return screen if predicate(screen) else None
+
+        try:
+            return wait_for(showing, deadline, what, every=0.1)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; screen was:\n{screen}") from None
 
 
 @pytest.fixture
@@ -90,10 +94,7 @@ def start_sized(tmux: Tmux, tmp_path: Path, size: tuple[int, int], *args: str) -
 
 def exit_status(status: Path) -> str:
     """The app's exit status, once the shell has written it (fails after DEADLINE_S)."""
-    end = time.monotonic() + DEADLINE_S
-    while not status.exists():
-        assert time.monotonic() < end, f"the app did not exit within {DEADLINE_S} s"
-        time.sleep(0.1)
+    wait_for(status.exists, DEADLINE_S, "the app to exit", every=0.1)
     return status.read_text().strip()
 
 

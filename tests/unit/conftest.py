@@ -1,41 +1,29 @@
-"""Fixtures the unit tests share."""
+"""The unit tier is pure: a unit test that starts a process (subprocess or fork), sleeps,
+or opens a socket fails at once, with the reason, instead of making the tier slow or
+flaky. Such a test belongs in tests/integration."""
 
 from __future__ import annotations
 
-from typing import Any
+import os
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any, NoReturn
 
 import pytest
 
-import sparseety_tui.ingest.parallel as parallel
-from sparseety_tui.formats import registry
 
+@pytest.fixture(autouse=True)
+def _pure(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(what: str) -> Callable[..., NoReturn]:
+        def call(*args: Any, **kwargs: Any) -> NoReturn:
+            pytest.fail(f"a unit test may not {what}: move it to tests/integration")
 
-@pytest.fixture
-def split_attempts(monkeypatch: pytest.MonkeyPatch) -> list[bool | str]:
-    """Make every file big enough to split, and record for each split tried True when its
-    merge was proved exact, else the reason it was refused."""
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    outcomes: list[bool | str] = []
-    check = parallel._check_server_ranges
+        return call
 
-    def spy(*args: Any) -> Any:
-        plan = check(*args)
-        outcomes.append(plan.reason if isinstance(plan, parallel.Refusal) else True)
-        return plan
-
-    monkeypatch.setattr(parallel, "_check_server_ranges", spy)
-    return outcomes
-
-
-@pytest.fixture
-def split_outcomes(
-    monkeypatch: pytest.MonkeyPatch, split_attempts: list[bool | str]
-) -> list[bool | str]:
-    """``split_attempts`` with every family's native server scanner off: a family with
-    one is read by one process (ingest.parallel), so to split its files these tests read
-    them without it (tests/unit/test_native_*.py hold the scanners equal to the per-line
-    path)."""
-    for family in registry.FAMILIES.values():
-        if family.scan_server is not None:
-            monkeypatch.setattr(type(family), "scan_server", None)
-    return split_attempts
+    monkeypatch.setattr(time, "sleep", refuse("sleep (wait on a condition instead)"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse("start a process"))
+    monkeypatch.setattr(os, "fork", refuse("fork"))
+    monkeypatch.setattr(socket.socket, "bind", refuse("open a socket"))
+    monkeypatch.setattr(socket.socket, "connect", refuse("open a socket"))

@@ -9,7 +9,6 @@ from pathlib import Path
 import orjson
 import pytest
 
-import sparseety_tui.ingest.parallel as parallel
 from sparseety_tui.cli.main import run
 
 LINES = (
@@ -83,18 +82,3 @@ def test_extract_gives_each_request_its_time_in_seconds(
     assert records["digits"]["completion_tokens"] == 6
     assert records["nan"]["ttft_s"] is None
     assert records["future"]["finished_ts"] is None
-
-
-def test_a_split_read_counts_the_same_ignored_values(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    path = tmp_path / "big.jsonl"
-    path.write_bytes(LINES * 200)  # the same ids again: merged across the ranges
-    assert run(["summary", "--json", "--jobs", "1", str(path)]) == 0
-    single = orjson.loads(capsys.readouterr().out)
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    monkeypatch.setattr(parallel, "_scanner_takes_most", lambda path: False)
-    assert run(["summary", "--json", "--jobs", "3", str(path)]) == 0
-    split = orjson.loads(capsys.readouterr().out)
-    assert split == single
-    assert single["files"][0]["ignored_values"]["ts: timestamp out of range"] == 200

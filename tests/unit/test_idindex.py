@@ -7,6 +7,7 @@ import threading
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from native_marks import needs_native
 
 from sparseety_tui.core.store._idindex import IdIndex
 
@@ -69,6 +70,7 @@ def test_reader_never_sees_a_half_grown_table() -> None:
     assert not errors
 
 
+@needs_native
 @settings(max_examples=40, deadline=None)
 @given(
     batches=st.lists(st.lists(st.text(min_size=1, max_size=8), max_size=400), max_size=8),

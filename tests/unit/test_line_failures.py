@@ -19,20 +19,17 @@ from typing import Any
 
 import orjson
 import pytest
+from native_marks import needs_native
 
 import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.cli import main as cli
-from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
+from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.store import UNKNOWN
 from sparseety_tui.events import Event, LineKind, ParsedLine
 from sparseety_tui.formats import sglang, vllm
 from sparseety_tui.formats.kvline import KvLineParser
 from sparseety_tui.formats.trace import TraceParser
-from sparseety_tui.ingest import parallel
-from sparseety_tui.ingest.batch import Options, ingest_file
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
+from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources.lines import iter_lines
 
 HUGE = "9" * 5000
@@ -210,6 +207,7 @@ def raising_on_the_bad_line(
     return wrapper
 
 
+@needs_native
 @pytest.mark.parametrize("broken", ["scanner", "append_scanned", "decoder", "append_block"])
 def test_a_fast_path_that_raises_falls_back_to_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
@@ -250,43 +248,6 @@ def test_a_fast_path_that_raises_falls_back_to_lines(
     ingest_file(extractor, str(log))
     assert_one_line_lost(extractor, 3000, bad_line_no=2501, kind=LineKind.TRACE_REQUEST)
     assert column(extractor, "prompt_tokens", "q2999") == 2999
-
-
-def test_the_live_worker_keeps_reading_after_a_line_that_raises(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``tail`` used to show "ingest stopped" and never read another line."""
-    monkeypatch.setattr(KvLineParser, "parse", raising_parse(KvLineParser.parse))
-    log = tmp_path / "kv.log"
-    kv_log(log, 10, bad_at=5)
-    worker = IngestWorker(
-        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False)
-    )
-    worker.start()
-    try:
-        assert worker.drain()
-        with log.open("a") as f:
-            f.write(kv_line("later", prompt_tokens=1) + kv_line("BOOM again") + kv_line("last"))
-        assert worker.drain()
-        snap = worker.snapshot
-        assert snap.error is None
-        assert snap.rows == 11
-        (status,) = snap.files
-        assert status.lines == 13 and status.unparsed == 2
-    finally:
-        worker.stop()
-
-
-def test_parallel_range_workers_lose_only_the_line_that_raises(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(KvLineParser, "parse", raising_parse(KvLineParser.parse))
-    monkeypatch.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-    log = tmp_path / "kv.log"
-    kv_log(log, 4000, bad_at=3000)
-    extractor = Extractor()
-    parallel.ingest_all(extractor, Options(format="kv"), [str(log)], jobs=2)
-    assert_one_line_lost(extractor, 4000, bad_line_no=3001, kind="kv.request")
 
 
 # -- a merge either happens whole or changes nothing -----------------------------------

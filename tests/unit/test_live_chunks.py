@@ -1,6 +1,7 @@
 """The live tail reads new lines as chunks (``FileFollower(chunks=True)``,
 ``sources.live_chunks``) and feeds them to ``Extractor.feed_chunks``: the same lines, bytes,
-offsets and incarnations as the line-by-line follower, and the same store as the batch read.
+offsets and incarnations as the line-by-line follower (the same store as the batch read,
+through the live worker, is in tests/integration/test_live_chunks_worker.py).
 
 Each test runs the two followers side by side over the same writes (a slow writer cutting
 lines anywhere, CRLF endings, empty lines, lines longer than a chunk or than the cap,
@@ -9,28 +10,16 @@ rotation, truncation) and compares every line they report.
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import shutil
-import time
 from pathlib import Path
 
 import pytest
 from follow_helpers import FakeClock, appender
 
-from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.report._report import request_records, summary_document
-from sparseety_tui.formats import registry
-from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
 from sparseety_tui.sources import FileFollower, FollowBatch, RawLine
 from sparseety_tui.sources.lines import Chunk, split_chunk
 from sparseety_tui.sources.live_chunks import LIVE_CHUNK_BYTES, read_chunks
-
-REAL_LOGS = sorted((Path(__file__).parents[1] / "data" / "real_logs").glob("*.log"))
 
 
 def _lines(batch: FollowBatch, cap: int) -> list[tuple[int, RawLine]]:
@@ -183,94 +172,3 @@ def test_rotation_and_truncation_read_the_same_in_chunks(tmp_path: Path) -> None
         b"c1",
     ]
     pair.close()
-
-
-def _request(i: int) -> bytes:
-    record = {
-        "request_id": f"r{i:06d}",
-        "model": "m",
-        "prompt_tokens": 10 + i % 97,
-        "completion_tokens": 3 + i % 13,
-        "latency_s": 0.5,
-        "ts": 1_700_000_000 + i,
-    }
-    return json.dumps(record).encode() + b"\n"
-
-
-def _end_of_line(data: bytes, n: int) -> int:
-    """Where the first ``n`` lines of ``data`` end (all of it if it has fewer)."""
-    pos = 0
-    for _ in range(n):
-        newline = data.find(b"\n", pos)
-        if newline < 0:
-            return len(data)
-        pos = newline + 1
-    return pos
-
-
-def _live_then_batch(tmp_path: Path, source: bytes, seed: int) -> tuple[Extractor, Extractor]:
-    """``source`` written in random pieces (lines cut anywhere) to a followed file, the
-    worker draining after each; then the same file read by the batch reader."""
-    path = tmp_path / "live.log"
-    path.write_bytes(b"")
-    live = Extractor()
-    worker = IngestWorker(live, DEFAULT_SHAPE, LiveOptions(paths=(str(path),), track_rate=False))
-    rng = random.Random(seed)
-    worker.start()
-    try:
-        assert worker.drain()
-        with appender(path) as w:
-            # The first write holds what format detection reads (SNIFF_LINES lines): a log
-            # that begins with a few lines is read under a provisional format until more
-            # come, which the batch read of the whole file never does.
-            pos = _end_of_line(source, registry.SNIFF_LINES)
-            w.write(source[:pos])
-            while pos < len(source):
-                step = rng.randint(1, max(2, len(source) // 8))
-                w.write(source[pos : pos + step])
-                pos += step
-                assert worker.drain(timeout=30)
-        # A file quiet for QUIET_FLUSH_S has its parser flushed as at the end of a batch
-        # file (a traceback the log ends with is counted then).
-        time.sleep(QUIET_FLUSH_S + 0.2)
-        assert worker.drain(timeout=30)
-    finally:
-        worker.stop()
-    batch = Extractor()
-    ingest_file(batch, str(path))
-    return live, batch
-
-
-def _same_store(live: Extractor, batch: Extractor) -> None:
-    """Field by field: every request as ``extract`` writes it, and the ``summary --json``
-    document (lines by kind, engine figures, errors)."""
-    assert len(live.files) == len(batch.files) == 1
-    assert live.files[0].lines_total == batch.files[0].lines_total
-    assert live.files[0].by_kind == batch.files[0].by_kind
-    assert list(request_records(live, DEFAULT_SHAPE)) == list(request_records(batch, DEFAULT_SHAPE))
-    live_doc = json.dumps(summary_document(live, DEFAULT_SHAPE).to_json(), sort_keys=True)
-    batch_doc = json.dumps(summary_document(batch, DEFAULT_SHAPE).to_json(), sort_keys=True)
-    assert live_doc == batch_doc
-
-
-@pytest.mark.parametrize("seed", range(2))
-def test_live_chunks_give_the_batch_store_for_request_jsonl(tmp_path: Path, seed: int) -> None:
-    """Enough records a write for the native scanner's blocks, cut lines, odd lines."""
-    rng = random.Random(seed)
-    lines = [_request(i) for i in range(5000)]
-    for i in rng.sample(range(len(lines)), 20):
-        lines[i] = b"not json at all\n"
-    live, batch = _live_then_batch(tmp_path, b"".join(lines), seed)
-    _same_store(live, batch)
-
-
-@pytest.mark.parametrize("log", REAL_LOGS, ids=[p.name for p in REAL_LOGS])
-def test_live_chunks_give_the_batch_store_for_real_logs(tmp_path: Path, log: Path) -> None:
-    """Every real server log, followed while it is written in pieces (the server scanners'
-    hook on live chunks), gives the store the batch read gives."""
-    source = log.read_bytes()
-    if len(source) > 4 * 1024 * 1024:
-        pytest.skip("big log: the batch differential tests cover it")
-    shutil.copy(log, tmp_path / "copy.log")  # its name may matter to detection
-    live, batch = _live_then_batch(tmp_path, source, 0)
-    _same_store(live, batch)

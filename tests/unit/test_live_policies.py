@@ -4,12 +4,13 @@ no sleep (publish pacing, heavy-work scheduling, tok/s, backfill, rotation, upke
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.figures import DEFAULT_SHAPE
+from sparseety_tui.core.figures import DEFAULT_SHAPE, Totals, compute_totals
 from sparseety_tui.core.query import ViewQuery, parse_filter
 from sparseety_tui.ingest._backfill import Backfills, size_text, tail_cut
 from sparseety_tui.ingest._pacing import PublishPacer
@@ -93,9 +94,7 @@ def _result(
     file = extractor.add_file("x.jsonl")
     extractor.feed(file, [_raw(i) for i in range(rows)])
     job = HeavyJob(extractor.freeze(), DEFAULT_SHAPE, totals=totals, query=query)
-    return HeavyResult(
-        job, totals={"requests": {}} if totals else None, totals_cost=cost, error=error
-    )
+    return HeavyResult(job, totals=_EMPTY if totals else None, totals_cost=cost, error=error)
 
 
 def test_totals_are_due_when_rows_change_and_throttled_by_their_cost() -> None:
@@ -148,8 +147,12 @@ def test_a_failed_computation_is_a_problem_until_one_succeeds() -> None:
 # -- tok/s ---------------------------------------------------------------------------------
 
 
-def _totals(tokens: int) -> dict[str, dict[str, int]]:
-    return {"requests": {"prompt_tokens": tokens, "completion_tokens": 0}}
+_EMPTY = compute_totals(Extractor(), DEFAULT_SHAPE)
+
+
+def _totals(tokens: int) -> Totals:
+    """Totals whose requests report ``tokens`` prompt tokens and no completion."""
+    return replace(_EMPTY, requests=replace(_EMPTY.requests, prompt_tokens=tokens))
 
 
 def test_tokens_per_second_come_from_totals_at_their_submission_times() -> None:

@@ -1,6 +1,6 @@
-"""Memory under sustained load: transient peaks do not grow with the store, and the live
-worker hands freed heap pages back once it has caught up (bench/tail_memory.py measures
-the bytes per request; these tests hold the mechanisms, without timing anything)."""
+"""Memory under sustained load: the totals' transient peak does not grow with the store
+(the live worker handing freed pages back is in tests/integration/test_memory_bounds_live.py;
+bench/tail_memory.py measures the bytes per request)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,6 @@ import json
 from pathlib import Path
 
 from totals_helpers import totals_and_peak
-
-from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.figures import DEFAULT_SHAPE
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker, MemoryTrim
 
 
 def _write(path: Path, start: int, n: int) -> None:
@@ -37,27 +32,3 @@ def test_the_totals_transient_memory_does_not_grow_with_the_rows(tmp_path: Path)
     # What must grow: the latency and TTFT values kept for exact quantiles (2 x 8 B a row)
     # and small per-chunk results. Whole-store temporaries cost ~300 B a row.
     assert per_added_row < 64
-
-
-def test_the_live_worker_releases_freed_memory_once_caught_up(tmp_path: Path) -> None:
-    calls: list[int] = []
-    log = tmp_path / "live.jsonl"
-    _write(log, 0, 5_000)
-    worker = IngestWorker(
-        Extractor(),
-        DEFAULT_SHAPE,
-        LiveOptions(paths=(str(log),), track_rate=False),
-        trim=MemoryTrim(interval_s=0.0, release=lambda: calls.append(1)),
-    )
-    worker.start()
-    try:
-        assert worker.drain()
-        assert len(calls) == 1
-        assert worker.drain()  # caught up again with nothing new: nothing to release
-        assert len(calls) == 1
-        _write(log, 5_000, 1_000)
-        assert worker.drain()
-        assert len(worker.snapshot.state.store) == 6_000
-        assert len(calls) == 2
-    finally:
-        worker.stop()

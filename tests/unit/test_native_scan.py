@@ -17,6 +17,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from native_marks import needs_native
 
 import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
@@ -43,6 +44,7 @@ def counts_of(result: ScanResult) -> Any:
     return np.frombuffer(result.counts, dtype=np.int32).reshape(9, result.n)
 
 
+@needs_native
 def test_the_scanner_is_built() -> None:
     # pip builds it wherever a C compiler is found (the test set-up has one); without it
     # the package falls back to the pure-Python block path.
@@ -54,24 +56,6 @@ def test_the_scanner_takes_the_fields_the_python_block_path_takes() -> None:
     # The same field lists in C and in Python: a field added to one must reach the other.
     assert set(_scan.TOP_KEYS) == trace_module.BULK_REQUEST_KEYS
     assert set(_scan.SPARSE_KEYS) == trace_module.SPARSE_SUMMARY_KEYS
-
-
-def test_the_environment_can_turn_the_native_helpers_off() -> None:
-    import os
-    import subprocess
-    import sys
-
-    code = (
-        "from sparseety_tui.formats import trace; from sparseety_tui.core.store import _idindex as idindex; "
-        "from sparseety_tui.formats.vllm import recent; "
-        "print(trace.FAMILY.scan_requests is None, idindex._idtable is None, "
-        "type(recent.RecentIds(4)._serials).__name__)"
-    )
-    env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["True", "True", "_Dicts"]
 
 
 # -- one scan --------------------------------------------------------------------------
@@ -554,6 +538,7 @@ def test_native_path_equals_per_line_path(
     assert _snapshot(python_blocks) == expected
 
 
+@needs_native
 def test_native_path_is_taken_for_request_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

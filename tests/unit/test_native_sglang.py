@@ -9,16 +9,14 @@ points, last lines, bit for bit), errors and the store.
 
 from __future__ import annotations
 
-import os
 import random
 import struct
-import subprocess
-import sys
 from array import array
 from pathlib import Path
 from typing import Any
 
 import pytest
+from native_marks import needs_native
 
 import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.sglang as sglang_family
@@ -116,6 +114,7 @@ def assert_same(path: Path, chunk_bytes: int = 1 << 20) -> Extractor:
     return native
 
 
+@needs_native
 def test_the_scanner_is_built_and_used() -> None:
     assert SCANNER is not None
     assert sglang_family.FAMILY.scan_server is SCANNER
@@ -125,15 +124,6 @@ def test_the_sums_layout_matches_the_engine_series() -> None:
     # accumulate's minute slots are core/series.py's: a field moved there must move here.
     for key, _kinds, slot in SUM_FIELDS:
         assert _SLOT.get(key, -1) == slot
-
-
-def test_the_environment_can_turn_the_scanner_off() -> None:
-    code = "from sparseety_tui.formats import sglang; print(sglang.FAMILY.scan_server is None)"
-    env = {**os.environ, "SPARSEETY_TUI_PURE_PYTHON": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["True"]
 
 
 @pytest.mark.parametrize("path", SGLANG_LOGS, ids=[p.name for p in SGLANG_LOGS])

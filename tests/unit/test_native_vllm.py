@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from native_marks import needs_native
 
 import sparseety_tui.core.extraction._vllm_bulk as vllm_bulk
 import sparseety_tui.formats.vllm.native as native_module
@@ -35,6 +36,7 @@ _TOKENS = TokenCounter()
 _MTIME = 1_764_500_000  # 2025-11-30: the year the clock infers for "11-30" stamps
 
 
+@needs_native
 def test_the_scanner_is_built_and_used() -> None:
     assert native_module.SCANNER is not None
     assert vllm_module.FAMILY.scan_server is native_module.SCANNER
@@ -289,6 +291,7 @@ def test_generated_logs_equal_per_line(
         _assert_same(data, tmp_path, cuts)
 
 
+@needs_native
 def test_a_run_carries_the_end_of_a_request_it_made(tmp_path: Path) -> None:
     # Stats lines and the end of a request of the run ride inside it: one run, applied
     # in bulk, not line by line; an end that comes before a later line of its request
@@ -562,6 +565,7 @@ def test_scan_never_reads_past_the_data_on_any_prefix_of_a_line() -> None:
         assert n in (0, 1)
 
 
+@needs_native
 def test_a_vllm_log_with_the_scanner_is_read_in_one_process(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], split_attempts: list[bool | str]
 ) -> None:

@@ -9,6 +9,7 @@ from collections import OrderedDict
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from native_marks import needs_native
 
 from sparseety_tui.formats.vllm import recent as recent_module
 from sparseety_tui.formats.vllm.recent import RecentIds
@@ -94,6 +95,7 @@ def test_remembering_an_id_while_looking_back_forgets_the_ids_after_first() -> N
     assert list(recent) == ["a", "x"] and recent.remembered == 2
 
 
+@needs_native
 def test_the_window_keeps_its_ids_in_c_when_built() -> None:
     assert recent_module.Generations is not None  # (.ci/run builds it: gcc is installed)
     assert type(RecentIds(SIZE)._serials) is recent_module.Generations
@@ -114,6 +116,7 @@ operation = st.one_of(
 )
 
 
+@needs_native
 @settings(max_examples=200, deadline=None)
 @given(st.lists(operation, max_size=60))
 def test_the_c_generations_keep_what_the_dicts_keep(ops: list[tuple[object, ...]]) -> None:

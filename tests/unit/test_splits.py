@@ -11,12 +11,11 @@ import orjson
 import pytest
 from cli_helpers import summary_json
 
-import sparseety_tui.ingest.parallel as parallel
-from sparseety_tui.core.extraction._extractor import Extractor
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import fleet, prefill_cached, worst_imbalance
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.figures._fleet import fleet, prefill_cached
-from sparseety_tui.core.figures._totals import compute_totals, worst_imbalance
-from sparseety_tui.core.text._filenames import short_names
+from sparseety_tui.core.figures._totals import compute_totals
+from sparseety_tui.core.text import short_names
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.widgets.heatmap import axis_labels, top_text
 
@@ -139,32 +138,6 @@ def test_routing_of_a_request_without_a_model_counts_under_its_files_model(tmp_p
     extractor = _read(bare, headed)
     by_model = {name: heat.total() for name, heat in extractor.expert_by_model.items()}
     assert by_model == {"unknown model": 2, "from-header": 2, "own": 1}
-
-
-def test_parallel_read_gives_the_same_per_model_heat(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Request records name their model (split exactly), then a token stream whose records
-    # name it only in their first line, far from later token events: a later byte range
-    # cannot know the model, so the file is read whole rather than counted elsewhere.
-    records = _three_models(tmp_path)
-    stream = tmp_path / "stream.jsonl"
-    lines = [b'{"request_id": "t1", "model": "streamed", "prompt": "x"}']
-    lines += [b'{"request_id": "pad-%d", "model": "other"}' % i for i in range(300)]
-    lines += [
-        b'{"type": "token", "request_id": "t1", "pos": %d, "experts": [[%d, 1]]}' % (i, i % 4)
-        for i in range(40)
-    ]
-    stream.write_bytes(b"\n".join(lines) + b"\n")
-    for path in (records, stream):
-        single = summary_json(capsys, "--jobs", "1", str(path))
-        with monkeypatch.context() as patched:
-            patched.setattr(parallel, "PARALLEL_MIN_BYTES", 1)
-            split = summary_json(capsys, "--jobs", "3", str(path))
-        assert split["experts"] == single["experts"]
-        assert split == single
-    assert list(single["experts"]["by_model"]) == ["streamed"]
-    assert single["experts"]["total"] == 80
 
 
 # -- totals per model and per file ----------------------------------------------------------

@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from serve_helpers import serve_process, wait_for
+from serve_helpers import serve_process
+from waiting import wait_for
 
 from sparseety_tui.cli.main import run
 
@@ -92,12 +93,20 @@ def test_prometheus_scrapes_what_summary_says(tmp_path: Path, capsys: Any) -> No
         serve_process([str(log)]) as server,
         prometheus(f"{server.host}:{server.port}", tmp_path) as base,
     ):
-        wait_for(lambda: server.get("/summary").json()["requests"]["count"] == 200)
+        wait_for(
+            lambda: server.get("/summary").json()["requests"]["count"] == 200,
+            what="serve to read the 200 requests",
+        )
 
         def scraped(expr: str, wanted: float) -> bool:
             return query(base, expr) == wanted
 
-        wait_for(lambda: scraped("sum(sparseety_requests_total)", expected["count"]), 60, 0.25)
+        wait_for(
+            lambda: scraped("sum(sparseety_requests_total)", expected["count"]),
+            60,
+            "Prometheus to scrape the requests",
+            every=0.25,
+        )
         prompt = 'sum(sparseety_tokens_total{kind="prompt"})'
         assert query(base, prompt) == expected["prompt_tokens"]
         assert (
@@ -109,7 +118,15 @@ def test_prometheus_scrapes_what_summary_says(tmp_path: Path, capsys: Any) -> No
             f.write(b"".join(lines[200:350]))
         grown = summary(capsys, log)["requests"]
         assert grown["count"] == 350
-        wait_for(lambda: scraped("sum(sparseety_requests_total)", 350), 30, 0.25)
-        wait_for(lambda: scraped(prompt, grown["prompt_tokens"]), 10, 0.25)
+        wait_for(
+            lambda: scraped("sum(sparseety_requests_total)", 350),
+            what="Prometheus to scrape the grown count",
+            every=0.25,
+        )
+        wait_for(
+            lambda: scraped(prompt, grown["prompt_tokens"]),
+            what="Prometheus to scrape the grown prompt tokens",
+            every=0.25,
+        )
         # A rate over the growth is positive: dashboards see the traffic.
         assert (query(base, "sum(increase(sparseety_requests_total[1m]))") or 0) > 0

@@ -1,7 +1,7 @@
 """Running `serve` for tests: in-process (uvicorn in a thread, the real app and a real
 socket) or as the CLI process a user starts; and a small HTTP client (imported by test
-modules; pytest puts this folder on sys.path). Whatever is started is stopped in a
-``finally``."""
+modules of any tier: pyproject.toml puts tests/support on sys.path). Whatever is started
+is stopped in a ``finally``."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 
 import orjson
 import uvicorn
+from waiting import wait_for
 
 from sparseety_tui.cli.serve import bind
 from sparseety_tui.ingest.batch import Options, make_shape
@@ -93,10 +93,7 @@ def serving(
     followed.start()
     thread.start()
     try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.01)
+        wait_for(lambda: server.started, what="the server to start")
         assert followed.drain(20), "the logs were not read"
         yield Server(*sock.getsockname()[:2], followed=followed)
     finally:
@@ -104,17 +101,6 @@ def serving(
         thread.join(10)
         followed.stop()
         sock.close()
-
-
-def wait_for(condition: Any, timeout: float = 15.0, every: float = 0.1) -> Any:
-    """Poll ``condition()`` until it is truthy; its value, or an assertion error."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        assert time.monotonic() < deadline, "timed out waiting"
-        time.sleep(every)
 
 
 _LISTENING = re.compile(rb"serving http://\[?([0-9a-f.:]+)\]?:(\d+)")

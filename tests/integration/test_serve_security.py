@@ -17,11 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_helpers import Server, serve_process, serving
 
-from sparseety_tui.cli.errors import CliError
-from sparseety_tui.cli.main import run
 from sparseety_tui.serve.settings import ServeSettings, is_loopback
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -49,35 +45,6 @@ def test_any_address_but_loopback_exits_2_with_one_line() -> None:
     assert "--allow-remote and --token-file" in done.stderr and "Traceback" not in done.stderr
 
 
-@pytest.mark.parametrize(
-    ("args", "reason"),
-    [
-        (["--host", "0.0.0.0", "--allow-remote"], "needs --token-file"),
-        (["--host", "example.org", "--allow-remote"], "needs --token-file"),
-        (["--workers", "0"], "--workers must be at least 1"),
-        (["--max-body", "0"], "--max-body must be at least 1 byte"),
-    ],
-)
-def test_refused_settings_are_one_line_errors(args: list[str], reason: str) -> None:
-    """``main`` prints a CliError as one line and exits 2 (as the test above shows)."""
-    with pytest.raises(CliError, match=reason) as refused:
-        run(["serve", *args])
-    assert "\n" not in str(refused.value)
-
-
-def test_token_file_is_checked(tmp_path: Path, token_file: Path) -> None:
-    short = tmp_path / "short"
-    short.write_text("abc")
-    short.chmod(0o600)
-    with pytest.raises(CliError, match="at least 16 characters"):
-        run(["serve", "--token-file", str(short)])
-    token_file.chmod(0o644)
-    with pytest.raises(CliError, match="readable by group or others"):
-        run(["serve", "--token-file", str(token_file)])
-    with pytest.raises(CliError, match="No such file"):
-        run(["serve", "--token-file", str(tmp_path / "missing")])
-
-
 def test_remote_with_token_serves_and_checks_the_token(token_file: Path) -> None:
     """--allow-remote with a token: it starts, and every route wants the token. (Bound to
     127.0.0.2, a loopback address, so the test reaches nothing outside the machine; the
@@ -103,27 +70,6 @@ def test_default_binds_loopback_only() -> None:
     with serve_process([]) as server:
         assert server.host == "127.0.0.1"
         assert server.get("/health").json()["status"] == "ok"
-
-
-def test_help_shows_a_curl_per_route(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as done:
-        run(["serve", "--help"])
-    assert done.value.code == 0
-    out = capsys.readouterr().out
-    for route in ("/health", "/extract", "/summary", "/requests", "/metrics", "/openapi.json"):
-        assert f"curl -s http://127.0.0.1:8765{route}" in out or (
-            f"curl -s -X POST http://127.0.0.1:8765{route}" in out
-            or f"curl -s 'http://127.0.0.1:8765{route}?" in out
-        ), route
-    assert "--workers N, --worker N" in out
-
-
-def test_worker_is_workers() -> None:
-    from sparseety_tui.cli.main import build_parser
-    from sparseety_tui.cli.serve_args import settings_of
-
-    args = build_parser().parse_args(["serve", "--worker", "3"])
-    assert settings_of(args).workers == 3
 
 
 # -- fuzz ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Totals of a file with the peak of what computing them allocated (imported by test
-modules; pytest puts this folder on sys.path)."""
+modules of any tier: pyproject.toml puts tests/support on sys.path)."""
 
 from __future__ import annotations
 

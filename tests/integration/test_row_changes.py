@@ -1,5 +1,6 @@
 """Which rows a snapshot says are unchanged since an older state (``Snapshot.changes``):
-the request table keeps a row drawn from that state only below that bound."""
+the request table keeps a row drawn from that state only below that bound, over a running
+worker's freezes."""
 
 from __future__ import annotations
 
@@ -59,15 +60,6 @@ def test_rows_below_the_bound_are_the_same_and_a_changed_row_is_not_below_it(
     assert old[2] != new[2]
     for row in range(bound):
         assert all(_same(a, b) for a, b in zip(old[row], new[row]))
-
-
-def test_a_state_older_than_the_changes_kept_keeps_nothing() -> None:
-    extractor = Extractor()
-    state = extractor.freeze()
-    snap = Snapshot(version=1, state=state, changes=((state.version, 0),))
-    assert snap.unchanged_below(state.version - 1) == 0  # not among the changes: unknown
-    later = Snapshot(version=2, state=state, changes=())
-    assert later.unchanged_below(state.version) == len(state.store)  # the same state
 
 
 def test_bound_is_the_lowest_change_of_every_later_freeze(tmp_path: Path) -> None:

@@ -5,10 +5,10 @@ older part read in the background is history, and a quiet file's rate falls to 0
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from live_helpers import OffsetClock, wait_for
+from waiting import wait_for as wait_for_condition
 
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
@@ -70,18 +70,22 @@ def test_first_screens_of_a_big_file_are_its_newest_rows(tmp_path: Path) -> None
     size = log.stat().st_size
     worker = start(log, OffsetClock(), big_file_bytes=size // 2, tail_window_bytes=size // 20)
     seen_loading = 0
+
+    def loaded() -> bool:
+        """Every screen published while the older part loads shows the newest rows last."""
+        nonlocal seen_loading
+        snap = worker.snapshot
+        if snap.error or (snap.settled and snap.rows == 150_000):
+            return True
+        if snap.rows and snap.state is not None and snap.files[0].backfilling:
+            seen_loading += 1
+            store = snap.state.store
+            tail = [store.ids[snap.row_at(p)] for p in range(snap.visible - 50, snap.visible)]
+            assert tail == [f"r{i:05d}" for i in range(149_950, 150_000)]
+        return False
+
     try:
-        deadline = time.monotonic() + 60  # a bound on the wait, not a timing assert
-        while time.monotonic() < deadline:
-            time.sleep(0.001)
-            snap = worker.snapshot
-            if snap.error or (snap.settled and snap.rows == 150_000):
-                break
-            if snap.rows and snap.state is not None and snap.files[0].backfilling:
-                seen_loading += 1
-                store = snap.state.store
-                tail = [store.ids[snap.row_at(p)] for p in range(snap.visible - 50, snap.visible)]
-                assert tail == [f"r{i:05d}" for i in range(149_950, 150_000)]
+        wait_for_condition(loaded, 60, "the whole file to load", every=0.001)
         assert seen_loading  # a screen while the older part was loading was looked at
         assert worker.drain(30) and worker.snapshot.rows == 150_000
     finally:

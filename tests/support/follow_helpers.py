@@ -1,5 +1,5 @@
-"""Helpers for the follower tests (imported by test modules; pytest puts this folder on
-sys.path)."""
+"""Helpers for the follower tests (imported by test modules of any tier: pyproject.toml
+puts tests/support on sys.path)."""
 
 from __future__ import annotations
 

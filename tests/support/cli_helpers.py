@@ -1,5 +1,5 @@
 """Running the batch commands in-process as a user would, for tests (imported by test
-modules; pytest puts this folder on sys.path)."""
+modules of any tier: pyproject.toml puts tests/support on sys.path)."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from serve_helpers import Server, serving
+from waiting import wait_for
 
 from sparseety_tui.serve.metrics import (
     ENGINE_GAUGES,
@@ -198,21 +199,9 @@ def test_counters_move_when_the_log_grows(tmp_path: Path) -> None:
         assert requests() == 100
         with log.open("ab") as f:
             f.write(b"".join(lines[100:250]))
-        deadline_value = _wait_value(requests, 250)
-        assert deadline_value == 250
+        wait_for(lambda: requests() == 250, what="the counter to reach 250 requests")
         summary = server.get("/summary").json()
         assert summary["requests"]["count"] == 250
-
-
-def _wait_value(read: Any, wanted: float, timeout: float = 15.0) -> float:
-    import time
-
-    deadline = time.monotonic() + timeout
-    value = read()
-    while value != wanted and time.monotonic() < deadline:
-        time.sleep(0.1)
-        value = read()
-    return float(value)
 
 
 def test_metrics_equal_summary_json_of_the_cli(

@@ -1,29 +1,21 @@
-"""The ingest worker (no UI): filters, views, snapshots, appends, rotation, backfill."""
+"""The ingest worker's thread (no UI): snapshots, appends, rotation, backfill, an idle
+worker's stop (the filter and the view alone are in tests/unit/test_live_query.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import time
 from pathlib import Path
 
-import numpy as np
-import pytest
+from live_helpers import OffsetClock
 
-from sparseety_tui.core.detail._detail import build_detail
-from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
-from sparseety_tui.core.figures._totals import compute_totals
-from sparseety_tui.core.query._query import (
-    Clause,
-    FilterError,
-    ViewQuery,
-    compute_view,
-    parse_filter,
-)
+from sparseety_tui.core.detail import build_detail
+from sparseety_tui.core.extraction import Extractor
+from sparseety_tui.core.figures import DEFAULT_SHAPE, compute_totals
+from sparseety_tui.core.query import ViewQuery, parse_filter
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
+from sparseety_tui.ingest.worker import IngestWorker
 
 
 def record(i: int, **extra: object) -> str:
@@ -51,62 +43,6 @@ def start(paths: list[Path], **options: object) -> IngestWorker:
     )
     worker.start()
     return worker
-
-
-def test_parse_filter() -> None:
-    assert parse_filter("skip>0.5 latency > 2 state=finished") == (
-        Clause("skip", ">", 0.5),
-        Clause("latency", ">", 2.0),
-        Clause("state", "=", "finished"),
-    )
-    assert parse_filter("ttft<300ms skip>=50%") == (
-        Clause("ttft", "<", 0.3),
-        Clause("skip", ">=", 0.5),
-    )
-    assert parse_filter("Llama !moe") == (
-        Clause("", "~", "llama"),
-        Clause("", "~", "moe", negate=True),
-    )
-    assert parse_filter("model~qwen id!=abc") == (
-        Clause("model", "~", "qwen"),
-        Clause("id", "!=", "abc"),
-    )
-    for bad in ("nope>1", "latency>fast", "state=sleeping", "state>1", "skip~1"):
-        with pytest.raises(FilterError):
-            parse_filter(bad)
-
-
-def test_compute_view_filters_and_sorts(tmp_path: Path) -> None:
-    log = tmp_path / "a.jsonl"
-    write(log, [record(i) for i in range(50)] + [record(99, state="failed")])
-    extractor = Extractor()
-    extractor.feed(extractor.add_file(str(log)), _lines(log))
-    rows = len(extractor.store)
-    view = compute_view(
-        extractor.store,
-        DEFAULT_SHAPE,
-        ViewQuery(clauses=parse_filter("latency>2"), sort="latency", reverse=True),
-        rows,
-    )
-    latencies = [extractor.store.columns["latency_s"][r] for r in view]
-    assert latencies == sorted(latencies, reverse=True) and min(latencies) > 2
-    failed = compute_view(
-        extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("state=failed")), rows
-    )
-    assert [extractor.store.ids[r] for r in failed] == ["r0099"]
-    text = compute_view(
-        extractor.store, DEFAULT_SHAPE, ViewQuery(clauses=parse_filter("r004")), rows
-    )
-    assert len(text) == 10
-    by_id = compute_view(extractor.store, DEFAULT_SHAPE, ViewQuery(sort="id", reverse=True), rows)
-    assert extractor.store.ids[int(by_id[0])] == "r0099"
-    assert isinstance(by_id, np.ndarray)
-
-
-def _lines(path: Path) -> list[object]:
-    from sparseety_tui.sources import iter_lines
-
-    return list(iter_lines(path))
 
 
 def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:
@@ -164,10 +100,16 @@ def test_an_idle_worker_stops_and_releases_its_watch(tmp_path: Path) -> None:
     log = tmp_path / "live.jsonl"
     write(log, [record(i) for i in range(5)])
     before = _inotify_descriptors()
-    worker = start([log])
+    clock = OffsetClock()
+    worker = IngestWorker(
+        Extractor(), DEFAULT_SHAPE, LiveOptions(paths=(str(log),), track_rate=False), clock=clock
+    )
+    worker.start()
     assert worker.drain()
-    time.sleep(QUIET_FLUSH_S + 0.2)  # past the quiet flush: nothing more is due
-    assert worker.drain()
+    # Past the quiet flush and every other due: nothing more is due. The second drain ends
+    # on a pass begun after the move (the first may end on one begun before).
+    clock.offset += 3600
+    assert worker.drain() and worker.drain()
     assert worker.running
     worker.stop(timeout=5.0)
     assert not worker.running
