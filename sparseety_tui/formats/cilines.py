@@ -1,5 +1,5 @@
 """pytest's own lines in a CI log: the test outcome and session lines around a server's
-output. A CI tail (issue #10, item 5) is tracebacks and these; they carry nothing to
+output. A CI tail is tracebacks and these; they carry nothing to
 extract, but they are understood (`other`), not `unparsed`. Samples:
 
 - ``FAILED``: the outcome word pytest prints alone after a test's live output (real:

@@ -1,6 +1,6 @@
 """Error lines in the shapes any Python (or C++) program prints, whatever the file's format.
 
-A line logged at ERROR or CRITICAL level is an error of its own (issue #10, item 5): a CI
+A line logged at ERROR or CRITICAL level is an error of its own: a CI
 tail, a wrapper script's log or a server log all count it. Samples (each real or the
 default of its logging library):
 

@@ -1,7 +1,7 @@
 """Lines understood in any file, and the fallback family for files of no known format.
 
-Whatever a file's format, three kinds of line mean the same thing in it (issue #10,
-item 5): a Python traceback (``formats.tracebacks``, grouped into one error), an error
+Whatever a file's format, three kinds of line mean the same thing in it: a Python
+traceback (``formats.tracebacks``, grouped into one error), an error
 line (``formats.errorlines``: ERROR/CRITICAL level, glog ``E``/``F``) and an HTTP access
 line (``formats.access``: uvicorn, common/combined log format). ``AnyLines`` reads them;
 every family asks it about the lines its own format does not explain, so their kinds

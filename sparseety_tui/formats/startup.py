@@ -1,6 +1,6 @@
 """The model and tokenizer a server logged at start-up -> a ``("meta", MetaPayload)``.
 
-Counts re-derived from text need the model's own tokenizer (issue #10, item 7); the server
+Counts re-derived from text need the model's own tokenizer; the server
 names it once, at start-up, in one long line:
 
 - vLLM engine config (every version): ``INFO 04-17 23:05:00 [core.py:61] Initializing a V1 LLM engine (v0.8.3) with config: model='/models/Qwen2.5-7B-Instruct', speculative_config=None, tokenizer='/models/Qwen2.5-7B-Instruct', skip_tokenizer_init=False``

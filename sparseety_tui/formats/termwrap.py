@@ -1,4 +1,4 @@
-"""Records a terminal hard-wrapped or cut short, read whole again (issue #10, item 4).
+"""Records a terminal hard-wrapped or cut short, read whole again.
 
 Lines copied from a terminal come back mangled in two ways:
 

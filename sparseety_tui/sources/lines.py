@@ -4,13 +4,13 @@ A physical line ends at ``\\n``; ``\\r\\n`` is one ending (both bytes are stripp
 ``\\r`` inside a line (progress bars) does not end it and is kept. A last line without ``\\n``
 counts as a line only once the caller says the file is finished (batch mode: end of file).
 
-Speed: CPython's buffered ``readline`` is implemented in C and, per the perf baseline (§2), plain
-binary line iteration beats chunk-and-split readers by 1.2-2x. We call ``readline(limit)``
-through ``iter(partial(...), b"")`` (also all C) so that a single huge line never makes us hold
-more than ``max_line_bytes + 1`` bytes at once; measured, this costs the same as ``for line in
-f``. The per-line work (slice off the ending, build a tuple) dominates, so it is kept minimal and
-``RawLine`` tuples are built with ``tuple.__new__`` directly (about 25% faster than calling the
-NamedTuple constructor, which is a Python-level function).
+Speed: CPython's buffered ``readline`` is implemented in C, and plain binary line iteration
+beats chunk-and-split readers (the perf baseline, §2). We call ``readline(limit)`` through
+``iter(partial(...), b"")`` (also all C) so that a single huge line never makes us hold more
+than ``max_line_bytes + 1`` bytes at once, at the cost of ``for line in f``. The per-line work
+(slice off the ending, build a tuple) dominates, so it is kept minimal and ``RawLine`` tuples
+are built with ``tuple.__new__`` directly, not through the NamedTuple constructor, which is a
+Python-level function.
 """
 
 from __future__ import annotations

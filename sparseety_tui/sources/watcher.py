@@ -7,9 +7,9 @@ no wake-ups at all while the logs are quiet, a change reported within microsecon
 log is written every millisecond it wakes at most once per ``WATCH_COALESCE_MS``.
 
 Elsewhere (or if inotify cannot be set up) ``watchfiles`` does the same job: its defaults
-batch changes for ~100 ms (perf baseline §5); we use ``debounce=10, step=5``: a change is
-reported within ~5-10 ms, and the Rust loop, which wakes every ``step`` ms even when idle,
-costs ~0.5% of a core instead of ~1.6% with ``step=1`` (measured on the project machine).
+batch changes for longer (perf baseline §5); we use ``debounce=10, step=5``: a change is
+reported within a few milliseconds, and the Rust loop, which wakes every ``step`` ms even
+when idle, costs a third of what ``step=1`` does.
 
 Notifications can be missed (overflowing inotify queues, odd mounts), so ``wait()`` also
 compares a cheap ``stat`` signature of every path (and of the rotated-away files still read,
@@ -53,8 +53,8 @@ WATCH_STEP_MS = 5
 #: After a change that matters, the inotify thread waits this long, and then until the
 #: waiter took the news (``wait()``), before it reads more (the kernel merges what comes
 #: meanwhile): while a log streams the worker reads the files at each snapshot without
-#: waiting, so a writer's 1,000 appends a second cost the thread no wake-ups at all
-#: (200 a second, ~2 % of a core at 20k lines/s, when it only slept these 5 ms).
+#: waiting, so a writer's many appends a second cost the thread no wake-ups at all (it
+#: woke every 5 ms when it only slept).
 WATCH_COALESCE_MS = 5
 _RUST_TIMEOUT_MS = 200  # idle wake-ups of the thread; the first one proves the watch is up
 

@@ -73,11 +73,9 @@ TICK_S = 0.1
 ACTIVE_S = 1.0
 #: Snapshots are asked for at most once per FRAME_DUTY times what a frame costs the UI
 #: thread (its CPU time per snapshot shown, averaged), so drawing takes at most
-#: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S. bench/tail_latency.py
-#: at 20k lines/s on a 2-vCPU EPYC guest, once the table's scrollbar stopped repainting
-#: every frame (~9 ms of UI a frame, 2026-12-07): 3 -> p50 45 ms, p99 72 ms, CPU 44.5 %;
-#: 5 -> p50 48-52 ms, p99 89-102 ms, CPU 31.4-31.7 %; 8 -> the gap reaches 0.1 s and p50
-#: 107 ms at 25.8 %. (Before, at ~15 ms a frame, 5 gave p50 81-101 ms and 3 was kept.)
+#: ~1/FRAME_DUTY of a core; within the worker's MIN/MAX_PUBLISH_GAP_S. Lower trades CPU for
+#: latency, higher the other way until the gap reaches its cap (bench/tail_latency.py; the
+#: values tried are in bench/history/).
 FRAME_DUTY = 5.0
 #: How often the replay bar shows the replay clock.
 REPLAY_BAR_S = 0.25
@@ -355,8 +353,8 @@ class SparseetyApp(App[int]):
         """Once, when the first read settled (after its screen is drawn): collect, then move
         what is alive out of the cyclic collector's reach. Those ~90k objects (modules,
         classes, widgets, Textual's caches) are alive for the app's life, and every full
-        collection walked them: 45-70 ms with the GIL held, every few seconds while a log
-        streams at 20k lines/s (bench/tail_latency.py), each one a frame that late."""
+        collection walked them with the GIL held, every few seconds while a log streams, each
+        one a frame that late."""
         gc.collect()
         gc.freeze()
 

@@ -51,11 +51,10 @@ if TYPE_CHECKING:
 CHUNK_ROWS = 1 << 16
 #: Rows whose per-row figures are computed at once, within a chunk: the cost formula's
 #: temporaries (some 40 arrays) are of this many rows, not of a chunk's, which set the
-#: peak of a 200 MB request log's ``summary`` (bench/RESULTS.md). Each figure is one
-#: row's own, so the slices' values put end to end are the chunk's, value for value, and
-#: the chunk's sums over them add the same values in the same order. 8,192 (64 KiB a
-#: float64 array) ran fastest: the 1 GB request log's totals took 1.2-1.3 s of CPU
-#: against 1.4 s at 4,096 and 1.3-1.5 s at 16,384 (1.16 s in one piece, 17 MiB higher).
+#: peak memory of a big request log's ``summary``. Each figure is one row's own, so the
+#: slices' values put end to end are the chunk's, value for value, and the chunk's sums
+#: over them add the same values in the same order. 8,192 rows (64 KiB a float64 array)
+#: ran fastest of the sizes tried (bench/history/).
 SLICE_ROWS = 1 << 13
 #: The token counts: every step and the formula read them.
 TOKEN_COLUMNS = ("prompt_tokens", "completion_tokens", "cached_tokens")

@@ -278,7 +278,7 @@ def minute_quantiles(
     keep = ~np.isnan(values) & (index >= 0) & (index < count)
     index, known = index[keep], values[keep].astype(np.float64)
     # By minute, then by value: a stable sort by minute of the values sorted (two argsorts
-    # are about 3x faster than np.lexsort on half a million rows).
+    # beat np.lexsort here).
     by_value = np.argsort(known)
     order = by_value[np.argsort(index[by_value], kind="stable")]
     index, known = index[order], known[order]

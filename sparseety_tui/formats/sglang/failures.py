@@ -15,7 +15,7 @@ when its class is printed (``KVTransferError(...)``); NIXL prints a bare code
 
 Each failure is one error and one request update (``state: failed``); the same failure
 logged again by the next rank, on the very next line, adds no second error (replicated
-ranks report one failure, issue #10 item 1).
+ranks report one failure).
 """
 
 from __future__ import annotations

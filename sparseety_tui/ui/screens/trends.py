@@ -160,7 +160,7 @@ class TrendsScreen(Screen[None]):
     def _compute(self, snapshot: Snapshot) -> None:
         start = self._computed_at = time.monotonic()
         trends = trends_of(snapshot)
-        # Busy at most a fifth of the time on a big store (0.5 s a million rows).
+        # Busy at most a fifth of the time, however big the store.
         self._interval = max(REFRESH_S, 4 * (time.monotonic() - start))
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, snapshot, trends)
