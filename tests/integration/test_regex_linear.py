@@ -1,8 +1,8 @@
 """Every regex the parsers use, and every family's ``parse``, takes time linear in the line.
 
-Issue #9, item 1: one vLLM line without a logging head, with a long run of spaces before a
-``[repeated 5x across cluster]`` tail, took 18.9 s at 100 KB (quadratic backtracking), and
-``tail`` froze. Here each compiled pattern of ``sparseety_tui.formats`` (found by walking
+One quadratic pattern freezes ``tail`` on a long line a client chose (a vLLM line without a
+logging head, a long run of spaces before a ``[repeated 5x across cluster]`` tail, once did).
+Here each compiled pattern of ``sparseety_tui.formats`` (found by walking
 the modules, so a new one is covered without being listed), for ``match`` and ``search``,
 and each family's parser are timed on near-miss lines of about 256 KB, and their time per
 byte compared with that of the same near miss at the length of a normal line (1 KB),
@@ -18,19 +18,12 @@ reported without waiting for it at 256 KB, and the worst of the rest are timed a
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-import re
-from collections.abc import Callable, Iterator
-from functools import cache
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hostile import (
     NearMiss,
-    corpus_lines,
-    documented_samples,
     family_lines,
     generic_near_misses,
     near_misses,
@@ -38,9 +31,9 @@ from hostile import (
     parse_seconds_per_byte,
     seconds_per_byte,
 )
+from pattern_walk import as_subject, patterns, witnesses
 
-import sparseety_tui.formats
-from sparseety_tui.formats import registry, shapes
+from sparseety_tui.formats import registry
 
 #: The length of a normal line (at least), and of the big line. Screening is at 8 times
 #: the normal length.
@@ -54,59 +47,6 @@ BOUND = 10.0
 SCREEN_BOUND = 4.0
 #: Near misses per pattern (and per family) that go on to be timed at 256 KB.
 WORST_KEPT = 2
-
-
-@cache
-def patterns() -> dict[str, re.Pattern[Any]]:
-    """Every compiled pattern in ``sparseety_tui.formats``, once: each row of a line shape
-    table by its table and row (``vllm.line.ray_repeat``), and every other pattern named
-    where it is made (a module that imports it from another is not where it is made)."""
-    package = sparseety_tui.formats
-    modules = [
-        importlib.import_module(info.name)
-        for info in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
-    ]
-    found: dict[int, tuple[str, re.Pattern[Any]]] = {
-        id(row.regex): (f"{table.name}.{row.shape.name}", row.regex)
-        for table in shapes.TABLES.values()
-        for row in table
-    }
-    rows = set(found)
-    for module in modules:
-        source = inspect.getsource(module)
-        for name, value in vars(module).items():
-            if isinstance(value, re.Pattern) and id(value) not in rows:
-                made_here = re.search(rf"^{name} = re\.compile", source, re.MULTILINE)
-                if made_here or id(value) not in found:
-                    found[id(value)] = (f"{module.__name__}.{name}", value)
-    return dict(sorted(found.values()))
-
-
-def _as_subject(pattern: re.Pattern[Any], line: bytes) -> Any:
-    return line.decode("utf-8", "replace") if isinstance(pattern.pattern, str) else line
-
-
-@cache
-def witnesses(pattern: re.Pattern[Any], keep: int = 3) -> list[tuple[bytes, int, int]]:
-    """Up to ``keep`` lines of the corpus or of the documented samples the pattern finds a
-    match in, with the match's span (in bytes of the line): the first, one from the
-    middle and the last (each cut to 2 KB after the match)."""
-    found: list[tuple[bytes, int, int]] = []
-    for line in (*corpus_lines(), *documented_samples()):
-        subject = _as_subject(pattern, line)
-        m = pattern.search(subject)
-        if m is None or m.end() == m.start():
-            continue
-        if isinstance(subject, str):
-            start = len(subject[: m.start()].encode("utf-8", "replace"))
-            end = start + len(subject[m.start() : m.end()].encode("utf-8", "replace"))
-            line = subject.encode("utf-8", "replace")
-        else:
-            start, end = m.span()
-        found.append((line[: end + 2048], start, end))
-    if len(found) <= keep:
-        return found
-    return [found[0], found[len(found) // 2], found[-1]]
 
 
 def _growth(
@@ -151,7 +91,7 @@ def test_pattern_is_linear_on_near_misses(name: str) -> None:
         op = getattr(pattern, op_name)
 
         def timed(line: bytes, op: Callable[[Any], object] = op) -> float:
-            return seconds_per_byte(op, _as_subject(pattern, line), 1)
+            return seconds_per_byte(op, as_subject(pattern, line), 1)
 
         growth, bound, label = _growth(timed, candidates)
         assert growth <= bound, (
@@ -199,16 +139,3 @@ def test_the_reported_line_costs_what_a_normal_log_does() -> None:
         line = b"x" + b" " * size + b"y [repeated 5x across cluster]"
         ratio = seconds_per_byte(lambda one: run([one]), line, 2) / normal
         assert ratio <= BOUND, f"{ratio:,.0f}x a normal log's time per byte at {size:,} bytes"
-
-
-def _opcodes(parsed: Any) -> Iterator[str]:
-    """The names of every opcode of a parsed pattern (``re._parser``), nested ones too."""
-    for op, arg in parsed.data:
-        yield str(op)
-        stack = [arg]
-        while stack:
-            item = stack.pop()
-            if hasattr(item, "data"):
-                yield from _opcodes(item)
-            elif isinstance(item, (list, tuple)):
-                stack.extend(item)

@@ -5,65 +5,11 @@ the same patterns on near-miss lines (tests/support/hostile.py)."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-import re
 from collections.abc import Iterator
-from functools import cache
 from typing import Any
 
 import pytest
-from hostile import (
-    corpus_lines,
-    documented_samples,
-)
-
-import sparseety_tui.formats
-
-
-@cache
-def patterns() -> dict[str, re.Pattern[Any]]:
-    """Every compiled pattern in ``sparseety_tui.formats``, once, named where it is made
-    (a module that imports it from another is not where it is made)."""
-    found: dict[int, tuple[str, re.Pattern[Any]]] = {}
-    package = sparseety_tui.formats
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        module = importlib.import_module(info.name)
-        source = inspect.getsource(module)
-        for name, value in vars(module).items():
-            if isinstance(value, re.Pattern):
-                made_here = re.search(rf"^{name} = re\.compile", source, re.MULTILINE)
-                if made_here or id(value) not in found:
-                    found[id(value)] = (f"{info.name}.{name}", value)
-    return dict(sorted(found.values()))
-
-
-def _as_subject(pattern: re.Pattern[Any], line: bytes) -> Any:
-    return line.decode("utf-8", "replace") if isinstance(pattern.pattern, str) else line
-
-
-@cache
-def witnesses(pattern: re.Pattern[Any], keep: int = 3) -> list[tuple[bytes, int, int]]:
-    """Up to ``keep`` lines of the corpus or of the documented samples the pattern finds a
-    match in, with the match's span (in bytes of the line): the first, one from the
-    middle and the last (each cut to 2 KB after the match)."""
-    found: list[tuple[bytes, int, int]] = []
-    for line in (*corpus_lines(), *documented_samples()):
-        subject = _as_subject(pattern, line)
-        m = pattern.search(subject)
-        if m is None or m.end() == m.start():
-            continue
-        if isinstance(subject, str):
-            start = len(subject[: m.start()].encode("utf-8", "replace"))
-            end = start + len(subject[m.start() : m.end()].encode("utf-8", "replace"))
-            line = subject.encode("utf-8", "replace")
-        else:
-            start, end = m.span()
-        found.append((line[: end + 2048], start, end))
-    if len(found) <= keep:
-        return found
-    return [found[0], found[len(found) // 2], found[-1]]
+from pattern_walk import patterns, witnesses
 
 
 def test_every_pattern_is_found_and_has_a_real_sample() -> None:
