@@ -12,13 +12,14 @@ with ``export_part`` / ``merge_part``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from operator import attrgetter
 from typing import Any, Protocol
 
-from sparseety_tui.core.extraction._bulk import append_block, append_scanned
+from sparseety_tui.core.extraction._apply import apply_batch
+from sparseety_tui.core.extraction._apply_lines import Target
 from sparseety_tui.core.extraction._lifecycle import LifecyclePart
 from sparseety_tui.core.extraction._merge import EventObserver, Merger
 from sparseety_tui.core.store import (
@@ -45,8 +46,13 @@ from sparseety_tui.events import (
     MetaPayload,
 )
 from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import LineParser, ServerScanner, failure_reason
-from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.formats.base import (
+    BlockDecoder,
+    LineParser,
+    RecordScanner,
+    ServerScanner,
+    failure_reason,
+)
 from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.sources.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -63,6 +69,10 @@ ERROR_SAMPLES = 1000
 #: Lines per block on the bulk path, and the fewest worth trying it on.
 BULK_BLOCK_LINES = 2048
 BULK_MIN_LINES = 32
+
+
+class _Refused(Exception):
+    """The applier refused a server batch: its lines go through the per-line path."""
 
 
 class LineLike(Protocol):
@@ -286,10 +296,10 @@ class Extractor:
         self._changed(file)
 
     def _run_chunk_scanned(
-        self, state: FileState, file: int, chunk: Chunk, scanner: Scanner
+        self, state: FileState, file: int, chunk: Chunk, scanner: RecordScanner
     ) -> None:
-        """A chunk through the native scanner: runs of simple request records become rows
-        in one step; each line it stops at (and a run too short to be worth a block) goes
+        """A chunk through the family's record scanner: runs of simple request records
+        become rows in one step (``core.extraction``'s applier); each line it stops at (and a run too short to be worth a block) goes
         through the per-line path, so every line still gets exactly one kind."""
         data = chunk.data
         pos = 0
@@ -297,14 +307,13 @@ class Extractor:
         while pos < len(data):
             try:
                 scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
-                taken = scan.n >= BULK_MIN_LINES and append_scanned(
-                    self.store, scan, file, chunk.offset, state.lines_total + 1
+                taken = scan.n >= BULK_MIN_LINES and apply_batch(
+                    Target(self._merger, state, file, chunk.offset), scan
                 )
-            except Exception:  # nothing was appended (core.bulk): the rest goes by line
+            except Exception:  # nothing was applied (the applier): the rest goes by line
                 self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
                 return
             if taken:
-                self._count_bulk(state, file, scan.n)
                 pos, odd_lines_in_a_row = scan.end, 0
                 continue
             stop = scan.next_end
@@ -324,13 +333,9 @@ class Extractor:
     def _run_chunk_server(
         self, state: FileState, file: int, chunk: Chunk, scanner: ServerScanner
     ) -> None:
-        """A chunk of a server log through its family's native scanner: each run of lines
-        it reads is applied at once (core.server_bulk); each line it stops at goes through
-        the per-line path, so every line still gets exactly one kind."""
-        # Imported here: the appliers use numpy, which commands that read no server log in
-        # bulk (``--help``, ``config``) never load.
-        from sparseety_tui.core.extraction._server_bulk import ServerTarget, apply_server_scan
-
+        """A chunk of a server log through its family's scanner: each run of lines it
+        reads is applied at once (``core.extraction``'s applier); each line it stops at
+        goes through the per-line path, so every line still gets exactly one kind."""
         data = chunk.data
         pos = 0
         odd_lines_in_a_row = 0
@@ -340,10 +345,11 @@ class Extractor:
             try:
                 scan = scanner(parser, data, pos, DEFAULT_MAX_LINE_BYTES)
                 if scan.n:
-                    apply_server_scan(ServerTarget(self._merger, state, file, chunk.offset), scan)
+                    if not apply_batch(Target(self._merger, state, file, chunk.offset), scan):
+                        raise _Refused
                     if parser.pending:  # completed by the run's last line, which it read
                         self._drain_pending(state, file)
-            except Exception:  # nothing was applied (core.server_bulk): the rest goes by line
+            except Exception:  # nothing was applied (the applier): the rest goes by line
                 self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
                 return
             if scan.n:
@@ -359,13 +365,6 @@ class Extractor:
                     stop = max(stop, _end_of_lines(data, pos, BULK_MIN_LINES))
             self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:stop])))
             pos = stop
-
-    def _count_bulk(self, state: FileState, file: int, n: int) -> None:
-        """Bookkeeping for ``n`` request lines that became the store's last ``n`` rows."""
-        if state.meta:
-            self._merger.apply_meta_defaults(state.meta, len(self.store) - n, len(self.store))
-        state.lines_total += n
-        state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
 
     def _sniff_chunk(self, state: FileState, chunk: Chunk) -> None:
         """Detect the format from a chunk's first lines (as ``_sniff_then`` does for lines),
@@ -437,30 +436,24 @@ class Extractor:
             self._run_lines(state, file, block)
 
     def _run_bulk(
-        self,
-        state: FileState,
-        file: int,
-        block: Sequence[LineLike],
-        decoder: Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None],
+        self, state: FileState, file: int, block: Sequence[LineLike], decoder: BlockDecoder
     ) -> bool:
-        """The fast path for a block of simple request records (see core/bulk.py)."""
+        """The family's block path for a block of simple request records: one batch,
+        taken only when the store allows (``core.extraction``'s applier)."""
         if len(block) < BULK_MIN_LINES or any(map(_TRUNCATED, block)):
             return False
         try:
-            columns = decoder([line.data for line in block])
-            appended = columns is not None and append_block(
-                self.store,
-                columns,
-                file,
-                [line.offset for line in block],
-                [line.length for line in block],
-                state.lines_total + 1,
+            batch = decoder([line.data for line in block])
+            return batch is not None and apply_batch(
+                Target(self._merger, state, file, 0),
+                replace(
+                    batch,
+                    offsets=[line.offset for line in block],
+                    lengths=[line.length for line in block],
+                ),
             )
-        except Exception:  # nothing was appended (core.bulk): the lines go one by one
+        except Exception:  # nothing was applied (the applier): the lines go one by one
             return False
-        if appended:
-            self._count_bulk(state, file, len(block))
-        return appended
 
     def _run_wrapped(
         self, state: FileState, file: int, block: Sequence[LineLike], wrapped: WrappedParser

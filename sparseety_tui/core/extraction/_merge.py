@@ -27,6 +27,7 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Any, Protocol, TypeGuard
 
+from sparseety_tui.batch import SPARSE_SUMMARY_KEYS
 from sparseety_tui.core.detail import derive_times
 from sparseety_tui.core.extraction._lifecycle import OPEN_CODES, Lifecycle
 from sparseety_tui.core.store import (
@@ -56,7 +57,6 @@ from sparseety_tui.core.store import (
 )
 from sparseety_tui.core.tokens import STARTUP_KEYS, FileTokenizers
 from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
-from sparseety_tui.formats.trace import SPARSE_SUMMARY_KEYS
 
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
