@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 import pytest
 
+import sparseety_tui.core.extraction._chunks as chunks_module
 import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.cli import main as cli
 from sparseety_tui.core.extraction._extractor import Extractor
@@ -228,9 +229,9 @@ def test_a_fast_path_that_raises_falls_back_to_lines(
         monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: scanner))
     elif broken == "applier_scanned":
         append = raising_on_the_bad_line(
-            extractor_module.apply_batch, lambda args, _: MARK in args[1].rows.ids.blob
+            chunks_module.apply_batch, lambda args, _: MARK in args[1].rows.ids.blob
         )
-        monkeypatch.setattr(extractor_module, "apply_batch", append)
+        monkeypatch.setattr(chunks_module, "apply_batch", append)
     else:  # the Python block path (as without the native scanner)
         monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: None))
         if broken == "decoder":

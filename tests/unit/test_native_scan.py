@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sparseety_tui.core.extraction._chunks as chunks_module
 import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
 from sparseety_tui import _scan
@@ -558,14 +559,14 @@ def test_native_path_is_taken_for_request_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taken: list[int] = []
-    real = extractor_module.apply_batch
+    real = chunks_module.apply_batch
 
     def spy(*args: Any) -> bool:
         ok = real(*args)
         taken.append(args[1].n if ok else 0)
         return ok
 
-    monkeypatch.setattr(extractor_module, "apply_batch", spy)
+    monkeypatch.setattr(chunks_module, "apply_batch", spy)
     path = tmp_path / "requests.jsonl"
     path.write_bytes(
         b"".join(

@@ -4,7 +4,8 @@
 per-line parser (the reference) or applies a fast path's batch, joins lines into requests
 (``Merger``, ``lifecycle``) and counts every line in exactly one kind."""
 
-from sparseety_tui.core.extraction._extractor import Extractor, ExtractorPart
+from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.extraction._lifecycle import check_parts
+from sparseety_tui.core.extraction._parts import ExtractorPart
 
 __all__ = ["Extractor", "ExtractorPart", "check_parts"]
