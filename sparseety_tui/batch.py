@@ -18,7 +18,9 @@ A batch's lines, in order, are each one of:
   ride along (``Batch.carried``), merged by the applier at their place.
 
 Arrays are numpy arrays (typed ``Any`` here: this module imports no numpy). Unknown is
--1 in a count column and NaN in a float column, as in the store.
+-1 in a count column and NaN in a float column, as in the store. A batch is made once
+per run and never changed after (its classes are plain slotted dataclasses, not frozen
+ones: a run's few objects are made without a ``__setattr__`` call per field).
 """
 
 from __future__ import annotations
@@ -81,7 +83,7 @@ class Names(NamedTuple):
     codes: Any
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RecordFields:
     """What complete request records say beyond ``NewRows.columns``; the applier derives
     the rest as the merge of one record does (a record that reports an outcome and no
@@ -99,7 +101,7 @@ class RecordFields:
     reports_outcome: Any
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class NewRows:
     """The rows a batch's ``NEW_ROW`` lines make, one a line, in line order.
 
@@ -117,7 +119,7 @@ class NewRows:
     prompt_ids_logged: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class RowUpdates:
     """The ``UPDATE_ROW`` lines, in order: each moves the row of ``ids[i]`` (made by an
     earlier line, in the batch or before it) to the starting ``state`` at ``ts[i]``
@@ -131,7 +133,7 @@ class RowUpdates:
     refs: Any | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CarriedLine:
     """A line of a run that the family's parser read: its index in the batch, its kind and
     event as ``parse`` gave them, why it was not parsed (``kind`` unparsed), and its text
@@ -190,7 +192,7 @@ class StatsRows(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Batch:
     """A run of whole lines a fast path read, from a start offset up to ``end``.
 

@@ -21,7 +21,7 @@ UNPARSED_CODE = 255
 PREVIEW_CHARS = 300
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Target:
     """Where a batch goes: the Extractor's merger and the state of the file read, whose
     data starts at ``base_offset`` in the file (a batch's offsets are relative to it)."""

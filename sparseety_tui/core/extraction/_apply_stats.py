@@ -52,19 +52,23 @@ def add_stats(engine: EngineSeries, stats: StatsRows, source: str) -> None:
 def _add_label(series: LabelSeries, stats: StatsRows, label: int) -> int:
     """The rows of label index ``label`` (-1: every row) into ``series`` in line order;
     returns the label's last row."""
-    cells = [series.sums.get(key) for key, _phases, _slot in stats.sum_fields]
+    fields = stats.sum_fields
+    cells = [series.sums.get(key) for key, _phases, _slot in fields]
     sums = array("d", [0.0 if cell is None else cell[0] for cell in cells])
     counts, last = stats.accumulate(label, sums, series.own)
     # The label's sums keys in the order the per-line path first meets them: the fields of
     # its first row's phase, then those of the others.
     first = stats.first_phase(label)
-    phases = [first, *(p for p in range(len(stats.phase_fields)) if p != first)]
-    for phase in phases:
+    phase_fields = stats.phase_fields
+    for phase in (first, *(p for p in range(len(phase_fields)) if p != first)):
         if counts[phase]:
-            for key in stats.phase_fields[phase]:
+            for key in phase_fields[phase]:
                 series._cell(key)
-    for (key, mask, _slot), total in zip(stats.sum_fields, sums):
-        n = sum(count for phase, count in enumerate(counts) if mask >> phase & 1)
+    for (key, mask, _slot), total in zip(fields, sums):
+        n = 0
+        for phase, count in enumerate(counts):
+            if mask >> phase & 1:
+                n += count
         if n:
             cell = series._cell(key)
             cell[0] = total

@@ -38,7 +38,7 @@ KIND_DECODE = 1
 
 
 class SglangScan(NamedTuple):
-    """A run read by ``scan_sglang`` (``formats.base.ServerScan``); columns as
+    """A run read by the C module (``scan_sglang`` gives it as a ``Batch``); columns as
     native/sglang_scan.c lays them out, one row per stats line."""
 
     n: int  # lines read, from the start offset up to ``end``

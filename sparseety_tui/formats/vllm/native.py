@@ -379,11 +379,16 @@ class _Events:
     ) -> None:
         self.data, self.ids, self.ts, self.prompts = data, ids, ts, prompts
         self.columns = rows.columns
-        self.is_received = is_received.tolist()
+        self._is_received = is_received
+        # Made on the first call (most runs are applied at once, never asked).
+        self.is_received: list[bool] = []
         #: per request line, its index among the Received lines (if it is one)
-        self.received_index = (np.cumsum(is_received) - 1).tolist()
+        self.received_index: list[int] = []
 
     def event(self, line: int, i: int) -> Event:
+        if not self.is_received:
+            self.is_received = self._is_received.tolist()
+            self.received_index = (np.cumsum(self._is_received) - 1).tolist()
         rid = self.ids[i]
         ts = float(self.ts[i])
         if not self.is_received[i]:
