@@ -14,46 +14,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
+from sparseety_tui.batch import Batch
 from sparseety_tui.events import Event, ParsedLine
 
-if TYPE_CHECKING:
-    from sparseety_tui.formats.trace_native import Scanner
+#: The pure-Python block path: a block of lines that are all simple request records as one
+#: ``Batch`` (offsets not set), or None when any line needs the per-line path.
+BlockDecoder = Callable[[list[bytes]], Batch | None]
 
-#: Decodes a block of lines that are all simple request records into columns (field ->
-#: one value per line, ``sparse.<key>`` for the keys of ``sparse``), or returns None when
-#: any line needs the per-line path (core/bulk.py builds the rows).
-BlockDecoder = Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None]
-
-
-class ServerScan(Protocol):
-    """A run of server-log lines a family's native scanner read in one call (a family's
-    ``native.py``); ``core.server_bulk`` applies it as the per-line path would have."""
-
-    @property
-    def n(self) -> int:
-        """Lines read, from the start offset up to ``end``."""
-        ...
-
-    @property
-    def end(self) -> int:
-        """Offset in the data just after the lines read."""
-        ...
-
-    @property
-    def next_end(self) -> int:
-        """End (line ending included) of the line at ``end``, which the scanner did not
-        read, or of more lines from there it would not read either (a traceback: the
-        parser reads them in one go); ``end`` when the data ends there."""
-        ...
-
+#: ``scanner(data, start, max_line_bytes)``: the run of simple request records of ``data``
+#: (whole lines) from ``start``, as a ``Batch``; it stops at the first line it does not
+#: fully understand (``Batch.end``). Never raises on input.
+RecordScanner = Callable[[bytes, int, int], Batch]
 
 #: ``scanner(parser, data, start, max_line_bytes)``: reads the lines of ``data`` (whole
 #: lines) from ``start`` that it is sure of, exactly as ``parser.parse`` would, updating the
-#: parser's state as those lines would have; stops at the first line it is unsure about.
-#: Never raises on input.
-ServerScanner = Callable[["LineParser", bytes, int, int], ServerScan]
+#: parser's state as those lines would have, and gives them as a ``Batch``; stops at the
+#: first line it is unsure about. ``Batch.next_end`` is the end (line ending included) of
+#: the line at ``end``, which it did not read, or of more lines from there it would not
+#: read either (a traceback: the parser reads them in one go); ``end`` when the data ends
+#: there. Never raises on input.
+ServerScanner = Callable[["LineParser", bytes, int, int], Batch]
 
 
 class LineParser(Protocol):
@@ -97,21 +79,23 @@ class FormatFamily(Protocol):
         ...
 
     @property
-    def scan_requests(self) -> Scanner | None:
-        """The batch commands' native chunk scanner (native/scan.c): it turns runs of
-        simple request records in a chunk of whole lines into rows in one step, and stops
-        at each line it does not fully understand (that line takes the per-line path).
+    def scan_requests(self) -> RecordScanner | None:
+        """The batch commands' chunk scanner of request records (a C scanner, or Python):
+        it gives runs of simple request records in a chunk of whole lines as batches of
+        rows, and stops at each line it does not fully understand (that line takes the
+        per-line path). Its parser carries no state across records: a refused batch's
+        lines are read again by ``LineParser.parse``.
 
-        Returns: Scanner | None, called as ``scanner(data, start, max_line_bytes)``
-            (formats.trace_native). None: this family has no such fast path, or the
+        Returns: RecordScanner | None. None: this family has no such fast path, or the
             scanner was not built; chunks are split into lines.
         """
         ...
 
     @property
     def scan_server(self) -> ServerScanner | None:
-        """The native scanner of a server log's common lines (stats, batch, request and
-        access lines), used on chunks of whole lines (batch commands, and the live path).
+        """The scanner of a server log's common lines (stats, batch, request and access
+        lines; C or Python), used on chunks of whole lines (batch commands, and the live
+        path). It moves the parser's state on as parsing the lines would.
 
         Returns: ServerScanner | None. None: this family has none, or it was not built
             (``SPARSEETY_TUI_PURE_PYTHON=1``); every line takes ``LineParser.parse``.
@@ -136,7 +120,7 @@ class FormatFamily(Protocol):
         records, decoded at once instead of one ``parse`` call a line.
 
         Returns: BlockDecoder | None, called with the block's lines (see
-            ``BlockDecoder``). None: this family has no such fast path; every line goes
+            ``BlockDecoder``); its batch is taken only when the store allows. None: this family has no such fast path; every line goes
             through ``LineParser.parse``.
         """
         ...

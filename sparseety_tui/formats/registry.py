@@ -1,11 +1,14 @@
 """The table of format families and per-file detection.
 
-Adding a family is one module plus one line in ``FAMILIES``.
+Adding a family is one module plus one line in ``FAMILIES`` (or ``register`` for a family
+that lives elsewhere).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sparseety_tui.formats import generic, kvline, sglang, trace, vllm
 from sparseety_tui.formats.base import FormatFamily
@@ -76,3 +79,26 @@ def _detect_bare(lines: list[bytes], path: str | None) -> FormatFamily | None:
         if score > best_score:
             best, best_score = family, score
     return best
+
+
+def register(family: FormatFamily) -> None:
+    """Add ``family`` to ``FAMILIES`` (detected, and named by ``--format``): a family that
+    lives outside this package, or a test's. Its name must be new."""
+    if family.name in FAMILIES:
+        raise ValueError(f"a format family named {family.name!r} is registered already")
+    FAMILIES[family.name] = family
+
+
+def unregister(name: str) -> None:
+    """Remove the family ``register`` added under ``name``."""
+    del FAMILIES[name]
+
+
+@contextmanager
+def registered(family: FormatFamily) -> Iterator[FormatFamily]:
+    """``family`` registered for the ``with`` block, removed after it (tests)."""
+    register(family)
+    try:
+        yield family
+    finally:
+        unregister(family.name)

@@ -15,11 +15,13 @@ hot path is ``orjson.loads`` plus a few key checks.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, cast
 
 import orjson
 
+from sparseety_tui.batch import SPARSE_SUMMARY_KEYS, Batch
 from sparseety_tui.events import (
     LineKind,
     MetaPayload,
@@ -32,7 +34,7 @@ from sparseety_tui.formats.base import note_ignored
 from sparseety_tui.formats.generic import AnyLinesParser
 from sparseety_tui.formats.lenient_json import contains_unrepresentable, loads_lenient
 from sparseety_tui.formats.timestamps import SECONDS_BELOW, parse_timestamp, timestamp_problem
-from sparseety_tui.formats.trace_native import SCANNER, Scanner
+from sparseety_tui.formats.trace_native import BATCH_SCANNER
 
 _TS_FIELDS = ("ts", "received_ts", "first_token_ts", "finished_ts")
 #: Why a field whose number no float holds is ignored.
@@ -213,13 +215,17 @@ class TraceFamily:
     def new_parser(self, *, reference_time: float | None = None) -> TraceParser:
         return TraceParser()  # its timestamps carry the year
 
-    def decode_simple_block(self, lines: list[bytes]) -> dict[str, tuple[Any, ...]] | None:
-        return decode_simple_block(lines)
+    def decode_simple_block(self, lines: list[bytes]) -> Batch | None:
+        """The pure-Python block path (formats.trace_block), imported when first used:
+        it uses numpy, which commands that read no records never load."""
+        from sparseety_tui.formats.trace_block import block_batch
+
+        return block_batch(lines)
 
     @property
-    def scan_requests(self) -> Scanner | None:
+    def scan_requests(self) -> Callable[[bytes, int, int], Batch] | None:
         """The batch commands' chunk scanner (native/scan.c), None when it was not built."""
-        return SCANNER
+        return BATCH_SCANNER
 
 
 FAMILY = TraceFamily()
@@ -230,8 +236,8 @@ FAMILY = TraceFamily()
 # A request log of millions of count-only records spends most of its time in per-line
 # Python. For a block of records that all have the same keys, every one of them a field
 # the bulk path handles, ``decode_simple_block`` hands the Extractor one tuple of values
-# per field (transposed in C with itemgetter and zip), and core/bulk.py builds columns
-# with numpy. Anything else (a missing or extra key, per-token data, text to tokenize,
+# per field (transposed in C with itemgetter and zip), and formats/trace_block.py builds
+# typed columns with numpy, a batch for core's applier. Anything else (a missing or extra key, per-token data, text to tokenize,
 # a bad line) returns None and the block takes the per-line path, unchanged.
 
 #: Request fields the bulk path handles (or the core ignores).
@@ -251,20 +257,6 @@ BULK_REQUEST_KEYS = frozenset(
         "finished_ts",
         "cache_hit",
         "finish_reason",
-    }
-)
-#: ``sparse`` fields that are request-level summaries, with no per-token data: the only ones
-#: the bulk path handles, and a ``sparse`` object with nothing else needs no per-token merge.
-SPARSE_SUMMARY_KEYS = frozenset(
-    {
-        "topk_experts",
-        "total_experts",
-        "skipped_attention_heads",
-        "total_attention_heads",
-        "kv_kept",
-        "kv_total",
-        "kv_skip",
-        "kv_policy",
     }
 )
 

@@ -386,14 +386,14 @@ def test_bulk_path_is_taken_for_uniform_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[int] = []
-    real = extractor_module.append_block
+    real = extractor_module.apply_batch
 
     def spy(*args: Any, **kwargs: Any) -> bool:
         result = real(*args, **kwargs)
         calls.append(int(result))
         return result
 
-    monkeypatch.setattr(extractor_module, "append_block", spy)
+    monkeypatch.setattr(extractor_module, "apply_batch", spy)
     content = b"".join(
         orjson.dumps({"request_id": f"q{i}", "prompt_tokens": i, "completion_tokens": 1}) + b"\n"
         for i in range(100)

@@ -21,6 +21,7 @@ import orjson
 import pytest
 from native_marks import needs_native
 
+import sparseety_tui.core.extraction._chunks as chunks_module
 import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.cli import main as cli
 from sparseety_tui.core.extraction import Extractor
@@ -208,7 +209,7 @@ def raising_on_the_bad_line(
 
 
 @needs_native
-@pytest.mark.parametrize("broken", ["scanner", "append_scanned", "decoder", "append_block"])
+@pytest.mark.parametrize("broken", ["scanner", "applier_scanned", "decoder", "applier_block"])
 def test_a_fast_path_that_raises_falls_back_to_lines(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
 ) -> None:
@@ -224,11 +225,11 @@ def test_a_fast_path_that_raises_falls_back_to_lines(
             real_scanner, lambda args, scan: MARK in args[0][args[1] : scan.next_end], after=True
         )
         monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: scanner))
-    elif broken == "append_scanned":
+    elif broken == "applier_scanned":
         append = raising_on_the_bad_line(
-            extractor_module.append_scanned, lambda args, _: MARK in args[1].id_blob
+            chunks_module.apply_batch, lambda args, _: MARK in args[1].rows.ids.blob
         )
-        monkeypatch.setattr(extractor_module, "append_scanned", append)
+        monkeypatch.setattr(chunks_module, "apply_batch", append)
     else:  # the Python block path (as without the native scanner)
         monkeypatch.setattr(trace.TraceFamily, "scan_requests", property(lambda self: None))
         if broken == "decoder":
@@ -239,9 +240,9 @@ def test_a_fast_path_that_raises_falls_back_to_lines(
             monkeypatch.setattr(trace.TraceFamily, "decode_simple_block", decode)
         else:
             append = raising_on_the_bad_line(
-                extractor_module.append_block, lambda args, _: "BOOM" in args[1]["request_id"]
+                extractor_module.apply_batch, lambda args, _: "BOOM" in args[1].rows.ids
             )
-            monkeypatch.setattr(extractor_module, "append_block", append)
+            monkeypatch.setattr(extractor_module, "apply_batch", append)
     log = tmp_path / "trace.jsonl"
     trace_log(log, 3000, bad_at=2500)
     extractor = Extractor()

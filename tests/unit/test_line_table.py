@@ -14,7 +14,7 @@ SHIFT = 3  # segments of 8 rows: runs cross them
 ROWS = 40
 
 operation = st.one_of(
-    # a run of rows that have no line yet, one line each, in any order (core.vllm_bulk)
+    # a run of rows that have no line yet, one line each, in any order (the batch applier, core.extraction)
     st.tuples(st.just("singles"), st.lists(st.integers(0, ROWS - 1), unique=True, max_size=12)),
     # one more line for a row (RequestStore.add_line)
     st.tuples(st.just("line"), st.integers(0, ROWS - 1)),

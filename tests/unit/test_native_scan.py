@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from native_marks import needs_native
 
+import sparseety_tui.core.extraction._chunks as chunks_module
 import sparseety_tui.core.extraction._extractor as extractor_module
 import sparseety_tui.formats.trace as trace_module
 from sparseety_tui import _scan
@@ -26,7 +27,7 @@ from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.formats import timestamps
 from sparseety_tui.formats.timestamps import parse_timestamp
-from sparseety_tui.formats.trace_native import SCANNER, ScanResult
+from sparseety_tui.formats.trace_native import BATCH_SCANNER, SCANNER, ScanResult
 from sparseety_tui.ingest.batch import ingest_file
 
 MAX_LINE = 1 << 20
@@ -49,7 +50,7 @@ def test_the_scanner_is_built() -> None:
     # pip builds it wherever a C compiler is found (the test set-up has one); without it
     # the package falls back to the pure-Python block path.
     assert SCANNER is not None
-    assert trace_module.FAMILY.scan_requests is SCANNER
+    assert trace_module.FAMILY.scan_requests is BATCH_SCANNER is not None
 
 
 def test_the_scanner_takes_the_fields_the_python_block_path_takes() -> None:
@@ -507,7 +508,7 @@ _TOKENS = TokenCounter()
 def _ingest(path: Path, **patches: Any) -> Extractor:
     with pytest.MonkeyPatch.context() as patch:
         for name, value in patches.items():
-            module = trace_module if name == "SCANNER" else extractor_module
+            module = trace_module if name == "BATCH_SCANNER" else extractor_module
             patch.setattr(module, name, value)
         extractor = Extractor(tokens=_TOKENS)
         ingest_file(extractor, str(path))
@@ -528,10 +529,10 @@ def test_native_path_equals_per_line_path(
     content = b"\n".join(lines) + (b"\n" if trailing_newline else b"")
     path = tmp_path / "trace.jsonl"
     path.write_bytes(content)
-    per_line = _ingest(path, SCANNER=None, BULK_MIN_LINES=10**9)
+    per_line = _ingest(path, BATCH_SCANNER=None, BULK_MIN_LINES=10**9)
     native_always = _ingest(path, BULK_MIN_LINES=1)
     native_default = _ingest(path)
-    python_blocks = _ingest(path, SCANNER=None, BULK_MIN_LINES=1)
+    python_blocks = _ingest(path, BATCH_SCANNER=None, BULK_MIN_LINES=1)
     expected = _snapshot(per_line)
     assert _snapshot(native_always) == expected
     assert _snapshot(native_default) == expected
@@ -543,14 +544,14 @@ def test_native_path_is_taken_for_request_records(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     taken: list[int] = []
-    real = extractor_module.append_scanned
+    real = chunks_module.apply_batch
 
     def spy(*args: Any) -> bool:
         ok = real(*args)
         taken.append(args[1].n if ok else 0)
         return ok
 
-    monkeypatch.setattr(extractor_module, "append_scanned", spy)
+    monkeypatch.setattr(chunks_module, "apply_batch", spy)
     path = tmp_path / "requests.jsonl"
     path.write_bytes(
         b"".join(

@@ -1,5 +1,5 @@
 """The native SGLang scanner (native/sglang_scan.c, formats/sglang/native.py,
-core/sglang_bulk.py) leaves the Extractor exactly as the per-line path does.
+core.extraction._apply_stats) leaves the Extractor exactly as the per-line path does.
 
 It reads only the common lines it is sure of and stops at any other; these tests read
 every real SGLang log, generated logs and hand-made odd lines both ways and compare the

@@ -1,5 +1,5 @@
 """The native scanner of vLLM lines (native/vllm_scan.c, formats.vllm.native,
-core.vllm_bulk) leaves the Extractor exactly as the per-line path does.
+core.extraction._apply) leaves the Extractor exactly as the per-line path does.
 
 It reads only the Received / Added / access lines it is sure of and stops at any other;
 these tests feed both paths real logs, generated logs and odd lines, cut into chunks and
@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from native_marks import needs_native
 
-import sparseety_tui.core.extraction._vllm_bulk as vllm_bulk
+import sparseety_tui.core.extraction._apply as applier
 import sparseety_tui.formats.vllm.native as native_module
 from sparseety_tui import _vllmscan
 from sparseety_tui.core.extraction._extractor import Extractor
@@ -316,14 +316,14 @@ def test_a_run_carries_the_end_of_a_request_it_made(tmp_path: Path) -> None:
     for lines, bulk in ((carried, True), (not_last, False)):
         data = ("\n".join(lines) + "\n").encode()
         by_line: list[int] = []
-        real = vllm_bulk._apply_by_line
+        real = applier._apply_by_line
 
         def spy(*args: Any, real: Any = real, calls: list[int] = by_line) -> None:
             calls.append(1)
             real(*args)
 
         with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(vllm_bulk, "_apply_by_line", spy)
+            patch.setattr(applier, "_apply_by_line", spy)
             _assert_same(data, tmp_path)
         assert (not by_line) == bulk
 

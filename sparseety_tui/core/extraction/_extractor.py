@@ -12,15 +12,27 @@ with ``export_part`` / ``merge_part``.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from itertools import islice
 from operator import attrgetter
-from typing import Any, Protocol
+from typing import Generic, Protocol, TypeVar
 
-from sparseety_tui.core.extraction._bulk import append_block, append_scanned
-from sparseety_tui.core.extraction._lifecycle import LifecyclePart
+from sparseety_tui.core.extraction._apply import apply_batch
+from sparseety_tui.core.extraction._apply_lines import Target
+from sparseety_tui.core.extraction._chunks import (
+    BULK_BLOCK_LINES,
+    BULK_MIN_LINES,
+    run_chunk_scanned,
+    run_chunk_server,
+)
 from sparseety_tui.core.extraction._merge import EventObserver, Merger
+from sparseety_tui.core.extraction._parts import (
+    ExtractorPart,
+    export_part,
+    freeze_extractor,
+    merge_part,
+)
 from sparseety_tui.core.store import (
     SNIFF_HEAD_BYTES,
     Diagnostic,
@@ -30,26 +42,19 @@ from sparseety_tui.core.store import (
     FrozenExtractor,
     HeatByModel,
     HeatCounts,
-    RecordingEngineSeries,
     RequestStore,
-    StorePart,
-    copy_heat_by_model,
-    freeze_store,
-    merge_heat_by_model,
     merged_meta,
 )
 from sparseety_tui.core.tokens import FileTokenizers, TokenCounter, read_startup_meta
-from sparseety_tui.events import (
-    ErrorPayload,
-    LineKind,
-    MetaPayload,
-)
+from sparseety_tui.events import ErrorPayload, LineKind, MetaPayload
 from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import LineParser, ServerScanner, failure_reason
-from sparseety_tui.formats.trace_native import Scanner
+from sparseety_tui.formats.base import (
+    BlockDecoder,
+    LineParser,
+    failure_reason,
+)
 from sparseety_tui.formats.wrapped import WrappedParser
 from sparseety_tui.sources.lines import (
-    DEFAULT_MAX_LINE_BYTES,
     Chunk,
     RawLine,
     mtime_or_none,
@@ -60,9 +65,20 @@ from sparseety_tui.sources.lines import (
 PREVIEW_CHARS = 300
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
-#: Lines per block on the bulk path, and the fewest worth trying it on.
-BULK_BLOCK_LINES = 2048
-BULK_MIN_LINES = 32
+
+
+_T = TypeVar("_T")
+
+
+class _FromMerger(Generic[_T]):
+    """A read-only attribute of the Extractor that is its merger's (``core.merge``)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, extractor: Extractor, owner: type[Extractor] | None = None) -> _T:
+        value: _T = getattr(extractor._merger, self.name)
+        return value
 
 
 class LineLike(Protocol):
@@ -77,17 +93,6 @@ class LineLike(Protocol):
 
 
 _TRUNCATED = attrgetter("truncated")
-
-
-def _end_of_lines(data: bytes, start: int, count: int) -> int:
-    """Where the ``count`` lines of ``data`` from ``start`` end (or the end of data)."""
-    pos = start
-    for _ in range(count):
-        newline = data.find(b"\n", pos)
-        if newline < 0:
-            return len(data)
-        pos = newline + 1
-    return pos
 
 
 class Extractor:
@@ -124,49 +129,18 @@ class Extractor:
 
     # -- the aggregates (owned by the merger) ------------------------------------------
 
-    @property
-    def engine(self) -> EngineSeries:
-        return self._merger.engine
-
-    @property
-    def expert_load(self) -> HeatCounts:
-        return self._merger.expert_load
-
-    @property
-    def dropped(self) -> HeatCounts:
-        return self._merger.dropped
-
-    @property
-    def head_skips(self) -> HeatCounts:
-        return self._merger.head_skips
-
-    @property
-    def expert_by_model(self) -> HeatByModel:
-        return self._merger.expert_by_model
-
-    @property
-    def dropped_by_model(self) -> HeatByModel:
-        return self._merger.dropped_by_model
-
-    @property
-    def expert_dumps(self) -> HeatCounts:
-        return self._merger.expert_dumps
-
-    @property
-    def dump_by_model(self) -> HeatByModel:
-        return self._merger.dump_by_model
-
-    @property
-    def errors(self) -> deque[ErrorPayload]:
-        return self._merger.errors
-
-    @property
-    def error_count(self) -> int:
-        return self._merger.error_count
-
-    @property
-    def error_log(self) -> ErrorLog:
-        return self._merger.error_log
+    #: The aggregates, owned by the merger.
+    engine = _FromMerger[EngineSeries]("engine")
+    expert_load = _FromMerger[HeatCounts]("expert_load")
+    dropped = _FromMerger[HeatCounts]("dropped")
+    head_skips = _FromMerger[HeatCounts]("head_skips")
+    expert_by_model = _FromMerger[HeatByModel]("expert_by_model")
+    dropped_by_model = _FromMerger[HeatByModel]("dropped_by_model")
+    expert_dumps = _FromMerger[HeatCounts]("expert_dumps")
+    dump_by_model = _FromMerger[HeatByModel]("dump_by_model")
+    errors = _FromMerger[deque[ErrorPayload]]("errors")
+    error_count = _FromMerger[int]("error_count")
+    error_log = _FromMerger[ErrorLog]("error_log")
 
     # -- files -----------------------------------------------------------------------
 
@@ -272,11 +246,11 @@ class Extractor:
                 self._sniff_chunk(state, item)
             server = None if state.family is None else state.family.scan_server
             if server is not None:
-                self._run_chunk_server(state, file, item, server)
+                run_chunk_server(self, state, file, item, server)
                 continue
             scanner = None if state.family is None else state.family.scan_requests
             if scanner is not None:
-                self._run_chunk_scanned(state, file, item, scanner)
+                run_chunk_scanned(self, state, file, item, scanner)
                 continue
             lines = split_chunk(item)
             for first in range(0, len(lines), BULK_BLOCK_LINES):
@@ -284,88 +258,6 @@ class Extractor:
                 # is sniffed again (until SNIFF_LINES lines were seen).
                 self._run_block(state, file, lines[first : first + BULK_BLOCK_LINES])
         self._changed(file)
-
-    def _run_chunk_scanned(
-        self, state: FileState, file: int, chunk: Chunk, scanner: Scanner
-    ) -> None:
-        """A chunk through the native scanner: runs of simple request records become rows
-        in one step; each line it stops at (and a run too short to be worth a block) goes
-        through the per-line path, so every line still gets exactly one kind."""
-        data = chunk.data
-        pos = 0
-        odd_lines_in_a_row = 0
-        while pos < len(data):
-            try:
-                scan = scanner(data, pos, DEFAULT_MAX_LINE_BYTES)
-                taken = scan.n >= BULK_MIN_LINES and append_scanned(
-                    self.store, scan, file, chunk.offset, state.lines_total + 1
-                )
-            except Exception:  # nothing was appended (core.bulk): the rest goes by line
-                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
-                return
-            if taken:
-                self._count_bulk(state, file, scan.n)
-                pos, odd_lines_in_a_row = scan.end, 0
-                continue
-            stop = scan.next_end
-            if scan.n == 0:
-                # A file of records the scanner never takes (escaped or non-ASCII text,
-                # per-token data): give the Python block path whole blocks of them.
-                odd_lines_in_a_row += 1
-                if odd_lines_in_a_row > 1:
-                    stop = _end_of_lines(data, pos, BULK_BLOCK_LINES)
-            lines = split_chunk(Chunk(chunk.offset + pos, data[pos:stop]))
-            if len(lines) >= BULK_MIN_LINES:
-                self._run_block(state, file, lines)
-            else:
-                self._run_lines(state, file, lines)
-            pos = stop
-
-    def _run_chunk_server(
-        self, state: FileState, file: int, chunk: Chunk, scanner: ServerScanner
-    ) -> None:
-        """A chunk of a server log through its family's native scanner: each run of lines
-        it reads is applied at once (core.server_bulk); each line it stops at goes through
-        the per-line path, so every line still gets exactly one kind."""
-        # Imported here: the appliers use numpy, which commands that read no server log in
-        # bulk (``--help``, ``config``) never load.
-        from sparseety_tui.core.extraction._server_bulk import ServerTarget, apply_server_scan
-
-        data = chunk.data
-        pos = 0
-        odd_lines_in_a_row = 0
-        while pos < len(data):
-            parser = state.parser
-            assert parser is not None  # chunks are sniffed first
-            try:
-                scan = scanner(parser, data, pos, DEFAULT_MAX_LINE_BYTES)
-                if scan.n:
-                    apply_server_scan(ServerTarget(self._merger, state, file, chunk.offset), scan)
-                    if parser.pending:  # completed by the run's last line, which it read
-                        self._drain_pending(state, file)
-            except Exception:  # nothing was applied (core.server_bulk): the rest goes by line
-                self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:])))
-                return
-            if scan.n:
-                pos, odd_lines_in_a_row = scan.end, 0
-            stop = scan.next_end
-            if stop <= pos:
-                continue
-            if scan.n == 0:
-                # Lines the scanner never reads (a traceback, start-up lines): a block of
-                # them at a time, not one scanner call each.
-                odd_lines_in_a_row += 1
-                if odd_lines_in_a_row > 1:
-                    stop = max(stop, _end_of_lines(data, pos, BULK_MIN_LINES))
-            self._run_lines(state, file, split_chunk(Chunk(chunk.offset + pos, data[pos:stop])))
-            pos = stop
-
-    def _count_bulk(self, state: FileState, file: int, n: int) -> None:
-        """Bookkeeping for ``n`` request lines that became the store's last ``n`` rows."""
-        if state.meta:
-            self._merger.apply_meta_defaults(state.meta, len(self.store) - n, len(self.store))
-        state.lines_total += n
-        state.by_kind[LineKind.TRACE_REQUEST] = state.by_kind.get(LineKind.TRACE_REQUEST, 0) + n
 
     def _sniff_chunk(self, state: FileState, chunk: Chunk) -> None:
         """Detect the format from a chunk's first lines (as ``_sniff_then`` does for lines),
@@ -437,30 +329,24 @@ class Extractor:
             self._run_lines(state, file, block)
 
     def _run_bulk(
-        self,
-        state: FileState,
-        file: int,
-        block: Sequence[LineLike],
-        decoder: Callable[[list[bytes]], dict[str, tuple[Any, ...]] | None],
+        self, state: FileState, file: int, block: Sequence[LineLike], decoder: BlockDecoder
     ) -> bool:
-        """The fast path for a block of simple request records (see core/bulk.py)."""
+        """The family's block path for a block of simple request records: one batch,
+        taken only when the store allows (``core.extraction``'s applier)."""
         if len(block) < BULK_MIN_LINES or any(map(_TRUNCATED, block)):
             return False
         try:
-            columns = decoder([line.data for line in block])
-            appended = columns is not None and append_block(
-                self.store,
-                columns,
-                file,
-                [line.offset for line in block],
-                [line.length for line in block],
-                state.lines_total + 1,
+            batch = decoder([line.data for line in block])
+            return batch is not None and apply_batch(
+                Target(self._merger, state, file, 0),
+                replace(
+                    batch,
+                    offsets=[line.offset for line in block],
+                    lengths=[line.length for line in block],
+                ),
             )
-        except Exception:  # nothing was appended (core.bulk): the lines go one by one
+        except Exception:  # nothing was applied (the applier): the lines go one by one
             return False
-        if appended:
-            self._count_bulk(state, file, len(block))
-        return appended
 
     def _run_wrapped(
         self, state: FileState, file: int, block: Sequence[LineLike], wrapped: WrappedParser
@@ -585,76 +471,15 @@ class Extractor:
         """An immutable copy of everything read so far, for readers on other threads
         (``core.frozen``). Writer thread only; cheap when little changed since the last
         call: what did not change is shared with the previous copy."""
-        prev = self._frozen
-        engine = self.engine
-        by_model = copy_heat_by_model(
-            self.expert_by_model, dict(prev.expert_by_model) if prev else None
-        )
-        # One model: all models' counts are that model's frozen copy (no second copy).
-        load = (
-            next(iter(by_model.values()))
-            if len(by_model) == 1
-            else _heat_copy(self.expert_load, prev.expert_load if prev else None)
-        )
-        frozen = FrozenExtractor(
-            version=self.version,
-            store=freeze_store(self.store, prev.store if prev is not None else None),
-            files=tuple(
-                state.freeze(prev.files[i] if prev is not None and i < len(prev.files) else None)
-                for i, state in enumerate(self.files)
-            ),
-            engine=prev.engine
-            if prev is not None and prev.engine.count == engine.count
-            else engine.copy(),
-            expert_load=load,
-            dropped=_heat_copy(self.dropped, prev.dropped if prev else None),
-            head_skips=_heat_copy(self.head_skips, prev.head_skips if prev else None),
-            expert_by_model=by_model,
-            dropped_by_model=copy_heat_by_model(
-                self.dropped_by_model, dict(prev.dropped_by_model) if prev else None
-            ),
-            expert_dumps=_heat_copy(self.expert_dumps, prev.expert_dumps if prev else None),
-            dump_by_model=copy_heat_by_model(
-                self.dump_by_model, dict(prev.dump_by_model) if prev else None
-            ),
-            errors=prev.errors
-            if prev is not None and prev.error_count == self.error_count
-            else tuple(self.errors),
-            error_count=self.error_count,
-            error_log=self.error_log.freeze(prev.error_log if prev is not None else None),
-            tokens=self.tokens,
-            file_tokens=self.file_tokens.snapshot(),
-        )
-        self._frozen = frozen
-        return frozen
+        self._frozen = freeze_extractor(self)
+        return self._frozen
 
     # -- a file read in byte ranges ----------------------------------------------------
 
     def export_part(self, file: int) -> ExtractorPart:
         """What this Extractor read of ``file`` (one byte range of a bigger file, in a
         worker process), to be merged by ``merge_part`` in the reading process."""
-        state = self.files[file]
-        return ExtractorPart(
-            lines_total=state.lines_total,
-            by_kind=state.by_kind,
-            diagnostics=list(state.diagnostics),
-            ignored=state.ignored,
-            meta=state.meta,
-            store=self.store.export_part(),
-            engine=self.engine,
-            expert_load=self.expert_load,
-            dropped=self.dropped,
-            head_skips=self.head_skips,
-            expert_by_model=self.expert_by_model,
-            dropped_by_model=self.dropped_by_model,
-            heat_fallback=self._merger.heat_fallback,
-            expert_dumps=self.expert_dumps,
-            dump_by_model=self.dump_by_model,
-            errors=list(self.errors),
-            error_count=self.error_count,
-            lifecycle=self._merger.lifecycle.export(file),
-            error_log=self.error_log,
-        )
+        return export_part(self, file)
 
     def merge_part(
         self, file: int, part: ExtractorPart, renames: Mapping[str, str] | None = None
@@ -662,68 +487,7 @@ class Extractor:
         """Append the next byte range of ``file`` as if its lines had been fed here: counts
         add, line numbers shift, rows merge by id (a known value wins), aggregates add, and
         the engine series is extended exactly when the part recorded what that needs."""
-        shift = self.files[file].append_part(
-            part.lines_total, part.by_kind, part.diagnostics, part.ignored, part.meta
-        )
-        lifecycle = self._merger.lifecycle
-        if part.lifecycle is not None:
-            lifecycle.before_part(file, part.lifecycle)
-        self.store.merge_part(part.store, file, shift, renames)
-        if part.lifecycle is not None:
-            lifecycle.after_part(file, part.lifecycle, renames)
-        # expert_load is made from expert_by_model (core.merge): merged through it.
-        self.dropped.merge(part.dropped)
-        self.head_skips.merge(part.head_skips)
-        merge_heat_by_model(self.expert_by_model, part.expert_by_model)
-        merge_heat_by_model(self.dropped_by_model, part.dropped_by_model)
-        self._merger.heat_fallback += part.heat_fallback
-        self.expert_dumps.merge(part.expert_dumps)
-        merge_heat_by_model(self.dump_by_model, part.dump_by_model)
-        if isinstance(part.engine, RecordingEngineSeries):
-            self.engine.extend_exact(part.engine)
-        else:
-            self.engine.extend(part.engine)
-        self.errors.extend(part.errors)
-        self._merger.error_count += part.error_count
-        if part.error_log is not None:
-            self.error_log.extend(part.error_log, file, shift)
-        self.version += 1
+        merge_part(self, file, part, renames)
 
     def meta(self) -> MetaPayload:
         return merged_meta(self.files)
-
-
-@dataclass
-class ExtractorPart:
-    """What an Extractor read of one byte range of a file, in a picklable form
-    (``Extractor.export_part`` / ``merge_part``)."""
-
-    lines_total: int
-    by_kind: dict[str, int]
-    diagnostics: list[Diagnostic]
-    ignored: dict[str, int]
-    meta: dict[str, Any]
-    store: StorePart
-    engine: EngineSeries
-    expert_load: HeatCounts
-    dropped: HeatCounts
-    head_skips: HeatCounts
-    errors: list[ErrorPayload]
-    error_count: int
-    #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
-    lifecycle: LifecyclePart | None = None
-    #: Its errors with their lines numbered from the range's first line (core.errors).
-    error_log: ErrorLog | None = None
-    expert_by_model: HeatByModel = field(default_factory=dict)
-    dropped_by_model: HeatByModel = field(default_factory=dict)
-    #: Routing records whose heat went to the file's model or the unknown one
-    #: (``Merger.heat_fallback``): in a later byte range, not what one reader would do.
-    heat_fallback: int = 0
-    expert_dumps: HeatCounts = field(default_factory=HeatCounts)
-    dump_by_model: HeatByModel = field(default_factory=dict)
-
-
-def _heat_copy(heat: HeatCounts, previous: HeatCounts | None) -> HeatCounts:
-    if previous is not None and previous.revision == heat.revision:
-        return previous
-    return heat.copy()

@@ -25,10 +25,12 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol
 
+from sparseety_tui.batch import SPARSE_SUMMARY_KEYS
 from sparseety_tui.core.detail import derive_times
 from sparseety_tui.core.extraction._lifecycle import OPEN_CODES, Lifecycle
+from sparseety_tui.core.extraction._merge_tokens import TokenMerge, is_count
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
     COUNT_IDS_LOWER_BOUND,
@@ -48,15 +50,12 @@ from sparseety_tui.core.store import (
     HeatByModel,
     HeatCounts,
     RequestStore,
-    RowExtras,
     classify,
     combined_heat,
     heat_for,
-    heat_index,
 )
 from sparseety_tui.core.tokens import STARTUP_KEYS, FileTokenizers
-from sparseety_tui.events import ErrorPayload, Event, RequestPayload, TokenPayload
-from sparseety_tui.formats.trace import SPARSE_SUMMARY_KEYS
+from sparseety_tui.events import ErrorPayload, Event, RequestPayload
 
 #: Errors kept with their text (all are counted).
 ERROR_SAMPLES = 1000
@@ -73,16 +72,8 @@ STARTUP_KEY_SET = frozenset(STARTUP_KEYS)
 _META_DEFAULT_KEYS = frozenset(key for key, _column in _META_DEFAULTS)
 
 
-#: The largest count an int32 column holds; a line claiming more is taken as unknown.
-COUNT_MAX = 2**31 - 1
-
-
-def _is_count(value: Any) -> TypeGuard[int]:
-    return type(value) is int and 0 <= value <= COUNT_MAX
-
-
 def _count_or_unknown(value: Any) -> int:
-    return value if _is_count(value) else UNKNOWN
+    return value if is_count(value) else UNKNOWN
 
 
 def _duration_or_nan(value: Any) -> float:
@@ -130,10 +121,6 @@ def _cut_at_log_len(logged: Any, meta: Mapping[str, Any]) -> bool:
     return type(cut) is int and cut > 0 and type(logged) is int and logged >= cut
 
 
-def _add_heat(heat: HeatCounts, layer: Any, index: Any, n: int = 1) -> None:
-    heat.add(heat_index(layer), heat_index(index), n)
-
-
 class EventObserver(Protocol):
     """Told of some events before they are merged: ``ingest.parallel`` notes, per byte
     range of a file, what merging its rows with other ranges' will depend on."""
@@ -147,7 +134,7 @@ class EventObserver(Protocol):
         ...
 
 
-class Merger:
+class Merger(TokenMerge):
     """Merges events into a store and the aggregates beside it (one writer thread)."""
 
     def __init__(
@@ -244,15 +231,6 @@ class Merger:
             else:
                 meta.update(payload)
 
-    def _row_for(self, request_id: str, file: int, offset: int, length: int, line_no: int) -> int:
-        store = self.store
-        row = store.ids.find(request_id)
-        if row is None:
-            return store.new_row(request_id, file, offset, length, line_no)
-        if offset >= 0:
-            store.add_line(row, file, offset, length)
-        return row
-
     def _on_request(
         self,
         p: RequestPayload,
@@ -322,7 +300,7 @@ class Merger:
         cols = self.store.columns
         for key, column in _META_DEFAULTS:
             value = meta.get(key)
-            if not _is_count(value):
+            if not is_count(value):
                 continue
             cells = cols[column]
             for row in range(first, last):
@@ -340,13 +318,13 @@ class Merger:
         get = p.get
         prompt: Any = get("prompt_tokens")
         prompt_source = COUNT_REPORTED
-        if not _is_count(prompt):
+        if not is_count(prompt):
             prompt, prompt_source = self._count_from(p, "prompt", "prompt_token_ids", file, meta)
         elif meta and _cut_at_log_len(get("prompt_ids_logged"), meta):
             prompt_source = COUNT_IDS_LOWER_BOUND  # a count of ids the server cut short
         completion: Any = get("completion_tokens")
         completion_source = COUNT_REPORTED
-        if not _is_count(completion):
+        if not is_count(completion):
             completion, completion_source = self._count_from(
                 p, "completion", "completion_token_ids", file, meta
             )
@@ -442,176 +420,6 @@ class Merger:
             return tokens.count(text), COUNT_TOKENIZER
         return UNKNOWN, 0
 
-    def _on_sparse_detail(
-        self, sparse: dict[str, Any], row: int, meta: Mapping[str, Any], file: int
-    ) -> None:
-        """Per-token sparse data inside a request record: routing, drops, KV, head masks."""
-        if not (
-            any(type(sparse.get(key)) is list for key in ("routing", "dropped", "kv"))
-            or type(sparse.get("head_masks")) is dict
-        ):
-            return  # nothing per token (and no extras made for nothing)
-        if not self._first_reading(self.store.extras_for(row), file, None):
-            return
-        layers = sparse.get("moe_layers") or meta.get("moe_layers")
-        model = self._model_of(row, meta)
-        routing = sparse.get("routing")
-        if type(routing) is list:
-            load = heat_for(self.expert_by_model, model)
-            self._on_routing(routing, layers, self.store.extras_for(row), load)
-        dropped = sparse.get("dropped")
-        if type(dropped) is list:
-            extras = self.store.extras_for(row)
-            by_model = heat_for(self.dropped_by_model, model)
-            for item in dropped:
-                if type(item) is list and len(item) == 3:
-                    extras.dropped_slots += 1
-                    _add_heat(self.dropped, item[1], item[2])
-                    _add_heat(by_model, item[1], item[2])
-        kv = sparse.get("kv")
-        if type(kv) is list:
-            extras = self.store.extras_for(row)
-            for summary in kv:
-                if type(summary) is dict:
-                    self._on_kv(summary, extras)
-        masks = sparse.get("head_masks")
-        if type(masks) is dict:
-            self._on_head_masks(masks, row)
-
-    def _model_of(self, row: int, meta: Mapping[str, Any]) -> str:
-        """Whose experts a request's routing counts: the model the request names, else the
-        one its file names (a trace header, a server's start-up line), else unknown."""
-        store = self.store
-        code: int = store.columns["model"][row]
-        if code > 0:
-            name: str = store.models[code]
-            return name
-        self.heat_fallback += 1
-        named = meta.get("model") or meta.get("model_path")
-        return named if type(named) is str and named else UNKNOWN_MODEL
-
-    def _on_routing(
-        self, routing: list[Any], layers: Any, extras: RowExtras, per_model: HeatCounts
-    ) -> None:
-        # The heat-map row of each column: its layer id, else the column number.
-        layer_of = [heat_index(x) for x in layers] if type(layers) is list else []
-        for token in routing:
-            if type(token) is not list:
-                continue
-            extras.routed_tokens += 1
-            for j, experts in enumerate(token):
-                if type(experts) is not list:
-                    continue
-                real = [e for e in experts if _is_count(e)]
-                if not real:
-                    continue  # a dense layer's placeholder row
-                extras.routing_rows += 1
-                extras.routed_slots += len(real)
-                layer = layer_of[j] if j < len(layer_of) else j
-                # One call a routing row, not a slot: millions of slots in a big trace.
-                per_model.add_row(layer, real)
-            extras.moe_layers = len(token)
-
-    def _on_kv(self, summary: dict[str, Any], extras: RowExtras) -> None:
-        visible, kept = summary.get("visible"), summary.get("kept")
-        if not _is_count(visible) or not _is_count(kept) or kept > visible:
-            return
-        extras.kv_tokens += 1
-        extras.kv_visible += visible
-        extras.kv_kept += kept
-        skip = summary.get("skip")
-        if skip == "masked":
-            extras.masked_positions += visible - kept
-        elif skip == "evicted":
-            extras.evicted_positions += visible - kept
-        # Without a skip kind the gap still lowers attended compute (kv_kept/kv_visible)
-        # but is neither evicted nor masked: unknown stays unknown.
-
-    def _on_head_masks(self, masks: dict[str, Any], row: int) -> None:
-        layers = masks.get("layers")
-        skipped = masks.get("skipped")
-        heads = masks.get("num_heads")
-        if type(skipped) is not list or not _is_count(heads) or heads <= 0:
-            return
-        extras = self.store.extras_for(row)
-        prompt = max(self.store.prompt_tokens[row], 0)
-        completion = max(self.store.completion_tokens[row], 0)
-        tokens = prompt + completion or 1
-        for j, head_list in enumerate(skipped):
-            if type(head_list) is not list:
-                continue
-            layer = heat_index(layers[j]) if type(layers) is list and j < len(layers) else j
-            extras.head_rows += tokens
-            extras.head_slots += heads * tokens
-            extras.skipped_head_slots += len(head_list) * tokens
-            for head in head_list:
-                _add_heat(self.head_skips, layer, head, tokens)
-
-    def _on_token(
-        self,
-        p: TokenPayload,
-        file: int,
-        meta: Mapping[str, Any],
-        offset: int,
-        length: int,
-        line_no: int,
-    ) -> None:
-        rid = p["request_id"]
-        if type(rid) is not str:
-            raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
-        row = self._row_for(rid, file, offset, length, line_no)
-        extras = self.store.extras_for(row)  # from here on every value is checked as used
-        if not self._first_reading(extras, file, p.get("pos")):
-            return
-        experts = p.get("experts")
-        dropped = p.get("dropped")
-        model = self._model_of(row, meta) if type(experts) is list or type(dropped) is list else ""
-        if type(experts) is list:
-            layers = p.get("moe_layers") or meta.get("moe_layers")
-            self._on_routing([experts], layers, extras, heat_for(self.expert_by_model, model))
-        kv = p.get("kv")
-        if type(kv) is dict:
-            self._on_kv(kv, extras)
-        heads = p.get("heads_skipped")
-        num_heads = p.get("num_heads") or meta.get("total_attention_heads")
-        if type(heads) is dict and _is_count(num_heads):
-            for layer_key, head_list in heads.items():
-                if type(head_list) is not list:
-                    continue
-                extras.head_rows += 1
-                extras.head_slots += num_heads
-                extras.skipped_head_slots += len(head_list)
-                for head in head_list:
-                    _add_heat(self.head_skips, layer_key, head)
-        if type(dropped) is list:
-            by_model = heat_for(self.dropped_by_model, model)
-            for item in dropped:
-                if type(item) is list and len(item) == 2:
-                    extras.dropped_slots += 1
-                    _add_heat(self.dropped, item[0], item[1])
-                    _add_heat(by_model, item[0], item[1])
-        if self.store.state[row] == 0:
-            self.store.state[row] = STATE_CODE["running"]
-
-    def _first_reading(self, extras: RowExtras, file: int, pos: Any) -> bool:
-        """Whether per-token data of ``file`` for this row is read for the first time (not
-        a later incarnation of the same path repeating what an earlier one gave).
-
-        ``pos``: the token event's position; None for per-token data in a request record,
-        which is written once per request (docs/trace-format.md §4)."""
-        last = extras.token_file
-        if file > last:
-            if last >= 0 and self.lineage[file] == self.lineage[last]:
-                if pos is None:
-                    return False
-                extras.before_pos = extras.max_pos  # what earlier incarnations counted
-            extras.token_file = file
-        if type(pos) is int:
-            if pos <= extras.before_pos and file == extras.token_file:
-                return False
-            extras.max_pos = max(extras.max_pos, pos)
-        return True
-
     def _on_error(self, p: ErrorPayload, file: int, line_no: int) -> None:
         record = _error_record(p, file, line_no)  # may raise: nothing written before
         self.error_count += 1
@@ -635,10 +443,10 @@ def _error_record(p: ErrorPayload, file: int, line_no: int) -> ErrorRecord:
     ``back`` lines before (a traceback ended by a later line)."""
     back = p.get("back", 0)
     lines = p.get("lines", 1)
-    back = back if _is_count(back) else 0
-    lines = lines if _is_count(lines) and lines > 0 else 1
+    back = back if is_count(back) else 0
+    lines = lines if is_count(lines) and lines > 0 else 1
     span = p.get("span", lines)
-    span = span if _is_count(span) and span >= lines else lines
+    span = span if is_count(span) and span >= lines else lines
     first = max(1, line_no - back)
     message, exception = _text(p.get("message")), _text(p.get("exception"))
     kind = p.get("kind")
@@ -655,5 +463,5 @@ def _error_record(p: ErrorPayload, file: int, line_no: int) -> ErrorRecord:
         message=message,
         exception=exception,
         request_id=rid if type(rid) is str else None,
-        status=status if _is_count(status) else None,
+        status=status if is_count(status) else None,
     )

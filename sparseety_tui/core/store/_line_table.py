@@ -2,7 +2,7 @@
 
 Most rows of a vLLM log have exactly one such line (the ``Added request`` line after the
 ``Received request`` one), and they come in bulk, a run of new rows at a time
-(the vLLM fast path). Kept as a tuple in a dict, that is four Python objects a row (the
+(the batch applier, ``core.extraction``). Kept as a tuple in a dict, that is four Python objects a row (the
 row number, the tuples, the offset) and a dict entry: a visible part of reading a big vLLM
 log, and most of what its rows held. So a segment keeps such "single" lines in three
 arrays of its rows (file, offset, length; offset -1: none) and everything else (rows with

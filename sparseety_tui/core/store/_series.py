@@ -138,7 +138,7 @@ class LabelSeries:
 
 
 class PointRun(Protocol):
-    """Stats lines added as columns (``EngineSeries.add_run_points``, core.sglang_bulk):
+    """Stats lines added as columns (``EngineSeries.add_run_points``, core.extraction):
     their payloads are made only when the points are read."""
 
     def payloads(self, start: int, stop: int) -> list[StatsPayload]:
@@ -200,7 +200,7 @@ class EngineSeries:
 
     def add_run_points(self, run: PointRun, rows: int) -> None:
         """Points for ``rows`` lines added as columns (their sums, counts and ``last`` are
-        the caller's, core.sglang_bulk): made when ``points`` is read."""
+        the caller's, the batch applier): made when ``points`` is read."""
         tail = self._tail
         start = max(0, rows - STATS_POINTS)
         tail.append((run, start, rows))

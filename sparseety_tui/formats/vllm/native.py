@@ -4,12 +4,13 @@
 of ``Received request`` / ``Added request`` / access lines that ``VllmParser.parse`` takes
 on its fast paths; this module then moves the parser's state on exactly as parsing those
 lines one by one would have (the year clock, the window of recent received ids, the
-warning flag) and hands the columns to ``core.vllm_bulk``.
+warning flag) and hands the run over as a ``Batch`` (sparseety_tui.batch): Received lines
+make new rows, Added lines update them, access lines are counted.
 
 A line the C module does not read (a stats line, a 5xx access line, a warning, the end
 of a request: ~1 % of a busy log) is parsed here, by the parser, at its place, and the run
 goes on past it when the parser is back on its fast paths and the line's event cannot
-touch a request row (``_carries``): its kind and event ride along in ``VllmScan.others``
+touch a request row (``_carries``): its kind and event ride along in ``Batch.carried``
 and the applier merges them in line order. Any other line ends the run, as the run's last
 line when it was parsed already. So a run is a chunk, not the ~50 lines between two stats
 lines, and what a run costs once (numpy calls, 40 column appends) is paid ~15 times less
@@ -20,14 +21,27 @@ often. A time stamp the clock cannot read also ends the run (the parser says why
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 import numpy as np
 
-from sparseety_tui.events import Event, LineKind
+from sparseety_tui.batch import (
+    CARRIED,
+    COUNTED,
+    NEW_ROW,
+    UPDATE_ROW,
+    Batch,
+    CarriedLine,
+    IdBlob,
+    Names,
+    NewRows,
+    RowUpdates,
+)
+from sparseety_tui.events import Event, LineKind, RequestPayload, SamplingInfo
 from sparseety_tui.formats.base import LineParser
 from sparseety_tui.formats.base import ServerScanner as _ServerScanner
+from sparseety_tui.formats.vllm.kinds import REQUEST
 from sparseety_tui.formats.vllm.parser import VllmParser
 from sparseety_tui.formats.vllm.requests import may_be_engine_side
 from sparseety_tui.native import PURE_PYTHON
@@ -41,71 +55,15 @@ if PURE_PYTHON:
 
 #: Lines one scan may return (bounds its buffers, ~40 B a line).
 MAX_LINES = 1 << 16
-#: Line kinds in ``VllmScan.kinds``: the C module's (native/vllm_scan.c), and a line it
-#: does not read that the parser read in the run (``VllmScan.others``).
-RECEIVED, ADDED, ACCESS, OTHER = 0, 1, 2, 3
+#: Line kinds of a scan: the C module's (native/vllm_scan.c), and a line it does not read
+#: that the parser read in the run (a carried line). They are the batch's line operations.
+RECEIVED, ADDED, ACCESS, OTHER = NEW_ROW, UPDATE_ROW, COUNTED, CARRIED
+#: The kind each operation's lines are counted in.
+_OP_KINDS = {RECEIVED: REQUEST, ADDED: REQUEST, ACCESS: LineKind.ACCESS}
 
 
-@dataclass(frozen=True)
-class Carried:
-    """A line of a run that the parser read: its index in the run, its kind and event
-    as ``parse`` gave them, why it was not parsed (``kind`` unparsed), and its text as
-    the per-line path would have held it (for a diagnostic's preview)."""
-
-    line: int
-    kind: str
-    event: Event | None
-    reason: str
-    text: bytes
-
-
-@dataclass(frozen=True)
-class VllmScan:
-    """A run of lines (``formats.base.ServerScan``), as columns.
-
-    Per line: ``kinds``, ``offsets`` (relative to ``data``) and ``lengths`` (the newline
-    counted). Per request line (Received and Added, in order): ``ids`` (an Added line's
-    mapped back as ``VllmParser._canonical`` does) and ``ts``. Per Received line:
-    ``prompt_tokens`` (counted ids), ``max_tokens``, ``sampling_n`` (-1 unknown),
-    ``temperature``, ``top_p`` (NaN unknown, as the columns hold them) and ``prompts``,
-    the prompt's [begin, end) in ``data`` (-1: none). ``others``: the ``OTHER`` lines, in
-    order; all but the last cannot touch a request row (``_carries``). ``received_ids``:
-    the Received lines' ids, and ``received_blob`` / ``received_ends`` /
-    ``received_hashes`` the same as the store's id table takes them (their bytes end to
-    end, the end of each, each str's hash); ``added_refs``: per Added line, which of them
-    (its index) has its id, last before it, -1 none; None when ids were mapped (then not
-    known).
-    """
-
-    n: int
-    end: int
-    next_end: int
-    data: bytes
-    kinds: np.ndarray
-    offsets: np.ndarray
-    lengths: np.ndarray
-    ids: list[str]
-    ts: np.ndarray
-    prompt_tokens: np.ndarray
-    max_tokens: np.ndarray
-    sampling_n: np.ndarray
-    temperature: np.ndarray
-    top_p: np.ndarray
-    prompts: np.ndarray
-    others: list[Carried]
-    received_ids: list[str]
-    received_blob: bytes
-    received_ends: np.ndarray
-    received_hashes: np.ndarray
-    added_refs: np.ndarray | None
-
-
-def _empty(data: bytes, start: int, next_end: int) -> VllmScan:
-    none = np.zeros(0, dtype=np.int64)
-    return VllmScan(
-        0, start, next_end, data, none, none, none, [], none, none, none, none, none, none,
-        none, [], [], b"", none, none, None,
-    )  # fmt: skip
+def _empty(start: int, next_end: int) -> Batch:
+    return Batch(0, start, next_end)
 
 
 def _line_end(data: bytes, start: int) -> int:
@@ -132,7 +90,7 @@ ENDS = ("aborted", "finished")
 
 def _carries(kind: str, event: Event | None) -> bool:
     """Whether a parsed line can ride inside a run: its event, merged after the run's
-    rows (``core.vllm_bulk``), has the effect it has at its place. True for no event, a
+    rows (core's batch applier), has the effect it has at its place. True for no event, a
     5xx access line's error (no request id: it only counts), a stats line that cannot
     close open rows (``core.lifecycle.Lifecycle.stats`` closes them only at an idle
     engine line), and the end of one request (``Aborted request x.``), which the applier
@@ -157,14 +115,14 @@ def _carries(kind: str, event: Event | None) -> bool:
     return False
 
 
-def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> VllmScan:
+def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> Batch:
     """``formats.base.ServerScanner`` for vLLM logs (see the module docstring)."""
     assert _vllmscan is not None
     if not isinstance(parser, VllmParser) or not _takes_fast_paths(parser):
-        return _empty(data, start, _line_end(data, start))
+        return _empty(start, _line_end(data, start))
     raw = _vllmscan.scan_vllm(data, start, MAX_LINES, max_line_bytes, True)
     if raw[0] == 0:
-        return _empty(data, start, raw[3])
+        return _empty(start, raw[3])
     return _Walk(parser, data, raw).run()
 
 
@@ -209,11 +167,11 @@ class _Walk:
         self.refs = np.frombuffer(refs_b, dtype=np.int32)
         self.received_ends = np.frombuffer(received_ends_b, dtype=np.int64)
         self.received_hashes = np.frombuffer(received_hashes_b, dtype=np.int64)
-        self.others: list[Carried] = []
+        self.others: list[CarriedLine] = []
         self.seg_ts: list[float] = []
         self.bulk = False  # the window took the scan's ids in bulk (``run``)
 
-    def run(self) -> VllmScan:
+    def run(self) -> Batch:
         parser = self.parser
         recent = parser._recent
         bulk = self.bulk = self._remember_in_bulk()
@@ -310,7 +268,7 @@ class _Walk:
                 text = text[:-1]
         kind, event = parser.parse(text)
         reason = parser.last_reason if kind == LineKind.UNPARSED else ""
-        self.others.append(Carried(line, kind, event, reason, text))
+        self.others.append(CarriedLine(line, kind, event, reason, text))
         return _takes_fast_paths(parser) and not parser.pending and _carries(kind, event)
 
     def _remember_in_bulk(self) -> bool:
@@ -349,8 +307,8 @@ class _Walk:
             elif rid not in recent and may_be_engine_side(rid):
                 ids[i] = parser._canonical(rid)
 
-    def _scan(self, n: int, requests: int) -> VllmScan:
-        """The run of the first ``n`` lines (``requests`` request lines)."""
+    def _scan(self, n: int, requests: int) -> Batch:
+        """The run of the first ``n`` lines (``requests`` request lines), as a batch."""
         end = int(self.offsets[n - 1] + self.lengths[n - 1])
         if n == self.n:
             next_end = self.next_end
@@ -361,33 +319,109 @@ class _Walk:
         received = self._received_at(requests)
         del self.ids[requests:]
         refs = None
+        is_received = self.is_received[:requests]
         if self.bulk:  # (the ids are as read: the C module's references hold)
-            refs = self.refs[:requests][~self.is_received[:requests]]
+            refs = self.refs[:requests][~is_received]
         bounds = np.append(self.seg_starts[: len(self.seg_ts)], requests)
         ts = np.repeat(np.array(self.seg_ts, dtype=np.float64), np.diff(bounds))
-        return VllmScan(
+        received_ids = self.received_ids[:received]
+        ints, floats = self.ints[:, :received], self.floats[:, :received]
+        rows = NewRows(
+            IdBlob(
+                self.received_blob[: int(self.received_ends[received - 1]) if received else 0],
+                self.received_ends[:received],
+                self.received_hashes[:received],
+                received_ids,
+            ),
+            Names(("received",), np.ones(received, dtype=np.uint8)),
+            {
+                "prompt_tokens": ints[0],
+                "max_tokens": ints[1],
+                "sampling_n": ints[2],
+                "temperature": floats[0],
+                "top_p": floats[1],
+                "received_ts": ts[is_received].copy(),
+            },
+            prompt_ids_logged=True,
+        )
+        ids = self.ids
+        updates = RowUpdates(
+            list(compress(ids, (~is_received).tolist())), "running", ts[~is_received], refs
+        )
+        return Batch(
             n,
             end,
             next_end,
             self.data,
-            self.kinds[:n],
             self.offsets[:n],
             self.lengths[:n],
-            self.ids,
-            ts,
-            self.ints[0, :received],
-            self.ints[1, :received],
-            self.ints[2, :received],
-            self.floats[0, :received],
-            self.floats[1, :received],
-            self.spans[:, :received],
-            self.others,
-            self.received_ids[:received],
-            self.received_blob[: int(self.received_ends[received - 1]) if received else 0],
-            self.received_ends[:received],
-            self.received_hashes[:received],
-            refs,
+            self.kinds[:n],
+            _OP_KINDS,
+            rows=rows,
+            updates=updates,
+            carried=self.others,
+            event_of=_Events(self.data, ids, ts, is_received, rows, self.spans[:, :received]).event,
         )
+
+
+class _Events:
+    """The event ``VllmParser.parse`` gives each request line of a run (the i-th of its
+    Received and Added lines), for a run the applier merges line by line."""
+
+    def __init__(
+        self,
+        data: bytes,
+        ids: list[str],
+        ts: np.ndarray,
+        is_received: np.ndarray,
+        rows: NewRows,
+        prompts: np.ndarray,
+    ) -> None:
+        self.data, self.ids, self.ts, self.prompts = data, ids, ts, prompts
+        self.columns = rows.columns
+        self._is_received = is_received
+        # Made on the first call (most runs are applied at once, never asked).
+        self.is_received: list[bool] = []
+        #: per request line, its index among the Received lines (if it is one)
+        self.received_index: list[int] = []
+
+    def event(self, line: int, i: int) -> Event:
+        if not self.is_received:
+            self.is_received = self._is_received.tolist()
+            self.received_index = (np.cumsum(self._is_received) - 1).tolist()
+        rid = self.ids[i]
+        ts = float(self.ts[i])
+        if not self.is_received[i]:
+            running: RequestPayload = {"request_id": rid, "state": "running", "ts": ts}
+            return ("request", running)
+        r = self.received_index[i]
+        payload: RequestPayload = {"request_id": rid, "state": "received", "received_ts": ts}
+        begin, end = (int(x) for x in self.prompts[:, r])
+        if begin >= 0:
+            payload["prompt"] = self.data[begin:end].decode("utf-8", "replace")
+        sampling = self._sampling(r)
+        if sampling:
+            payload["sampling"] = sampling
+        count = int(self.columns["prompt_tokens"][r])
+        payload["prompt_tokens"] = count
+        payload["prompt_ids_logged"] = count
+        payload["ts"] = ts
+        return ("request", payload)
+
+    def _sampling(self, r: int) -> SamplingInfo:
+        columns = self.columns
+        info: SamplingInfo = {}
+        n, max_tokens = int(columns["sampling_n"][r]), int(columns["max_tokens"][r])
+        temperature, top_p = float(columns["temperature"][r]), float(columns["top_p"][r])
+        if n >= 0:
+            info["n"] = n
+        if temperature == temperature:
+            info["temperature"] = temperature
+        if top_p == top_p:
+            info["top_p"] = top_p
+        if max_tokens >= 0:
+            info["max_tokens"] = max_tokens
+        return info
 
 
 SCANNER: _ServerScanner | None = scan_vllm if _vllmscan is not None else None
