@@ -24,7 +24,7 @@ from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.report._report import request_record
 from sparseety_tui.core.tokens._tokens import TokenCounter
-from sparseety_tui.sources.lines import iter_lines
+from sparseety_tui.sources import iter_lines
 
 LENGTHS = (1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 64_000)
 

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import sparseety_tui.ingest.parallel as parallel
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "app", "terminal", "integration", "capture")

@@ -30,7 +30,7 @@ from sparseety_tui.capture.routed import (
     is_npy,
     reshape_flat,
 )
-from sparseety_tui.formats.pylit import as_float
+from sparseety_tui.formats import as_float
 
 
 class ResponseError(ValueError):

@@ -20,7 +20,7 @@ from sparseety_tui.cli.config_keys import BY_PATH, FORMAT_ALIASES, KEYS, Key
 from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.redact_key import config_dir
 from sparseety_tui.core.text import quote
-from sparseety_tui.sources.inputs import os_reason
+from sparseety_tui.sources import os_reason
 
 USER_FILE = "config.toml"
 BUILT_IN = "built-in"

@@ -28,7 +28,7 @@ from sparseety_tui.ingest.batch import (
     make_extractor,
     make_shape,
 )
-from sparseety_tui.sources.inputs import os_reason
+from sparseety_tui.sources import os_reason
 
 #: Output lines gathered before one write: ``escape_json`` then scans a block, not a line.
 WRITE_BLOCK_BYTES = 1 << 20

@@ -199,9 +199,9 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace], int]] = {
 def main(argv: Sequence[str] | None = None) -> None:
     from sparseety_tui.core.figures import ModelConfigError
     from sparseety_tui.core.tokens import TokenizerError
-    from sparseety_tui.formats.registry import UnknownFormatError
+    from sparseety_tui.formats import UnknownFormatError
     from sparseety_tui.ingest.batch import InputError
-    from sparseety_tui.sources.inputs import os_reason
+    from sparseety_tui.sources import os_reason
 
     try:
         code = run(argv)

@@ -24,7 +24,7 @@ from sparseety_tui.core.query import Selection, select_rows
 from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.store import ExtractorView
 from sparseety_tui.core.text import json_text
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ingest.batch import Options, make_shape
 
 FORMATS = (".png", ".svg", ".pdf")

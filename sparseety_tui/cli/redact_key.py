@@ -13,7 +13,7 @@ import stat
 from collections.abc import Mapping
 
 from sparseety_tui.core.text import quote
-from sparseety_tui.sources.inputs import os_reason
+from sparseety_tui.sources import os_reason
 
 KEY_NAME = "redact.key"
 

@@ -14,7 +14,7 @@ from sparseety_tui.core.text import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.serve.settings import ServeSettings, SettingsError, check, read_token
-from sparseety_tui.sources.inputs import os_reason
+from sparseety_tui.sources import os_reason
 
 
 def bind(settings: ServeSettings) -> socket.socket:

@@ -88,7 +88,7 @@ class _FamilyNames:
     the registry loads every family (and numpy), which building the parser must not."""
 
     def __str__(self) -> str:
-        from sparseety_tui.formats.registry import FAMILIES
+        from sparseety_tui.formats import FAMILIES
 
         return ", ".join(FAMILIES)
 

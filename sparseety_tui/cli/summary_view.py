@@ -26,7 +26,7 @@ from sparseety_tui.core.figures import (
 )
 from sparseety_tui.core.report import NOT_WINDOWED, SummaryDocument, SummaryWindow
 from sparseety_tui.core.text import escape
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 
 
 def fmt_int(value: int | float | None) -> str:

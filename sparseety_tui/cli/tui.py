@@ -11,7 +11,7 @@ from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.text import quote
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
-from sparseety_tui.sources.inputs import expand
+from sparseety_tui.sources import expand
 
 
 def tail_inputs(paths: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.sources import RawLine
-from sparseety_tui.sources.lines import Chunk, iter_chunks
+from sparseety_tui.sources import Chunk, RawLine, iter_chunks
 
 
 @dataclass

@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 
 from sparseety_tui.core.extraction import Extractor, ExtractorPart, check_parts
 from sparseety_tui.core.store import IdIndex, RecordingEngineSeries
-from sparseety_tui.formats import registry, vllm
-from sparseety_tui.formats.base import BoundaryNotes, LineParser, RangeAware
+from sparseety_tui.formats import BoundaryNotes, LineParser, RangeAware, family_by_name, vllm
 
 #: The window of received ids a vLLM parser maps engine-side ids against.
 VLLM_RECENT_IDS = vllm.RECENT_IDS
@@ -105,7 +104,7 @@ class _Walk:
         self.window: list[str] = []
         self.deriving_before: set[str] = set()
         self.minutes_before = extractor.engine.minutes()
-        new_parser = registry.family_by_name(family).new_parser
+        new_parser = family_by_name(family).new_parser
         self.probe = range_aware(new_parser(reference_time=reference_time), family)
 
     def step(self, k: int, results: list[RangeResult]) -> tuple[dict[str, str], list[str]]:

@@ -17,9 +17,7 @@ from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.store import FrozenExtractor
 from sparseety_tui.ingest._backfill import Backfills
 from sparseety_tui.ingest.snapshot import FileStatus
-from sparseety_tui.sources import RawLine, SourceEvent
-from sparseety_tui.sources.follower import FollowBatch
-from sparseety_tui.sources.lines import Chunk
+from sparseety_tui.sources import Chunk, FollowBatch, RawLine, SourceEvent
 
 #: Source events the status line does not show (routine); the diagnostics list the rest.
 ROUTINE_EVENTS = frozenset({"opened", "closed"})

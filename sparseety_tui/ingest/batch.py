@@ -18,8 +18,7 @@ from sparseety_tui.core.figures import DEFAULT_SHAPE, ModelShape, shape_from_con
 from sparseety_tui.core.store import EngineSeries
 from sparseety_tui.core.text import quote
 from sparseety_tui.core.tokens import TokenCounter, base_tokenizer
-from sparseety_tui.sources.inputs import InputPath, expand, os_reason
-from sparseety_tui.sources.lines import Chunk, RawLine, iter_chunks
+from sparseety_tui.sources import Chunk, InputPath, RawLine, expand, iter_chunks, os_reason
 
 
 class InputError(Exception):

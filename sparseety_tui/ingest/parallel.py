@@ -53,9 +53,15 @@ from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.store import STATE_CODE, RecordingEngineSeries
 from sparseety_tui.core.tokens import STARTUP_KEYS, base_tokenizer, read_startup_meta
 from sparseety_tui.events import ErrorPayload, RequestPayload
-from sparseety_tui.formats import registry, trace_native, vllm
-from sparseety_tui.formats.base import RangeAware
-from sparseety_tui.formats.wrapped import wrapper_name
+from sparseety_tui.formats import (
+    SNIFF_LINES,
+    TRACE_RECORD_SCANNER,
+    RangeAware,
+    detect,
+    family_by_name,
+    vllm,
+    wrapper_name,
+)
 from sparseety_tui.ingest._range_check import (
     RangeNotes,
     RangeResult,
@@ -64,14 +70,14 @@ from sparseety_tui.ingest._range_check import (
 from sparseety_tui.ingest._range_check import check_server_ranges as _check_server_ranges
 from sparseety_tui.ingest._range_check import range_aware as _range_aware
 from sparseety_tui.ingest.batch import Options, ingest_file, reading, release_free_memory
-from sparseety_tui.sources.inputs import open_regular
-from sparseety_tui.sources.lines import (
+from sparseety_tui.sources import (
     DEFAULT_MAX_LINE_BYTES,
     READ_BUFFER_BYTES,
     find_range_starts,
     iter_chunks,
     iter_lines,
     mtime_or_none,
+    open_regular,
 )
 
 if TYPE_CHECKING:
@@ -169,9 +175,9 @@ def _detect_family(path: str, forced: str | None) -> str | None:
     for line in iter_lines(path):
         if line.data.strip():
             head.append(line.data[:4096])
-        if len(head) >= registry.SNIFF_LINES:
+        if len(head) >= SNIFF_LINES:
             break
-    family = registry.detect(head, path=path)
+    family = detect(head, path=path)
     if family is None or wrapper_name(family) is not None:
         return None  # a wrapped file is read by one process (formats/wrapped.py)
     return family.name
@@ -192,12 +198,12 @@ def _ingest_one(extractor: Extractor, options: Options, path: str, workers: int)
         not big
         or family is None
         or (family == "trace" and _scanner_takes_most(path))
-        or registry.family_by_name(family).scan_server is not None
+        or family_by_name(family).scan_server is not None
     ):
         # A native scan of a server log's lines costs less than splitting the file
         # between processes and merging their results back (bench/RESULTS.md).
         ingest_file(extractor, path)
-    elif registry.family_by_name(family).range_start is None:
+    elif family_by_name(family).range_start is None:
         _ingest_split(extractor, options, path, family, workers)  # stateless lines
     elif not _ingest_server_split(extractor, options, path, family, workers):
         ingest_file(extractor, path)
@@ -233,7 +239,7 @@ def _scanner_takes_most(path: str) -> bool:
     record, less than pickling the rows back from a worker and merging them (measured in
     bench/RESULTS.md). Per-token traces still go through the per-line parser: split those.
     """
-    scanner = trace_native.SCANNER
+    scanner = TRACE_RECORD_SCANNER
     if scanner is None:
         return False
     f, _st = open_regular(path)
@@ -272,7 +278,7 @@ def server_range_starts(path: str, family: str, n: int) -> list[int]:
     to the first line that, like the line before it, is a record start (the family's
     ``range_start``; a range is dropped when there is none within
     ``SAFE_START_SCAN_BYTES``)."""
-    range_start = registry.family_by_name(family).range_start
+    range_start = family_by_name(family).range_start
     assert range_start is not None, family
     starts = [0]
     f, _st = open_regular(path, READ_BUFFER_BYTES)

@@ -36,11 +36,9 @@ from typing import Any, Literal
 
 import orjson
 
-from sparseety_tui.formats.clean import LocalClock
-from sparseety_tui.formats.timestamps import parse_timestamp
-from sparseety_tui.formats.vllm.clock import stamp_year
-from sparseety_tui.sources.follower import FollowBatch, LineSegment
-from sparseety_tui.sources.lines import Chunk, iter_lines
+from sparseety_tui.formats import LocalClock, parse_timestamp
+from sparseety_tui.formats.vllm import stamp_year
+from sparseety_tui.sources import Chunk, FollowBatch, LineSegment, iter_lines
 
 _TS_KEYS = ("ts", "finished_ts", "first_token_ts", "received_ts")
 #: ISO-like stamps near a line's start (after a level or wrapper prefix).

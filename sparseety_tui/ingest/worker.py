@@ -68,8 +68,7 @@ from sparseety_tui.ingest._upkeep import (
 )
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyWorker
 from sparseety_tui.ingest.snapshot import LiveOptions, Snapshot
-from sparseety_tui.sources import FileFollower, LogWatcher
-from sparseety_tui.sources.follower import FollowBatch
+from sparseety_tui.sources import FileFollower, FollowBatch, LogWatcher
 
 __all__ = [
     "BUSY_WAIT_S",

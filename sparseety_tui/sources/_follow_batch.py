@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .lines import Chunk, RawLine
+from ._lines import Chunk, RawLine
 
 EventKind = Literal[
     "opened",

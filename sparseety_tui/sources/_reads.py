@@ -8,8 +8,8 @@ reports, and the new lines of an incarnation read within that budget.
 from __future__ import annotations
 
 from ._follow_batch import EventKind, FollowBatch, SourceEvent
-from .incarnation import Incarnation
-from .live_chunks import read_chunks
+from ._incarnation import Incarnation
+from ._live_chunks import read_chunks
 
 _READ_FAILED = "read failed"
 

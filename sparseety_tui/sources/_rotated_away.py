@@ -14,11 +14,11 @@ from collections.abc import Callable
 from typing import BinaryIO
 
 from ._follow_batch import FollowBatch
+from ._incarnation import Incarnation, Key
+from ._inputs import open_regular
+from ._lines import READ_BUFFER_BYTES
 from ._reads import PollReads
-from .incarnation import Incarnation, Key
-from .inputs import open_regular
-from .lines import READ_BUFFER_BYTES
-from .rotated import oldest_first, rotated_siblings
+from ._rotated import oldest_first, rotated_siblings
 
 _LOOKS = 10  # listings of the directory while rotation renames files under them
 _KNOWN_KEPT = 4096  # inodes remembered as seen (ours and rotated copies)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sparseety_tui.sources.numbered import FINDER, MAX_LINES, NumberedLine
+from sparseety_tui.sources import FINDER, MAX_LINES, NumberedLine
 from sparseety_tui.ui.error_places import ErrorPlace
 
 #: Files up to this size are read on the UI thread (a few ms); bigger ones in a worker.

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.cells import cell_len, set_cell_size
 
-from sparseety_tui.formats.timestamps import known_time, utc_text
+from sparseety_tui.formats import known_time, utc_text
 
 
 def fmt_count(value: int) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sparseety_tui.core.text import escape
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 
 OUTPUT_DIR_ENV = "SPARSEETY_TUI_OUTPUT_DIR"
 PROG = "sparseety-tui"

@@ -125,7 +125,7 @@ def test_trends_follow_a_time_window_on_the_query() -> None:
     """A query with a time window (``t``): the trends keep to the window as it resolved."""
     from sparseety_tui.core.query._query import ViewQuery
     from sparseety_tui.core.query._timewindow import parse_window
-    from sparseety_tui.formats.timestamps import utc_text
+    from sparseety_tui.formats import utc_text
     from sparseety_tui.ingest.batch import Options, ingest_paths
     from sparseety_tui.ingest.snapshot import Snapshot
     from sparseety_tui.ui.screens.trends import heading, trends_of

@@ -25,7 +25,7 @@ from waiting import wait_for
 from sparseety_tui.cli.tui import tail_inputs
 from sparseety_tui.core.text._literal import JSON_ESCAPED
 from sparseety_tui.ingest.batch import InputError
-from sparseety_tui.sources.lines import iter_chunks, iter_lines
+from sparseety_tui.sources import iter_chunks, iter_lines
 
 SAMPLE = Path(__file__).parents[2] / "sample_logs" / "kv_lines.log"
 INT32_MAX = 2**31 - 1

@@ -10,7 +10,7 @@ from typing import Any
 
 from hostile import family_lines, long_random_line, parse_seconds_per_byte, random_line
 
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 
 #: Random lines may cost per byte at most this many times the family's real lines.
 #: Measured: 0.1x-1.0x for the random lines, 0.02x-0.9x for the long ones.

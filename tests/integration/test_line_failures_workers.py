@@ -13,7 +13,7 @@ import pytest
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.events import LineKind, ParsedLine
-from sparseety_tui.formats.kvline import KvLineParser
+from sparseety_tui.formats._kvline import KvLineParser
 from sparseety_tui.ingest import parallel
 from sparseety_tui.ingest.batch import Options
 from sparseety_tui.ingest.snapshot import LiveOptions

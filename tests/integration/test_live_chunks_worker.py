@@ -18,7 +18,7 @@ from waiting import wait_for
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.core.report import request_records, summary_document
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker

@@ -33,7 +33,7 @@ from hostile import (
 )
 from pattern_walk import as_subject, patterns, witnesses
 
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 
 #: The length of a normal line (at least), and of the big line. Screening is at 8 times
 #: the normal length.

@@ -13,9 +13,8 @@ from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.report._report import summary_document
 from sparseety_tui.core.store import STATES
-from sparseety_tui.formats import registry, sglang, vllm
-from sparseety_tui.formats.generic import FALLBACK
-from sparseety_tui.sources.lines import iter_lines
+from sparseety_tui.formats import FALLBACK, registry, sglang, vllm
+from sparseety_tui.sources import iter_lines
 
 REAL = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 ASGI = REAL / "sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log"
@@ -217,7 +216,7 @@ def test_a_file_that_begins_inside_a_traceback() -> None:
     """A CI tail cut mid-traceback starts with a frame's source line and its `^^^` marker
     (real: vllm #18417): they are the traceback's lines, one error with it. An indented
     first line that no frame or exception line follows is no error."""
-    from sparseety_tui.formats.generic import FALLBACK
+    from sparseety_tui.formats import FALLBACK
 
     parser = FALLBACK.new_parser()
     lines = [

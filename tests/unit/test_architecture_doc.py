@@ -199,8 +199,9 @@ def test_a_wrong_name_is_caught() -> None:
     assert problem("core.figures.RequestStore") is not None  # in the wrong subpackage
     assert problem("ingest.parallel") is None
     assert problem("ingest.paralel") is not None
-    assert problem("formats.registry.FAMILIES") is None
-    assert problem("formats.registry.FAMILY") is not None
+    assert problem("formats.FAMILIES") is None
+    assert problem("formats.FAMILY") is not None
+    assert problem("formats.registry") is not None  # a private module, not on the face
     assert problem("sparseety_tui.events.LineKind") is None
     # Prose is not a name.
     for word in ("tail", "vllm.stats", "events.py", "summary"):

@@ -201,7 +201,7 @@ def test_the_tool_never_writes_to_its_inputs(
 def test_format_help_lists_the_registered_families(monkeypatch: pytest.MonkeyPatch) -> None:
     from sparseety_tui.cli.main import build_parser
     from sparseety_tui.cli.shared_args import subcommands
-    from sparseety_tui.formats import registry
+    from sparseety_tui.formats import _registry as registry
 
     monkeypatch.setitem(registry.FAMILIES, "newfmt", registry.FAMILIES["trace"])
     for name in ("extract", "summary", "tail", "serve", "compare", "redact"):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.ingest.snapshot import FileStatus, Snapshot
-from sparseety_tui.sources.lines import RawLine
+from sparseety_tui.sources import RawLine
 from sparseety_tui.ui.error_places import Places, short_names
 
 LINE = '[2026-02-27 15:01:51] INFO:     10.0.0.1:1 - "POST /generate HTTP/1.1" 500 x\n'

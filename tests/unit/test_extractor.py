@@ -15,7 +15,7 @@ import sparseety_tui.core.extraction._extractor as extractor_module
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.store import STATES
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.sources.lines import RawLine, iter_lines
+from sparseety_tui.sources import RawLine, iter_lines
 
 
 def lines_of(*texts: bytes) -> list[RawLine]:

@@ -21,8 +21,8 @@ from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.core.report import request_records, summary_document
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import LineParser, RecordScanner
+from sparseety_tui.formats import LineParser, RecordScanner
+from sparseety_tui.formats import _registry as registry
 from sparseety_tui.ingest.batch import ingest_file
 
 _REQUEST = re.compile(
@@ -184,7 +184,7 @@ def _read(path: Path, family: TinyFamily) -> tuple[Extractor, str, list[str]]:
         extractor = Extractor()
         ingest_file(extractor, str(path))
     frozen = extractor.freeze()
-    summary = json.dumps(summary_document(frozen, DEFAULT_SHAPE), sort_keys=True)
+    summary = json.dumps(summary_document(frozen, DEFAULT_SHAPE).to_json(), sort_keys=True)
     records = [json.dumps(r, sort_keys=True) for r in request_records(frozen, DEFAULT_SHAPE)]
     return extractor, summary, records
 

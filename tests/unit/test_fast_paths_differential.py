@@ -15,7 +15,7 @@ from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.core.report import request_records, summary_document
 from sparseety_tui.core.tokens import TokenCounter
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 from sparseety_tui.ingest.batch import ingest_file
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +45,7 @@ def _documents(path: Path) -> tuple[str, list[str], dict[str, int]]:
     extractor = Extractor(tokens=_TOKENS)
     ingest_file(extractor, str(path))
     frozen = extractor.freeze()
-    summary = json.dumps(summary_document(frozen, DEFAULT_SHAPE), sort_keys=True)
+    summary = json.dumps(summary_document(frozen, DEFAULT_SHAPE).to_json(), sort_keys=True)
     records = [json.dumps(r, sort_keys=True) for r in request_records(frozen, DEFAULT_SHAPE)]
     return summary, records, dict(extractor.files[0].by_kind)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import BoundaryNotes, RangeAware
+from sparseety_tui.formats import BoundaryNotes, RangeAware
+from sparseety_tui.formats import _registry as registry
 
 
 @pytest.mark.parametrize("name", ["vllm", "sglang"])

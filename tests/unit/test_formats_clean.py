@@ -7,12 +7,7 @@ import math
 import pytest
 
 from sparseety_tui.formats import clean, prometheus
-from sparseety_tui.formats.pylit import (
-    UNKNOWN,
-    LiteralError,
-    parse_literal,
-    parse_value_at,
-)
+from sparseety_tui.formats._pylit import UNKNOWN, LiteralError, parse_literal, parse_value_at
 
 
 def test_ansi_removed() -> None:

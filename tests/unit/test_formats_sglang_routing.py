@@ -9,11 +9,8 @@ import struct
 import pytest
 
 from sparseety_tui.formats import sglang
-from sparseety_tui.formats.routing import (
-    RoutingDecodeError,
-    decode_routed_experts,
-    decode_sglang_routed_experts,
-)
+from sparseety_tui.formats._responses import RoutingDecodeError, decode_routed_experts
+from sparseety_tui.formats._routing import decode_sglang_routed_experts
 
 
 def raw_blob(values: list[int], fmt: str = "<i") -> str:

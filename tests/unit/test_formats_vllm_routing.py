@@ -13,12 +13,8 @@ import struct
 import pytest
 
 from sparseety_tui.formats import vllm
-from sparseety_tui.formats.routing import (
-    RoutingDecodeError,
-    decode_npy_routed_experts,
-    decode_routed_experts,
-    parse_npy_header,
-)
+from sparseety_tui.formats._responses import RoutingDecodeError, decode_routed_experts
+from sparseety_tui.formats._routing import decode_npy_routed_experts, parse_npy_header
 
 
 def npy_bytes(

@@ -31,9 +31,9 @@ from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.events import LineKind
-from sparseety_tui.formats import registry
+from sparseety_tui.formats import _registry as registry
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.sources.lines import iter_lines
+from sparseety_tui.sources import iter_lines
 
 EVENT_TYPES = {"request", "token", "stats", "error", "meta", "expert_count"}
 #: Reasons that say a line needed a catch-all: a parser's (``ServerLogParser._failed``)

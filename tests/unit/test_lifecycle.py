@@ -21,9 +21,9 @@ from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.core.figures._totals import compute_totals, throughput_basis
 from sparseety_tui.core.query import ViewQuery, compute_view, parse_filter
 from sparseety_tui.core.report import request_records
-from sparseety_tui.formats.vllm.sampling import sampling_params
+from sparseety_tui.formats.vllm import sampling_params
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.sources.lines import RawLine
+from sparseety_tui.sources import RawLine
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 

@@ -28,10 +28,10 @@ from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.store import UNKNOWN
 from sparseety_tui.events import Event, LineKind, ParsedLine
 from sparseety_tui.formats import sglang, vllm
-from sparseety_tui.formats.kvline import KvLineParser
-from sparseety_tui.formats.trace import TraceParser
+from sparseety_tui.formats._kvline import KvLineParser
+from sparseety_tui.formats._trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.sources.lines import iter_lines
+from sparseety_tui.sources import iter_lines
 
 HUGE = "9" * 5000
 
@@ -215,7 +215,7 @@ def test_a_fast_path_that_raises_falls_back_to_lines(
 ) -> None:
     """A native scan or a block decode that throws on a block holding one bad line sends
     the block down the per-line path: only that line is lost, every other row is there."""
-    from sparseety_tui.formats import trace
+    from sparseety_tui.formats import _trace as trace
 
     monkeypatch.setattr(TraceParser, "parse", raising_parse(TraceParser.parse))
     real_scanner = trace.FAMILY.scan_requests

@@ -17,9 +17,15 @@ from pathlib import Path
 import pytest
 from follow_helpers import FakeClock, appender
 
-from sparseety_tui.sources import FileFollower, FollowBatch, RawLine
-from sparseety_tui.sources.lines import Chunk, split_chunk
-from sparseety_tui.sources.live_chunks import LIVE_CHUNK_BYTES, read_chunks
+from sparseety_tui.sources import (
+    LIVE_CHUNK_BYTES,
+    Chunk,
+    FileFollower,
+    FollowBatch,
+    RawLine,
+    read_chunks,
+    split_chunk,
+)
 
 
 def _lines(batch: FollowBatch, cap: int) -> list[tuple[int, RawLine]]:
@@ -129,7 +135,7 @@ def test_a_line_across_two_reads_is_not_cut(tmp_path: Path) -> None:
     lines = [f"line {i:05d} ".encode() * (1 + i % 7) + b"\n" for i in range(3000)]
     path.write_bytes(b"".join(lines))
     with open(path, "rb") as f:
-        from sparseety_tui.sources.lines import LineAssembler
+        from sparseety_tui.sources import LineAssembler
 
         asm = LineAssembler(f, 0, 8 * 1024 * 1024)
         out: list[RawLine | Chunk] = []

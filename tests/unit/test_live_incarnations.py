@@ -16,7 +16,7 @@ from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.ingest.batch import InputError
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker
-from sparseety_tui.sources.lines import iter_chunks
+from sparseety_tui.sources import iter_chunks
 
 
 def start(paths: list[Path], clock: OffsetClock | None = None, **options: object) -> IngestWorker:

@@ -25,8 +25,7 @@ from sparseety_tui.ingest._upkeep import (
     idle_wait,
 )
 from sparseety_tui.ingest.heavy import HeavyJob, HeavyResult
-from sparseety_tui.sources import RawLine, SourceEvent
-from sparseety_tui.sources.follower import FollowBatch, LineSegment
+from sparseety_tui.sources import FollowBatch, LineSegment, RawLine, SourceEvent
 
 
 def _record(i: int) -> bytes:

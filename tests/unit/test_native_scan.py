@@ -21,13 +21,14 @@ from native_marks import needs_native
 
 import sparseety_tui.core.extraction._chunks as chunks_module
 import sparseety_tui.core.extraction._extractor as extractor_module
-import sparseety_tui.formats.trace as trace_module
+import sparseety_tui.formats._trace as trace_module
 from sparseety_tui import _scan
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.tokens._tokens import TokenCounter
-from sparseety_tui.formats import timestamps
-from sparseety_tui.formats.timestamps import parse_timestamp
-from sparseety_tui.formats.trace_native import BATCH_SCANNER, SCANNER, ScanResult
+from sparseety_tui.formats import _timestamps as timestamps
+from sparseety_tui.formats import parse_timestamp
+from sparseety_tui.formats._trace import BATCH_SCANNER
+from sparseety_tui.formats._trace_native import SCANNER, ScanResult
 from sparseety_tui.ingest.batch import ingest_file
 
 MAX_LINE = 1 << 20

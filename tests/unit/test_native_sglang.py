@@ -23,8 +23,8 @@ import sparseety_tui.formats.sglang as sglang_family
 from sparseety_tui import _sglscan
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.store._series import _SLOT, STATS_POINTS
-from sparseety_tui.formats.sglang.native import SCANNER, SUM_FIELDS
-from sparseety_tui.sources.lines import iter_chunks
+from sparseety_tui.formats.sglang import SCANNER, SUM_FIELDS
+from sparseety_tui.sources import iter_chunks
 
 REAL_LOGS = Path(__file__).resolve().parents[1] / "data" / "real_logs"
 SGLANG_LOGS = sorted(REAL_LOGS.glob("sglang_*.log"))

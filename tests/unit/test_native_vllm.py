@@ -21,14 +21,14 @@ from hypothesis import strategies as st
 from native_marks import needs_native
 
 import sparseety_tui.core.extraction._apply as applier
-import sparseety_tui.formats.vllm.native as native_module
+import sparseety_tui.formats.vllm._native as native_module
 from sparseety_tui import _vllmscan
 from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.formats import vllm as vllm_module
-from sparseety_tui.formats.vllm.parser import VllmParser
+from sparseety_tui.formats.vllm import VllmParser
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.sources.lines import Chunk
+from sparseety_tui.sources import Chunk
 
 REAL_LOGS = sorted((Path(__file__).parent.parent / "data" / "real_logs").glob("vllm*.log"))
 #: One tokenizer for every Extractor (loading it is the slow part).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import sparseety_tui.sources.numbered as numbered
+import sparseety_tui.sources._numbered as numbered
 
 
 @pytest.mark.parametrize("seed", range(40))

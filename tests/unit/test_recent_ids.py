@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from native_marks import needs_native
 
-from sparseety_tui.formats.vllm import recent as recent_module
-from sparseety_tui.formats.vllm.recent import RecentIds
+from sparseety_tui.formats.vllm import RecentIds
+from sparseety_tui.formats.vllm import _recent as recent_module
 
 SIZE = 4
 

@@ -19,7 +19,7 @@ from sparseety_tui.core.figures._totals import compute_totals
 from sparseety_tui.core.store import SEGMENT_ROWS
 from sparseety_tui.core.text import json_bytes
 from sparseety_tui.ingest.heavy import HeavyJob, run_job
-from sparseety_tui.sources.lines import RawLine
+from sparseety_tui.sources import RawLine
 
 
 def _record(rng: random.Random, rid: int) -> dict[str, Any]:

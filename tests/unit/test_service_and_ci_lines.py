@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sparseety_tui.formats import registry
-from sparseety_tui.formats.generic import FALLBACK
-from sparseety_tui.formats.servicelines import unit_line
-from sparseety_tui.formats.wrappers import WITHHELD_REASON
+from sparseety_tui.formats import FALLBACK
+from sparseety_tui.formats import _registry as registry
+from sparseety_tui.formats._generic import unit_line
+from sparseety_tui.formats._wrappers import WITHHELD_REASON
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 ENV_UNIT = DATA / "vllm_0.15.1_journald_systemd_env_prefix_restart_startup_clawd.log"
@@ -70,7 +70,7 @@ def test_the_fallback_reads_unit_lines_too() -> None:
 
 
 def test_pytest_lines() -> None:
-    from sparseety_tui.formats.cilines import is_pytest_line
+    from sparseety_tui.formats._cilines import is_pytest_line
 
     for line in (
         b"FAILED",

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from follow_helpers import FakeClock, appender, datas, kinds
 
-from sparseety_tui.sources.follower import FileFollower
-from sparseety_tui.sources.lines import RawLine
+from sparseety_tui.sources import FileFollower, RawLine
 
 
 def test_line_cut_by_slow_writer_is_reported_once_complete(tmp_path: Path) -> None:

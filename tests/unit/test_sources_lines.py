@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.sources.lines import (
+from sparseety_tui.sources import (
     LineGoneError,
     RawLine,
     find_range_starts,
@@ -233,7 +233,7 @@ from hypothesis import given as _given  # noqa: E402
 from hypothesis import settings as _settings  # noqa: E402
 from hypothesis import strategies as _st  # noqa: E402
 
-from sparseety_tui.sources.lines import Chunk, iter_chunks, split_chunk  # noqa: E402
+from sparseety_tui.sources import Chunk, iter_chunks, split_chunk  # noqa: E402
 
 _LINE_BYTES = _st.lists(
     _st.sampled_from([b"a", b"\xff", b"\r", b"{}", b"x" * 40]), max_size=12

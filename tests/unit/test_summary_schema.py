@@ -80,7 +80,7 @@ def test_the_docs_name_every_key() -> None:
 
 
 def test_the_wrapper_names_are_the_schemas() -> None:
-    from sparseety_tui.formats.wrappers import WRAPPERS
+    from sparseety_tui.formats._wrappers import WRAPPERS
 
     enum = SCHEMA["$defs"]["file"]["properties"]["wrapper"]["enum"]
     assert set(enum) == {None} | {kind.name for kind in WRAPPERS}

@@ -18,8 +18,7 @@ import pytest
 from cli_helpers import summary_json
 
 from sparseety_tui.events import Event, ParsedLine
-from sparseety_tui.formats import sglang, vllm
-from sparseety_tui.formats.base import LineParser
+from sparseety_tui.formats import LineParser, sglang, vllm
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 REAL = DATA / "vllm_tt_v0_hardwrapped_130col_dollar_fused_stats_tt246.log"

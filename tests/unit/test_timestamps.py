@@ -18,8 +18,8 @@ from totals_helpers import totals_and_peak
 
 from sparseety_tui.core.detail._timing import derive_times
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.formats.kvline import KvLineParser
-from sparseety_tui.formats.trace import TraceParser
+from sparseety_tui.formats._kvline import KvLineParser
+from sparseety_tui.formats._trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.ui.fmt import fmt_clock, fmt_day, fmt_time, known_ts
 

@@ -19,7 +19,8 @@ from cli_helpers import extract_records, summary_json
 
 from sparseety_tui.core.detail._detail import build_detail
 from sparseety_tui.core.tokens._tokenizer_find import CONFIG_ENV
-from sparseety_tui.formats.startup import head_startup_meta, startup_meta
+from sparseety_tui.formats import head_startup_meta
+from sparseety_tui.formats._startup import startup_meta
 from sparseety_tui.ingest.batch import Options, ingest_paths
 
 PROMPT = "Tell me a story about a dragon"  # 7 words, 30 characters

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from totals_helpers import totals_and_peak
 
 from sparseety_tui.core.extraction._extractor import Extractor
-from sparseety_tui.formats.trace import TraceParser
+from sparseety_tui.formats._trace import TraceParser
 from sparseety_tui.ingest.batch import ingest_file
 
 BASE = b'"request_id": "r", "prompt_tokens": 5, "completion_tokens": 3'

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparseety_tui.formats.vllm.parser import VllmParser
+from sparseety_tui.formats.vllm import VllmParser
 
 REFERENCE = 1_796_040_000.0  # 2026-11-30: the file's mtime, the year's anchor
 

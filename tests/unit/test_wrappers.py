@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from sparseety_tui.core.detail._detail import build_detail
-from sparseety_tui.formats import registry
-from sparseety_tui.formats.wrapped import wrapper_name
-from sparseety_tui.formats.wrappers import WRAPPERS, detect_wrapper
+from sparseety_tui.formats import _registry as registry
+from sparseety_tui.formats import wrapper_name
+from sparseety_tui.formats._registry import detect_wrapper
+from sparseety_tui.formats._wrappers import WRAPPERS
 from sparseety_tui.ingest.batch import Options, ingest_file, make_extractor
 
 SGLANG_FINISH = (

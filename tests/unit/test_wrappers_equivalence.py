@@ -51,7 +51,7 @@ def _shipped(path: Path) -> bool:
     """Whether a log is itself a shipper's export (CloudWatch, journalctl): shippers do not
     nest, so such a log is not wrapped again (its own wrapper is tested in test_wrappers
     and test_real_logs_round2)."""
-    from sparseety_tui.formats.wrappers import detect_wrapper
+    from sparseety_tui.formats._registry import detect_wrapper
 
     return detect_wrapper(path.read_bytes().split(b"\n")[:200]) is not None
 
@@ -252,6 +252,6 @@ def test_wrapped_log_summary_equals_bare(tmp_path: Path, name: str, wrapper: str
     assert _strip_offsets(got) == _strip_offsets(want)
     extractor = make_extractor(Options())
     ingest_file(extractor, str(wrapped))
-    from sparseety_tui.formats.wrapped import wrapper_name
+    from sparseety_tui.formats import wrapper_name
 
     assert wrapper_name(extractor.files[0].family) == expected_wrapper

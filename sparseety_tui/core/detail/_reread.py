@@ -7,9 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sparseety_tui.core.store import ExtractorView
-from sparseety_tui.formats.base import failure_reason
-from sparseety_tui.formats.serverlog import ServerLogParser
-from sparseety_tui.sources.lines import LineGoneError, read_line_at
+from sparseety_tui.formats import ServerLogParser, failure_reason
+from sparseety_tui.sources import LineGoneError, read_line_at
 
 #: A source line longer than ``RAW_HEAD_BYTES + RAW_TAIL_BYTES`` is shown as its first and
 #: last bytes around an "N bytes elided" marker: a line of many megabytes must not become as

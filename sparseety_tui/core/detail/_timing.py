@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from sparseety_tui.formats.timestamps import known_time
+from sparseety_tui.formats import known_time
 
 
 class RequestTimes(NamedTuple):

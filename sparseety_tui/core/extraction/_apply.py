@@ -27,7 +27,7 @@ from sparseety_tui.core.extraction._apply_rows import append_records, apply_open
 from sparseety_tui.core.extraction._apply_stats import add_stats
 from sparseety_tui.core.store import EngineSeries, FileState
 from sparseety_tui.events import LineKind
-from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats import failure_reason
 
 
 def apply_batch(target: Target, batch: Batch) -> bool:

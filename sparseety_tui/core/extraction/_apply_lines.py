@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from sparseety_tui.batch import COUNTED, Batch, CarriedLine
 from sparseety_tui.core.store import Diagnostic, FileState
 from sparseety_tui.events import LineKind
-from sparseety_tui.formats.base import failure_reason
+from sparseety_tui.formats import failure_reason
 
 if TYPE_CHECKING:
     from sparseety_tui.core.extraction._merge import Merger

@@ -41,8 +41,7 @@ from sparseety_tui.core.store import (
     RequestStore,
 )
 from sparseety_tui.events import RequestPayload
-from sparseety_tui.formats.base import failure_reason
-from sparseety_tui.formats.timestamps import TIME_END
+from sparseety_tui.formats import TIME_END, failure_reason
 
 _FINISHED = STATE_CODE["finished"]
 _FINISHING = ("finished", "aborted")

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from sparseety_tui.core.extraction._apply import apply_batch
 from sparseety_tui.core.extraction._apply_lines import Target
 from sparseety_tui.core.store import FileState
-from sparseety_tui.formats.base import RecordScanner, ServerScanner
-from sparseety_tui.sources.lines import DEFAULT_MAX_LINE_BYTES, Chunk, split_chunk
+from sparseety_tui.formats import RecordScanner, ServerScanner
+from sparseety_tui.sources import DEFAULT_MAX_LINE_BYTES, Chunk, split_chunk
 
 if TYPE_CHECKING:
     from sparseety_tui.core.extraction._extractor import Extractor

@@ -47,14 +47,17 @@ from sparseety_tui.core.store import (
 )
 from sparseety_tui.core.tokens import FileTokenizers, TokenCounter, read_startup_meta
 from sparseety_tui.events import ErrorPayload, LineKind, MetaPayload
-from sparseety_tui.formats import registry
-from sparseety_tui.formats.base import (
+from sparseety_tui.formats import (
+    SNIFF_LINES,
     BlockDecoder,
     LineParser,
+    WrappedParser,
+    detect,
     failure_reason,
+    fallback_for,
+    family_by_name,
 )
-from sparseety_tui.formats.wrapped import WrappedParser
-from sparseety_tui.sources.lines import (
+from sparseety_tui.sources import (
     Chunk,
     RawLine,
     mtime_or_none,
@@ -111,7 +114,7 @@ class Extractor:
         merged (see ``core.merge``); ``record_lifecycle``: a byte range of a file keeps
         what merging its ended requests needs (``core.lifecycle``)."""
         if forced_format is not None:
-            registry.family_by_name(forced_format)  # fail early on a bad --format
+            family_by_name(forced_format)  # fail early on a bad --format
         self.store = store if store is not None else RequestStore()
         self.tokens = tokens if tokens is not None else TokenCounter()
         self.file_tokens = FileTokenizers(self.tokens)
@@ -150,7 +153,7 @@ class Extractor:
         forced = format_name or self.forced_format
         state = FileState(path=path, forced_format=forced, reference_time=mtime_or_none(path))
         if forced is not None:
-            state.family = registry.family_by_name(forced)
+            state.family = family_by_name(forced)
             state.parser = state.family.new_parser(reference_time=state.reference_time)
         self.files.append(state)
         file = len(self.files) - 1
@@ -263,7 +266,7 @@ class Extractor:
         """Detect the format from a chunk's first lines (as ``_sniff_then`` does for lines),
         so that even the first chunk can take the native scanner."""
         data, start = chunk.data, 0
-        while len(state.sniff_buffer) < registry.SNIFF_LINES and start < len(data):
+        while len(state.sniff_buffer) < SNIFF_LINES and start < len(data):
             end = data.find(b"\n", start)
             end = len(data) if end < 0 else end
             state.keep_for_sniffing(data[start : min(end, start + SNIFF_HEAD_BYTES)])
@@ -276,7 +279,7 @@ class Extractor:
         for line in lines:
             held.append(line)
             state.keep_for_sniffing(line.data)
-            if len(state.sniff_buffer) >= registry.SNIFF_LINES:
+            if len(state.sniff_buffer) >= SNIFF_LINES:
                 break
         # Whatever is available now is enough to decide (a live file may grow slowly).
         self._detect(state, final=True)
@@ -284,14 +287,12 @@ class Extractor:
         yield from lines
 
     def _detect(self, state: FileState, final: bool) -> None:
-        """Give the file its family, or the fallback (``registry.FALLBACK``) while no family
+        """Give the file its family, or the fallback (``FALLBACK``) while no family
         is confident; a family that becomes confident later, within the first
         ``SNIFF_LINES`` lines (a live file still growing), takes over from the fallback."""
         if state.parser is not None and not state.provisional:
             return
-        family = (
-            registry.detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
-        )
+        family = detect(state.sniff_buffer, path=state.path) if state.sniff_buffer else None
         if family is not None:
             fallback = state.parser
             state.family = family
@@ -305,10 +306,10 @@ class Extractor:
                 state.parser.pending.extend(fallback.pending)
             return
         if state.parser is None:
-            state.family = registry.fallback_for(state.sniff_buffer)
+            state.family = fallback_for(state.sniff_buffer)
             state.parser = state.family.new_parser(reference_time=state.reference_time)
             state.provisional = True
-        if final and len(state.sniff_buffer) >= registry.SNIFF_LINES:
+        if final and len(state.sniff_buffer) >= SNIFF_LINES:
             state.sniff_buffer.clear()  # give up re-sniffing: the fallback reads the rest
             state.provisional = False
 

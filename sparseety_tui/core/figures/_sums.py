@@ -37,7 +37,7 @@ from sparseety_tui.core.store import (
     RowExtras,
     StoreView,
 )
-from sparseety_tui.formats.timestamps import TIME_END
+from sparseety_tui.formats import TIME_END
 
 if TYPE_CHECKING:
     import numpy as np

@@ -37,7 +37,7 @@ from sparseety_tui.core.figures import _fleet as fleet
 from sparseety_tui.core.figures._sums import CHUNK_ROWS, _per_minute, throughput_basis
 from sparseety_tui.core.figures._totals import QUANTILES
 from sparseety_tui.core.store import EngineSeries, label_key
-from sparseety_tui.formats.timestamps import TIME_END
+from sparseety_tui.formats import TIME_END
 
 if TYPE_CHECKING:
     from sparseety_tui.core.store import ExtractorView

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from sparseety_tui.core.store import EngineSeries, ErrorRecord, ExtractorView, StoreView
 from sparseety_tui.events import StatsPayload
-from sparseety_tui.formats.timestamps import TIME_END, epoch_seconds, known_time, utc_text
+from sparseety_tui.formats import TIME_END, epoch_seconds, known_time, utc_text
 
 if TYPE_CHECKING:
     import numpy as np

@@ -11,7 +11,7 @@ from typing import Any
 
 from sparseety_tui.core.figures import Totals, from_json
 from sparseety_tui.core.query import NOT_FILTERED, TimeWindow, WindowRows
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 
 SCHEMA_VERSION = 1
 

@@ -33,7 +33,7 @@ from sparseety_tui.core.query import (
 from sparseety_tui.core.report._document import SummaryDocument, SummaryFilter, SummaryWindow
 from sparseety_tui.core.store import COUNT_SOURCES, STATES, ExtractorView
 from sparseety_tui.core.text import json_bytes, json_text
-from sparseety_tui.formats.wrapped import wrapper_name
+from sparseety_tui.formats import wrapper_name
 
 
 def _float(value: float, digits: int) -> float | int | None:

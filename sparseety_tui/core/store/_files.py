@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from sparseety_tui.formats.base import FormatFamily, LineParser
+from sparseety_tui.formats import FormatFamily, LineParser
 
 #: How many unparsed lines per file keep their text and reason for the diagnostics screen.
 DIAGNOSTIC_SAMPLES = 2000

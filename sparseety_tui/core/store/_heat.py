@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from sparseety_tui.formats.numbers import count
+from sparseety_tui.formats import count
 
 #: Heat maps are dense tables, layer × index (expert or head). An id beyond any model's
 #: (a corrupt or hostile line: expert 10**8) would add a cell for every index below it, so a

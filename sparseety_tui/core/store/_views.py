@@ -21,7 +21,7 @@ from sparseety_tui.core.store._series import EngineSeries
 from sparseety_tui.core.store._store import LineLocation
 from sparseety_tui.core.tokens import TokenCounter
 from sparseety_tui.events import ErrorPayload, MetaPayload
-from sparseety_tui.formats.base import FormatFamily
+from sparseety_tui.formats import FormatFamily
 
 if TYPE_CHECKING:
     import numpy as np

@@ -21,8 +21,8 @@ from typing import Any
 from sparseety_tui.core.tokens._tokenizer_find import find_configured, find_logged
 from sparseety_tui.core.tokens._tokens import TokenCounter
 from sparseety_tui.events import MetaPayload
-from sparseety_tui.formats.startup import head_startup_meta
-from sparseety_tui.sources.inputs import open_regular
+from sparseety_tui.formats import head_startup_meta
+from sparseety_tui.sources import open_regular
 
 #: How much of a file's head is read for its start-up line (the banner and the arguments
 #: come first; a ServerArgs line is ~5 KB).

@@ -48,29 +48,20 @@ from __future__ import annotations
 from typing import Any
 
 from sparseety_tui.events import ParsedLine
-from sparseety_tui.formats import prometheus
-from sparseety_tui.formats.clean import basic_clean
-from sparseety_tui.formats.serverlog import quotes_traceback
-from sparseety_tui.formats.sglang.failures import MARKER
-from sparseety_tui.formats.sglang.kinds import KINDS
-from sparseety_tui.formats.sglang.native import SCANNER
-from sparseety_tui.formats.sglang.parser import SglangParser
-from sparseety_tui.formats.sglang.patterns import (
+from sparseety_tui.formats import _prometheus as prometheus
+from sparseety_tui.formats._clean import basic_clean
+from sparseety_tui.formats._serverlog import quotes_traceback
+from sparseety_tui.formats.sglang._failures import MARKER
+from sparseety_tui.formats.sglang._kinds import KINDS
+from sparseety_tui.formats.sglang._native import SCANNER, SUM_FIELDS
+from sparseety_tui.formats.sglang._parser import SglangParser
+from sparseety_tui.formats.sglang._patterns import (
     _CSV_HEADER,
     _VLLM_STYLE_RE,
     GPU_PREFIX_RE,
     PREFIX_RE,
     PREFIX_SEARCH_RE,
 )
-
-__all__ = [
-    "FAMILY",
-    "KINDS",
-    "PREFIX_RE",
-    "SglangFamily",
-    "SglangParser",
-    "parse_all",
-]
 
 
 class SglangFamily:
@@ -146,3 +137,15 @@ def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
     """Convenience for tests and tools: parse lines with a fresh parser."""
     parser = FAMILY.new_parser(**options)
     return [parser.parse(line) for line in lines]
+
+
+__all__ = [
+    "FAMILY",
+    "KINDS",
+    "PREFIX_RE",
+    "SCANNER",
+    "SUM_FIELDS",
+    "SglangFamily",
+    "SglangParser",
+    "parse_all",
+]

@@ -24,6 +24,16 @@ What keeps state across lines (the vLLM and SGLang request state machines, the g
 traceback's lines) is code, not data: a row only says what one line looks like.
 """
 
+from sparseety_tui.formats.shapes._kv import KV, KV_FIELDS, KV_ID_KEYS
+from sparseety_tui.formats.shapes._lines import (
+    ACCESS,
+    CI,
+    ENGINE_WARNING,
+    ERROR,
+    NOISE,
+    PY_WARNING,
+    SERVICE,
+)
 from sparseety_tui.formats.shapes._loader import (
     TABLES,
     FieldType,
@@ -34,5 +44,36 @@ from sparseety_tui.formats.shapes._loader import (
     Table,
     table,
 )
+from sparseety_tui.formats.shapes._prefixes import ANSI, WRAPPER
+from sparseety_tui.formats.shapes._prometheus import PROMETHEUS
+from sparseety_tui.formats.shapes._startup import ARGS, CONFIG, NAMESPACE, SGLANG
+from sparseety_tui.formats.shapes._tracebacks import TRACEBACK
 
-__all__ = ["TABLES", "FieldType", "LineShape", "Mode", "Op", "Row", "Table", "table"]
+__all__ = [
+    "ACCESS",
+    "ANSI",
+    "ARGS",
+    "CI",
+    "CONFIG",
+    "ENGINE_WARNING",
+    "ERROR",
+    "KV",
+    "KV_FIELDS",
+    "KV_ID_KEYS",
+    "NAMESPACE",
+    "NOISE",
+    "PROMETHEUS",
+    "PY_WARNING",
+    "SERVICE",
+    "SGLANG",
+    "TABLES",
+    "TRACEBACK",
+    "WRAPPER",
+    "FieldType",
+    "LineShape",
+    "Mode",
+    "Op",
+    "Row",
+    "Table",
+    "table",
+]

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sparseety_tui.formats.numbers import count, real
+from sparseety_tui.formats._numbers import count, real
 
 #: What a group's text is: a count, a decimal, or text kept as it is.
 FieldType = Literal["int", "float", "text"]

@@ -60,25 +60,17 @@ from __future__ import annotations
 from typing import Any
 
 from sparseety_tui.events import ParsedLine
-from sparseety_tui.formats import prometheus
-from sparseety_tui.formats.clean import ACCESS_RE, basic_clean
-from sparseety_tui.formats.serverlog import quotes_traceback
-from sparseety_tui.formats.vllm.kinds import KINDS
-from sparseety_tui.formats.vllm.native import SCANNER
-from sparseety_tui.formats.vllm.parser import VllmParser
-from sparseety_tui.formats.vllm.patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
-from sparseety_tui.formats.vllm.requests import RECENT_IDS
-
-__all__ = [
-    "FAMILY",
-    "FAST_RE",
-    "HEAD_RE",
-    "KINDS",
-    "RECENT_IDS",
-    "VllmFamily",
-    "VllmParser",
-    "parse_all",
-]
+from sparseety_tui.formats import _prometheus as prometheus
+from sparseety_tui.formats._clean import ACCESS_RE, basic_clean
+from sparseety_tui.formats._serverlog import quotes_traceback
+from sparseety_tui.formats.vllm._clock import stamp_year
+from sparseety_tui.formats.vllm._kinds import KINDS
+from sparseety_tui.formats.vllm._native import SCANNER
+from sparseety_tui.formats.vllm._parser import VllmParser
+from sparseety_tui.formats.vllm._patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
+from sparseety_tui.formats.vllm._recent import RecentIds
+from sparseety_tui.formats.vllm._requests import RECENT_IDS
+from sparseety_tui.formats.vllm._sampling import sampling_params
 
 
 class VllmFamily:
@@ -158,3 +150,18 @@ def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
     """Convenience for tests and tools: parse lines with a fresh parser."""
     parser = FAMILY.new_parser(**options)
     return [parser.parse(line) for line in lines]
+
+
+__all__ = [
+    "FAMILY",
+    "FAST_RE",
+    "HEAD_RE",
+    "KINDS",
+    "RECENT_IDS",
+    "RecentIds",
+    "VllmFamily",
+    "VllmParser",
+    "parse_all",
+    "sampling_params",
+    "stamp_year",
+]

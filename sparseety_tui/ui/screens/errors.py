@@ -21,7 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from sparseety_tui.core.store import SHORT, ErrorRecord, errors_by_kind
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.error_places import ErrorPlace, Places

@@ -23,7 +23,7 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from sparseety_tui.core.figures import MAX_MINUTES, Trends, compute_trends
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.widgets.plot import Plot

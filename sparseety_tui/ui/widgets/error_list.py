@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from sparseety_tui.core.store import ErrorRecord
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.error_places import Places
 from sparseety_tui.ui.fmt import fit

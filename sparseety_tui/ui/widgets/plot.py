@@ -28,7 +28,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ui.widgets.fit import fit_height
 
 #: (legend glyph, dot columns drawn between samples: every n-th of m) per series, in order.

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual.widget import Widget
 
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 
 
 def replay_text(status: Mapping[str, Any]) -> str:

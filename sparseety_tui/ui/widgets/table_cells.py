@@ -18,7 +18,7 @@ from typing import Any
 
 from sparseety_tui.core.figures import INPUT_COLUMNS, ModelShape, column_skip
 from sparseety_tui.core.store import STATES, FrozenStore, numeric
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.widgets.counts import count_text

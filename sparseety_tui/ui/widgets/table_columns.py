@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from sparseety_tui.formats.timestamps import utc_text
+from sparseety_tui.formats import utc_text
 
 
 @dataclass(frozen=True)
