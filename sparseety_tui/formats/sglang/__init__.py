@@ -45,9 +45,6 @@ fast path and per-line dispatch), ``kinds``; this module holds the family (``sni
 
 from __future__ import annotations
 
-from typing import Any
-
-from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import _prometheus as prometheus
 from sparseety_tui.formats._clean import basic_clean
 from sparseety_tui.formats._serverlog import quotes_traceback
@@ -133,12 +130,6 @@ class SglangFamily:
 FAMILY = SglangFamily()
 
 
-def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
-    """Convenience for tests and tools: parse lines with a fresh parser."""
-    parser = FAMILY.new_parser(**options)
-    return [parser.parse(line) for line in lines]
-
-
 __all__ = [
     "FAMILY",
     "KINDS",
@@ -147,5 +138,4 @@ __all__ = [
     "SUM_FIELDS",
     "SglangFamily",
     "SglangParser",
-    "parse_all",
 ]

@@ -57,9 +57,6 @@ The package, by job: ``patterns`` (the regexes), ``clock`` (timestamps, year inf
 
 from __future__ import annotations
 
-from typing import Any
-
-from sparseety_tui.events import ParsedLine
 from sparseety_tui.formats import _prometheus as prometheus
 from sparseety_tui.formats._clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats._serverlog import quotes_traceback
@@ -146,12 +143,6 @@ class VllmFamily:
 FAMILY = VllmFamily()
 
 
-def parse_all(lines: list[bytes], **options: Any) -> list[ParsedLine]:
-    """Convenience for tests and tools: parse lines with a fresh parser."""
-    parser = FAMILY.new_parser(**options)
-    return [parser.parse(line) for line in lines]
-
-
 __all__ = [
     "FAMILY",
     "FAST_RE",
@@ -161,7 +152,6 @@ __all__ = [
     "RecentIds",
     "VllmFamily",
     "VllmParser",
-    "parse_all",
     "sampling_params",
     "stamp_year",
 ]
