@@ -18,8 +18,8 @@ def _pure_python(code: str) -> list[str]:
 
 def test_the_environment_can_turn_the_native_helpers_off() -> None:
     code = (
-        "from sparseety_tui.formats import trace; from sparseety_tui.core.store import _idindex as idindex; "
-        "from sparseety_tui.formats.vllm import recent; "
+        "from sparseety_tui.formats import _trace as trace; from sparseety_tui.core.store import _idindex as idindex; "
+        "from sparseety_tui.formats.vllm import _recent as recent; "
         "print(trace.FAMILY.scan_requests is None, idindex._idtable is None, "
         "type(recent.RecentIds(4)._serials).__name__)"
     )

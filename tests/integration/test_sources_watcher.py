@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
-from sparseety_tui.sources import FollowBatch, LogWatcher, inotify
+from sparseety_tui.sources import FollowBatch, LogWatcher
+from sparseety_tui.sources import _inotify as inotify
 
 WAKE_LIMIT_S = 30.0
 

@@ -24,7 +24,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from sparseety_tui.formats import registry, shapes
+from sparseety_tui.formats import _registry as registry
+from sparseety_tui.formats import shapes
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS_DIRS = (ROOT / "tests" / "data" / "real_logs", ROOT / "sample_logs")

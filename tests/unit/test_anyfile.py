@@ -13,7 +13,8 @@ from sparseety_tui.core.extraction._extractor import Extractor
 from sparseety_tui.core.figures._costmodel import DEFAULT_SHAPE
 from sparseety_tui.core.report._report import summary_document
 from sparseety_tui.core.store import STATES
-from sparseety_tui.formats import FALLBACK, registry, sglang, vllm
+from sparseety_tui.formats import FALLBACK, sglang, vllm
+from sparseety_tui.formats import _registry as registry
 from sparseety_tui.sources import iter_lines
 
 REAL = Path(__file__).resolve().parent.parent / "data" / "real_logs"

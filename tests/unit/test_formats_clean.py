@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from sparseety_tui.formats import clean, prometheus
+from sparseety_tui.formats import _clean as clean
+from sparseety_tui.formats import _prometheus as prometheus
 from sparseety_tui.formats._pylit import UNKNOWN, LiteralError, parse_literal, parse_value_at
 
 

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from sparseety_tui.events import Event
-from sparseety_tui.formats import registry, sglang, vllm
+from sparseety_tui.formats import _registry as registry
+from sparseety_tui.formats import sglang, vllm
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "real_logs"
 

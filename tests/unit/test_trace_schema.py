@@ -21,7 +21,7 @@ from sparseety_tui.events import MetaPayload, RequestPayload, SparseInfo, TokenP
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "docs" / "trace-format.schema.json"
 SPEC_PATH = ROOT / "docs" / "trace-format.md"
-TRACE_PARSER = ROOT / "sparseety_tui" / "formats" / "trace.py"
+TRACE_PARSER = ROOT / "sparseety_tui" / "formats" / "_trace.py"
 SAMPLE_JSONL = sorted((ROOT / "sample_logs").glob("*.jsonl"))
 
 EXAMPLE_TEXT = (
@@ -179,7 +179,7 @@ def test_request_fields_are_the_codes(schema: dict[str, Any]) -> None:
 def test_parser_aliases_are_in_the_parser() -> None:
     source = TRACE_PARSER.read_text(encoding="utf-8")
     for name in PARSER_NAMES:
-        assert f'"{name}"' in source, f"{name} is in the schema but trace.py never reads it"
+        assert f'"{name}"' in source, f"{name} is in the schema but _trace.py never reads it"
 
 
 def test_sparse_fields_are_the_codes(schema: dict[str, Any]) -> None:

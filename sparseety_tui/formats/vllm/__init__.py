@@ -57,17 +57,32 @@ The package, by job: ``patterns`` (the regexes), ``clock`` (timestamps, year inf
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
+from sparseety_tui.batch import Batch
 from sparseety_tui.formats import _prometheus as prometheus
+from sparseety_tui.formats._base import LineParser
 from sparseety_tui.formats._clean import ACCESS_RE, basic_clean
 from sparseety_tui.formats._serverlog import quotes_traceback
 from sparseety_tui.formats.vllm._clock import stamp_year
 from sparseety_tui.formats.vllm._kinds import KINDS
-from sparseety_tui.formats.vllm._native import SCANNER
 from sparseety_tui.formats.vllm._parser import VllmParser
 from sparseety_tui.formats.vllm._patterns import FAST_RE, HEAD_RE, HEAD_SEARCH_RE, PROC_RE
 from sparseety_tui.formats.vllm._recent import RecentIds
 from sparseety_tui.formats.vllm._requests import RECENT_IDS
 from sparseety_tui.formats.vllm._sampling import sampling_params
+from sparseety_tui.native import PURE_PYTHON
+
+#: Whether the C scanner is built and allowed, known without importing it.
+_NATIVE = not PURE_PYTHON and find_spec("sparseety_tui._vllmscan") is not None
+
+
+def _scan_server(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> Batch:
+    """``_native.scan_vllm``, imported at the first scan: it needs numpy, which commands
+    that read no vLLM log in bulk (``--help``, ``config``) never load."""
+    from sparseety_tui.formats.vllm._native import scan_vllm
+
+    return scan_vllm(parser, data, start, max_line_bytes)
 
 
 class VllmFamily:
@@ -76,9 +91,9 @@ class VllmFamily:
     scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
     decode_simple_block = None
 
-    #: The native scanner of its request and access lines (formats/vllm/native.py); None
+    #: The native scanner of its request and access lines (``_native.scan_vllm``); None
     #: when not built. (a staticmethod: a plain function here would be bound to the family)
-    scan_server = None if SCANNER is None else staticmethod(SCANNER)
+    scan_server = staticmethod(_scan_server) if _NATIVE else None
 
     @staticmethod
     def range_start(line: bytes) -> bool:
