@@ -36,12 +36,17 @@ class FieldsJson:
 
 
 def _json_value(value: Any) -> Any:
+    """A field's JSON: a part by its ``to_json``; a tuple as a list; a map as a dict of
+    parts (``by_engine``: its values are all parts) or of plain values (engine figures,
+    counts by name: copied shallow, as they hold no part and can be large)."""
     if hasattr(value, "to_json"):
         return value.to_json()
     if isinstance(value, tuple):
         return [_json_value(item) for item in value]
     if isinstance(value, Mapping):
-        return {key: _json_value(item) for key, item in value.items()}
+        if hasattr(next(iter(value.values()), None), "to_json"):
+            return {key: item.to_json() for key, item in value.items()}
+        return dict(value)
     return value
 
 
