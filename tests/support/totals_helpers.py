@@ -1,5 +1,6 @@
 """Totals of a file with the peak of what computing them allocated, and a writer of many
-finished requests to measure them on (imported by test modules of any tier: pyproject.toml puts tests/support on sys.path)."""
+finished requests to measure them on (imported by test modules of any tier:
+pyproject.toml puts tests/support on sys.path)."""
 
 from __future__ import annotations
 
