@@ -106,3 +106,12 @@ def split_outcomes(
         if family.scan_server is not None:
             monkeypatch.setattr(type(family), "scan_server", None)
     return split_attempts
+
+
+@pytest.fixture
+def token_file(tmp_path: Path) -> Path:
+    """A token file of 32 hex digits, readable by its owner only (what `serve` accepts)."""
+    path = tmp_path / "token"
+    path.write_text("0123456789abcdef0123456789abcdef\n")
+    path.chmod(0o600)
+    return path

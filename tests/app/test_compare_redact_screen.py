@@ -8,23 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from apphelpers import settle
-from compare_helpers import trace_records, write_trace
+from compare_helpers import sides
 
 from sparseety_tui.cli.compare import compare_app, compare_output
 from sparseety_tui.cli.main import build_parser
 from sparseety_tui.ingest.batch import Options
-
-EMAIL = "ann.lee@example.com"
-
-
-def sides(tmp_path: Path) -> tuple[str, str]:
-    """The same 20 requests, ids carrying an email; the candidate 0.5 s slower (so every
-    pair is a regression and its ids are listed)."""
-    base = write_trace(tmp_path / "base.jsonl", trace_records(n=20, id_prefix=EMAIL))
-    cand = write_trace(
-        tmp_path / "cand.jsonl", trace_records(n=20, id_prefix=EMAIL, latency_shift=0.5)
-    )
-    return str(base), str(cand)
 
 
 def test_compare_tui_shows_no_planted_id(tmp_path: Path) -> None:

@@ -9,22 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import summary_json
-
-from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.store import ErrorRecord
-from sparseety_tui.ingest.batch import ingest_file
-
-
-def file_lines(path: Path) -> list[str]:
-    return path.read_bytes().decode("utf-8", "replace").split("\n")
-
-
-def records(*paths: Path) -> list[ErrorRecord]:
-    ex = Extractor()
-    for path in paths:
-        ingest_file(ex, str(path))
-    return list(ex.error_log.records)
-
+from errors_helpers import file_lines
 
 # ---- a split read --------------------------------------------------------------------------
 

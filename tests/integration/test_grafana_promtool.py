@@ -5,33 +5,21 @@ tests/unit/test_grafana_dashboard.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
 import subprocess
 from pathlib import Path
-from types import ModuleType
 
+from grafana_helpers import DASHBOARD, ROOT, generator
 from prometheus_client.parser import text_string_to_metric_families
 from serve_helpers import serving
 
 from sparseety_tui.serve.settings import ServeSettings
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "make_grafana_dashboard.py"
-DASHBOARD = ROOT / "docs" / "grafana" / "sparseety-dashboard.json"
 PROMTOOL = shutil.which("promtool")
 #: Grafana's own variable, replaced by a range before Prometheus sees the expression.
 RANGE_VARIABLE = "$__rate_interval"
-
-
-def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_grafana_dashboard", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def exported_names() -> set[str]:

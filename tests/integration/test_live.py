@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from live_helpers import OffsetClock
+from live_helpers import OffsetClock, record, start, write
 
 from sparseety_tui.core.detail import build_detail
 from sparseety_tui.core.extraction import Extractor
@@ -16,33 +16,6 @@ from sparseety_tui.core.figures import DEFAULT_SHAPE, compute_totals
 from sparseety_tui.core.query import ViewQuery, parse_filter
 from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker
-
-
-def record(i: int, **extra: object) -> str:
-    data = {
-        "request_id": f"r{i:04d}",
-        "prompt_tokens": 10 + i,
-        "completion_tokens": i % 7,
-        "latency_s": i / 10,
-        "ts": 1_800_000_000 + i,
-        **extra,
-    }
-    return json.dumps(data) + "\n"
-
-
-def write(path: Path, lines: list[str], mode: str = "w") -> None:
-    with path.open(mode) as f:
-        f.writelines(lines)
-
-
-def start(paths: list[Path], **options: object) -> IngestWorker:
-    worker = IngestWorker(
-        Extractor(),
-        DEFAULT_SHAPE,
-        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False, **options),  # type: ignore[arg-type]
-    )
-    worker.start()
-    return worker
 
 
 def test_worker_follows_appends_and_totals_match_core(tmp_path: Path) -> None:

@@ -7,27 +7,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
-from live_helpers import OffsetClock, wait_for
+from live_helpers import OffsetClock, start, wait_for
 
 from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.ingest.batch import ingest_file
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import QUIET_FLUSH_S, IngestWorker
-
-
-def start(paths: list[Path], clock: OffsetClock | None = None, **options: object) -> IngestWorker:
-    worker = IngestWorker(
-        Extractor(),
-        DEFAULT_SHAPE,
-        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False, **options),  # type: ignore[arg-type]
-        clock=clock or time.monotonic,
-    )
-    worker.start()
-    return worker
+from sparseety_tui.ingest.worker import QUIET_FLUSH_S
 
 
 def record(i: int) -> str:

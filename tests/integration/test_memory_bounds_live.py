@@ -3,8 +3,9 @@ measures the bytes per request; this holds the mechanism, without timing anythin
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+
+from totals_helpers import append_finished
 
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import DEFAULT_SHAPE
@@ -12,24 +13,10 @@ from sparseety_tui.ingest.snapshot import LiveOptions
 from sparseety_tui.ingest.worker import IngestWorker, MemoryTrim
 
 
-def _write(path: Path, start: int, n: int) -> None:
-    with path.open("a") as f:
-        for i in range(start, start + n):
-            record = {
-                "request_id": f"r{i:08d}",
-                "prompt_tokens": 100 + i % 900,
-                "completion_tokens": 20 + i % 200,
-                "latency_s": 0.5 + (i % 1000) / 1000,
-                "ttft_s": 0.05,
-                "state": "finished",
-            }
-            f.write(json.dumps(record) + "\n")
-
-
 def test_the_live_worker_releases_freed_memory_once_caught_up(tmp_path: Path) -> None:
     calls: list[int] = []
     log = tmp_path / "live.jsonl"
-    _write(log, 0, 5_000)
+    append_finished(log, 0, 5_000)
     worker = IngestWorker(
         Extractor(),
         DEFAULT_SHAPE,
@@ -42,7 +29,7 @@ def test_the_live_worker_releases_freed_memory_once_caught_up(tmp_path: Path) ->
         assert len(calls) == 1
         assert worker.drain()  # caught up again with nothing new: nothing to release
         assert len(calls) == 1
-        _write(log, 5_000, 1_000)
+        append_finished(log, 5_000, 1_000)
         assert worker.drain()
         assert len(worker.snapshot.state.store) == 6_000
         assert len(calls) == 2

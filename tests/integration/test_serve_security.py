@@ -30,14 +30,6 @@ def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "token"
-    path.write_text("0123456789abcdef0123456789abcdef\n")
-    path.chmod(0o600)
-    return path
-
-
 def test_any_address_but_loopback_exits_2_with_one_line() -> None:
     done = serve_cli("--host", "0.0.0.0")
     assert done.returncode == 2

@@ -54,3 +54,17 @@ def trace_records(
 def write_trace(path: Path, records: list[dict[str, Any]]) -> Path:
     path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
     return path
+
+
+#: An email planted in request ids, which --redact must keep from leaving the tool.
+EMAIL = "ann.lee@example.com"
+
+
+def sides(tmp_path: Path) -> tuple[str, str]:
+    """The same 20 requests, ids carrying an email; the candidate 0.5 s slower (so every
+    pair is a regression and its ids are listed)."""
+    base = write_trace(tmp_path / "base.jsonl", trace_records(n=20, id_prefix=EMAIL))
+    cand = write_trace(
+        tmp_path / "cand.jsonl", trace_records(n=20, id_prefix=EMAIL, latency_shift=0.5)
+    )
+    return str(base), str(cand)

@@ -8,21 +8,9 @@ from pathlib import Path
 
 import orjson
 import pytest
-from compare_helpers import trace_records, write_trace
+from compare_helpers import EMAIL, sides, trace_records, write_trace
 
 from sparseety_tui.cli.main import run
-
-EMAIL = "ann.lee@example.com"
-
-
-def sides(tmp_path: Path) -> tuple[str, str]:
-    """The same 20 requests, ids carrying an email; the candidate 0.5 s slower (so every
-    pair is a regression and its ids are listed)."""
-    base = write_trace(tmp_path / "base.jsonl", trace_records(n=20, id_prefix=EMAIL))
-    cand = write_trace(
-        tmp_path / "cand.jsonl", trace_records(n=20, id_prefix=EMAIL, latency_shift=0.5)
-    )
-    return str(base), str(cand)
 
 
 def test_compare_json_redacts_ids_and_counts_it(

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import summary_json
+from errors_helpers import file_lines, records
 
 import sparseety_tui.core.report._report as report
 from sparseety_tui.core.extraction._extractor import Extractor
@@ -26,17 +27,6 @@ SGLANG_500 = REAL / "sglang_0.5.8_pd_prefill_decode_transfer_failed_mooncake_tp1
 SGLANG_TB = REAL / "sglang_docsci_20251031_native_api_asgi_traceback_expert_record.log"
 #: Two EngineCore tracebacks interleaved line by line, an ERROR line, an EngineDeadError.
 VLLM_DP = REAL / "vllm_0.9.1_ascend_dp2_engine000_001_idle_enginecore_traceback_ascend1170.log"
-
-
-def file_lines(path: Path) -> list[str]:
-    return path.read_bytes().decode("utf-8", "replace").split("\n")
-
-
-def records(*paths: Path) -> list[ErrorRecord]:
-    ex = Extractor()
-    for path in paths:
-        ingest_file(ex, str(path))
-    return list(ex.error_log.records)
 
 
 def record(**fields: object) -> ErrorRecord:

@@ -4,24 +4,10 @@ promtool are in tests/integration/test_grafana_promtool.py)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "make_grafana_dashboard.py"
-DASHBOARD = ROOT / "docs" / "grafana" / "sparseety-dashboard.json"
-
-
-def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("make_grafana_dashboard", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from grafana_helpers import DASHBOARD, generator
 
 
 def test_committed_dashboard_is_what_the_script_writes() -> None:

@@ -19,6 +19,16 @@ from typing import Any
 
 import orjson
 import pytest
+from line_failure_helpers import (
+    MARK,
+    accounted,
+    assert_consistent,
+    assert_one_line_lost,
+    column,
+    kv_line,
+    kv_log,
+    raising_parse,
+)
 from native_marks import needs_native
 
 import sparseety_tui.core.extraction._chunks as chunks_module
@@ -34,31 +44,6 @@ from sparseety_tui.ingest.batch import ingest_file
 from sparseety_tui.sources import iter_lines
 
 HUGE = "9" * 5000
-
-
-def kv_line(rid: str, **fields: object) -> str:
-    parts = [f"req_id={rid}", *(f"{key}={value}" for key, value in fields.items())]
-    return "INFO:sglang.srt.server:Request completed | " + " | ".join(parts) + "\n"
-
-
-def column(extractor: Extractor, name: str, rid: str) -> Any:
-    row = extractor.store.ids.find(rid)
-    assert row is not None, rid
-    return extractor.store.columns[name][row]
-
-
-def assert_consistent(extractor: Extractor) -> None:
-    """Every column, offset and length has one entry per id: no half-appended row."""
-    store = extractor.store
-    sizes = {name: len(col) for name, col in store.columns.items()}
-    sizes["offset"], sizes["length"] = len(store.offset), len(store.length)
-    assert set(sizes.values()) == {len(store.ids)}, sizes
-
-
-def accounted(extractor: Extractor, file: int = 0) -> dict[str, int]:
-    state = extractor.files[file]
-    assert sum(state.by_kind.values()) == state.lines_total
-    return dict(state.by_kind)
 
 
 # -- the reported lines: odd numbers leave their field unknown -------------------------
@@ -133,34 +118,6 @@ def test_a_huge_integer_in_a_response_body_is_unknown_not_an_error() -> None:
 
 
 # -- whatever still raises costs one line -------------------------------------------------
-
-MARK = b"BOOM"
-
-
-def raising_parse(real: Callable[[Any, bytes], ParsedLine]) -> Callable[[Any, bytes], ParsedLine]:
-    """A parser's parse that raises on lines holding ``MARK`` (a parser bug stand-in)."""
-
-    def parse(self: Any, line: bytes) -> ParsedLine:
-        if MARK in line:
-            raise RuntimeError("boom")
-        return real(self, line)
-
-    return parse
-
-
-def kv_log(path: Path, n: int, bad_at: int) -> None:
-    path.write_text(
-        "".join(kv_line("BOOM" if i == bad_at else f"r{i}", prompt_tokens=i) for i in range(n))
-    )
-
-
-def assert_one_line_lost(extractor: Extractor, n: int, bad_line_no: int, kind: str) -> None:
-    assert accounted(extractor) == {kind: n - 1, LineKind.UNPARSED: 1}
-    (diagnostic,) = extractor.files[0].diagnostics
-    assert diagnostic.line_no == bad_line_no
-    assert diagnostic.reason == "parser error: RuntimeError: boom"
-    assert len(extractor.store) == n - 1
-    assert_consistent(extractor)
 
 
 @pytest.mark.parametrize("path_kind", ["live", "batch"])

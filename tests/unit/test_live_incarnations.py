@@ -5,30 +5,13 @@ a path rotated past 65,535 incarnations whose rows still say which file they cam
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
-from live_helpers import OffsetClock
 
 from sparseety_tui.core.extraction import Extractor
-from sparseety_tui.core.figures import DEFAULT_SHAPE
 from sparseety_tui.ingest.batch import InputError
-from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.ingest.worker import IngestWorker
 from sparseety_tui.sources import iter_chunks
-
-
-def start(paths: list[Path], clock: OffsetClock | None = None, **options: object) -> IngestWorker:
-    worker = IngestWorker(
-        Extractor(),
-        DEFAULT_SHAPE,
-        LiveOptions(paths=tuple(str(p) for p in paths), track_rate=False, **options),  # type: ignore[arg-type]
-        clock=clock or time.monotonic,
-    )
-    worker.start()
-    return worker
-
 
 # -- item 5: per-token data of a trace read again ------------------------------------------
 

