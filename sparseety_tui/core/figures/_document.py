@@ -42,6 +42,8 @@ def _json_value(value: Any) -> Any:
     if hasattr(value, "to_json"):
         return value.to_json()
     if isinstance(value, tuple):
+        if value and isinstance(value[0], Mapping):  # per-minute rows: many, all plain
+            return [dict(row) for row in value]
         return [_json_value(item) for item in value]
     if isinstance(value, Mapping):
         if hasattr(next(iter(value.values()), None), "to_json"):
