@@ -1,6 +1,6 @@
 /*
  * sparseety_tui._idwindow: where the window of recent vLLM request ids keeps its ids
- * (formats/vllm/recent.py ``RecentIds``), in C.
+ * (formats/vllm/_recent.py ``RecentIds``), in C.
  *
  * ``Generations`` holds ``id -> serial`` for two generations of ids, the one being filled
  * and the one before it, as ``RecentIds`` asks (its pure-Python twin is ``_Dicts`` there,
@@ -294,7 +294,7 @@ static PyMethodDef gens_methods[] = {
 static PyTypeObject GenerationsType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sparseety_tui._idwindow.Generations",
-    .tp_doc = "id -> serial for two generations of ids (formats/vllm/recent.py).",
+    .tp_doc = "id -> serial for two generations of ids (formats/vllm/_recent.py).",
     .tp_basicsize = sizeof(Generations),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = gens_new,
@@ -304,7 +304,7 @@ static PyTypeObject GenerationsType = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "sparseety_tui._idwindow",
-    "The ids of the vLLM parser's window of recent ids, in C (formats/vllm/recent.py).", -1,
+    "The ids of the vLLM parser's window of recent ids, in C (formats/vllm/_recent.py).", -1,
     NULL, NULL, NULL, NULL, NULL,
 };
 

@@ -163,7 +163,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "sparseety_tui._idtable",
-    .m_doc = "The probing loops of core/idindex.py's id table.",
+    .m_doc = "The probing loops of core/store/'s id table.",
     .m_size = -1,
     .m_methods = methods,
 };

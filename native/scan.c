@@ -4,15 +4,15 @@
  * The batch commands spend most of their time on big request logs turning one JSON
  * object per line into rows. This module does that in one pass over a chunk of whole
  * lines, for the *simple* records only: an object whose keys are all request-level
- * fields the core keeps (core/bulk.py), with plain values (ASCII strings without
- * escapes, numbers, true/false/null). It stops at the first line that is anything else
- * and says where, so the caller hands that line to the ordinary per-line parser: this
- * module never decides what an odd line means, and a line it accepts gets the values
+ * fields the core keeps (formats/_trace_native.py makes them a batch), with plain values
+ * (ASCII strings without escapes, numbers, true/false/null). It stops at the first line
+ * that is anything else and says where, so the caller hands that line to the ordinary
+ * per-line parser: this module never decides what an odd line means, and a line it accepts gets the values
  * the per-line path would give it (tests/unit/test_native_scan.py holds the two equal).
  *
  * Values come back raw (counts, seconds, names as indexes into per-call name tables);
  * the rules that combine fields (state, start = finish - latency, ...) stay in Python,
- * in core/bulk.py, shared with the pure-Python block path.
+ * in formats/_trace_block.py, shared with the pure-Python block path.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -47,12 +47,12 @@ typedef struct {
 
 #define SPEC(k, f, kind, col) {k, sizeof(k) - 1, f, kind, col}
 
-/* Count columns: the order of core/bulk.py COUNT_COLUMNS. */
+/* Count columns: the order of sparseety_tui/batch.py RECORD_COUNT_COLUMNS. */
 enum { C_PROMPT, C_COMPLETION, C_CACHED, C_TOPK, C_TOTAL_EXPERTS, C_SKIPPED_HEADS,
        C_TOTAL_HEADS, C_KV_KEPT, C_KV_TOTAL, N_COUNTS };
-/* Float columns: the order of core/bulk.py FLOAT_COLUMNS. */
+/* Float columns: the order formats/_trace_native.py reads them in. */
 enum { D_LATENCY, D_TTFT, D_TS, D_RECEIVED, D_FINISHED, N_FLOATS };
-/* Name columns: the order of core/bulk.py NAME_COLUMNS. */
+/* Name columns: the order formats/_trace_native.py reads them in. */
 enum { N_MODEL, N_STATE, N_KV_SKIP, N_NAMES };
 
 static const field_spec TOP_FIELDS[] = {
@@ -260,7 +260,7 @@ static inline int is_null(const char *p, const char *end) {
 
 /* -- timestamps ----------------------------------------------------------------------- */
 
-/* The epoch rule of sparseety_tui/formats/timestamps.py (module constants, held equal by
+/* The epoch rule of sparseety_tui/formats/_timestamps.py (module constants, held equal by
  * tests/unit/test_native_scan.py): a number's unit is told by its size, and a time that
  * is no date (before 1970, or from the year 10000 on) goes to the per-line path, which
  * counts it as ignored. */
@@ -298,7 +298,7 @@ static inline int digits_at(const char *s, int pos, int n, int *value) {
 }
 
 /* "YYYY-MM-DD[T ]HH:MM:SS[.fff|.ffffff][Z]" -> unix seconds, UTC when naive: the value
- * datetime.fromisoformat gives (core/bulk.py _iso_fixed does the same in numpy). */
+ * datetime.fromisoformat gives (formats/_trace_block.py _iso_fixed does the same in numpy). */
 static int iso_timestamp(const char *s, Py_ssize_t len, double *out) {
     int zulu = len > 0 && s[len - 1] == 'Z';
     Py_ssize_t body = len - zulu;
@@ -423,7 +423,7 @@ static const char *time_value(const char *p, const char *end, double *value) {
 
 /* -- id hashes ------------------------------------------------------------------------ */
 
-/* core/idindex.py files ids under Python's hash(str). For an ASCII str that is the hash
+/* core/store/ files ids under Python's hash(str). For an ASCII str that is the hash
  * of its bytes, which CPython exports; module init checks the two agree, and if they do
  * not (another interpreter) every id is hashed through a str object instead. */
 #if PY_VERSION_HEX >= 0x030E0000
@@ -697,7 +697,7 @@ PyDoc_STRVAR(scan_requests_doc,
 "Returns (n, end, reason, next_end, offsets, lengths, counts, floats, names, cache_hit,\n"
 "present, id_blob, id_ends, id_hashes, name_tables): n records in [start, end); reason\n"
 "0 = the data ended, 1 = the line at ``end`` (ending at ``next_end``) is not simple,\n"
-"2 = a limit was reached. Columns are bytes, laid out as core/bulk.py reads them.");
+"2 = a limit was reached. Columns are bytes, laid out as formats/_trace_native.py reads them.");
 
 static PyObject *scan_requests(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_buffer view;
@@ -781,7 +781,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "sparseety_tui._scan",
-    .m_doc = "Simple request-level JSONL records straight into columns (see core/bulk.py).",
+    .m_doc = "Simple request-level JSONL records straight into columns (see formats/_trace_native.py).",
     .m_size = -1,
     .m_methods = methods,
 };

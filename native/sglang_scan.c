@@ -4,9 +4,9 @@
  * A big SGLang log is mostly three line shapes: dated ``Prefill batch.`` and ``Decode
  * batch.`` stats lines, and uvicorn access lines behind the same prefix. The per-line
  * parser reads them with one anchored regex each (``SglangParser._fast``, ``FAST_RE`` in
- * formats/sglang/patterns.py) and still costs microseconds a line in Python. This module
+ * formats/sglang/_patterns.py) and still costs microseconds a line in Python. This module
  * reads a run of such lines in one pass and returns their numbers as columns; the caller
- * (formats/sglang/native.py, core/sglang_bulk.py) applies the run at once.
+ * (formats/sglang/_native.py, core/sglang_bulk.py) applies the run at once.
  *
  * It reads only lines it is sure of: a line in exactly FAST_RE's stats shapes, or an
  * access line in the plain uvicorn shape with a status below 500. It stops at any other
@@ -232,7 +232,7 @@ static inline int printable(char c) { return c >= ' ' && c < 0x7f; }
 
 /* The uvicorn access line ``msg`` (after the prefix) in its plain shape, status < 500:
  *   INFO:     127.0.0.1:57479 - "POST /v1/completions HTTP/1.1" 200 OK
- * (``ACCESS_RE`` of formats/clean.py would match it and give no event). */
+ * (``ACCESS_RE`` of formats/_clean.py would match it and give no event). */
 static int plain_access(const char *p, const char *end) {
     const char *msg = p;
     if (!(p = LIT(p, end, "INFO:     "))) return 0;
@@ -495,7 +495,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
 
 /* Summed fields, in the order of the ``sums`` buffer: each with its column, whether it is
  * an int column, the kinds that have it (bit 0 prefill, bit 1 decode) and its slot in a
- * minute's [sum, n] array (core/series.py MINUTE_FIELDS; -1: not kept per minute). */
+ * minute's [sum, n] array (core/store/ MINUTE_FIELDS; -1: not kept per minute). */
 typedef struct {
     const char *name;
     int is_int, column, kinds, minute_slot;
@@ -657,7 +657,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "sparseety_tui._sglscan",
     "The common lines of an SGLang server log straight into columns "
-    "(see formats/sglang/native.py).",
+    "(see formats/sglang/_native.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

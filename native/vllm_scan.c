@@ -2,7 +2,7 @@
  * sparseety_tui._vllmscan: the common lines of a vLLM server log, read in C.
  *
  * A busy vLLM log is almost all ``Received request`` / ``Added request`` lines and
- * uvicorn access lines. VllmParser (formats/vllm/parser.py) reads them on its fast paths
+ * uvicorn access lines. VllmParser (formats/vllm/_parser.py) reads them on its fast paths
  * (``_fast_request``, ``_fast_access``); this module reads the same lines, from an offset
  * in a chunk of whole lines, for as long as each line is one it is sure of, and returns
  * what they say as columns. It stops at the first line that is anything else (a stats
@@ -12,10 +12,10 @@
  * never decides what an odd line means. Asked to (``carry``), it records a line it does
  * not read but that starts as an INFO or WARNING line of a server would ('I', 'W', '(')
  * as K_OTHER and goes on: the caller has the parser read it at its place, and ends the
- * run there if that line needs to (formats/vllm/native.py). For each Added line it also
+ * run there if that line needs to (formats/vllm/_native.py). For each Added line it also
  * says which Received line of the scan, if any, had the same id last (``refs``), so that
  * the caller needs no per-line lookups. The parser's state (year clock, recent ids) and
- * the store are updated in Python (formats/vllm/native.py, core/vllm_bulk.py);
+ * the store are updated in Python (formats/vllm/_native.py, core/vllm_bulk.py);
  * tests/unit/test_native_vllm.py holds the two paths equal.
  *
  * Every check works on explicit [begin, end) ranges of the data: no byte is read past a
@@ -130,7 +130,7 @@ static int stamp_ok(const uchar *s, const uchar *end) {
     return month >= 1 && month <= 12 && day >= 1 && day <= 31;
 }
 
-/* -- SamplingParams values (formats/vllm/sampling.py ``_value``, numbers.count/real) --- */
+/* -- SamplingParams values (formats/vllm/_sampling.py ``_value``, numbers.count/real) --- */
 
 #define VALUE_BYTES 32
 #define COUNT_MAX 2147483647LL
@@ -396,7 +396,7 @@ static int read_line(const uchar *data, const uchar *s, const uchar *end, line_i
  * other line naming a request (a Received line read otherwise) would end the caller's
  * run anyway (its event makes or changes a row), and everything scanned after it would
  * be scanned again; here the scan stops at it instead. Only a guess of what the caller
- * will do: the parser decides (formats/vllm/native.py). */
+ * will do: the parser decides (formats/vllm/_native.py). */
 static int carried(const uchar *s, const uchar *e) {
     if (s >= e || (*s != 'I' && *s != 'W' && *s != '(')) return 0;
     if (FIND(s, e, "equest", 0) == NULL) return 1; /* " request", "Request " */
@@ -659,7 +659,7 @@ static PyObject *scan_result(const uchar *data, const buffers *b, const scan_sta
     double *floats = malloc((size_t)(2 * k + 1) * sizeof(double));
     int64_t *spans = malloc((size_t)(2 * k + 1) * sizeof(int64_t));
     Py_ssize_t *received_at = malloc((size_t)(k + 1) * sizeof(Py_ssize_t)); /* -> request */
-    /* The Received ids as the store's id table takes them (core/idindex.py EncodedIds):
+    /* The Received ids as the store's id table takes them (core/store/ EncodedIds):
      * their bytes end to end, the end of each, and each str's own hash. */
     PyObject *received = PyList_New(k);
     int64_t *ends = malloc((size_t)(k + 1) * sizeof(int64_t));
@@ -770,7 +770,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "sparseety_tui._vllmscan",
-    "The common lines of a vLLM server log, read in C (formats/vllm/native.py).", -1, methods,
+    "The common lines of a vLLM server log, read in C (formats/vllm/_native.py).", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -64,7 +64,7 @@ def exact_buffer(data: bytes) -> ctypes.Array[ctypes.c_char]:
 
 
 def drive_scan(module: ModuleType, data: bytes, rng: random.Random) -> None:
-    """_scan.scan_requests as formats/trace_native.py calls it: scan, skip the line it
+    """_scan.scan_requests as formats/_trace_native.py calls it: scan, skip the line it
     stopped at, scan again, to the end; with random limits."""
     buf = exact_buffer(data) if rng.random() < 0.9 else data
     max_records = rng.choice((1, 2, 3, 7, 64, 1 << 16))
@@ -98,7 +98,7 @@ def drive_scan(module: ModuleType, data: bytes, rng: random.Random) -> None:
 
 def drive_idtable(module: ModuleType, data: bytes, rng: random.Random) -> None:
     """_idtable's two loops on a table, stored hashes and new hashes cut from ``data``:
-    mostly as core/idindex.py builds them, sometimes not (a wrong mask, odd lengths,
+    mostly as core/store/ builds them, sometimes not (a wrong mask, odd lengths,
     rows that point nowhere, a full table)."""
     size = 1 << rng.randrange(0, 11)
     table = array("i", [-1]) * size
@@ -119,7 +119,7 @@ def drive_idtable(module: ModuleType, data: bytes, rng: random.Random) -> None:
                 table[slot] = row
                 break
             slot = (slot + 1) & (size - 1)
-    if rng.random() < 0.2:  # values core/idindex.py never writes
+    if rng.random() < 0.2:  # values core/store/ never writes
         for _ in range(rng.randrange(1, 4)):
             table[rng.randrange(size)] = rng.choice((-2, -(1 << 31), len(known), 1 << 30))
     mask = size - 1
@@ -148,7 +148,7 @@ def drive_idtable(module: ModuleType, data: bytes, rng: random.Random) -> None:
 def drive_idwindow(module: ModuleType, data: bytes, rng: random.Random) -> None:
     """_idwindow's Generations through random operations on ids cut from ``data`` (str of
     every kind: ASCII, Latin-1, BMP, astral, lone surrogates), held equal to the two
-    dicts formats/vllm/recent.py keeps without it."""
+    dicts formats/vllm/_recent.py keeps without it."""
     pieces = [data[i : i + rng.randrange(1, 9)] for i in range(0, len(data), 3)] or [b""]
     decode = rng.choice(
         (
@@ -227,7 +227,7 @@ def _sglscan(
 def _vllmscan(
     module: ModuleType, data: object, start: int, lines: int, line_bytes: int
 ) -> tuple[int, ...]:
-    # Carrying or not (formats/vllm/native.py carries), on the same inputs.
+    # Carrying or not (formats/vllm/_native.py carries), on the same inputs.
     raw = module.scan_vllm(data, start, lines, line_bytes, (start + lines) % 2 == 0)
     n, requests = raw[0], len(raw[7])
     assert len(raw[4]) == n and len(raw[13]) == 4 * requests, (n, requests)

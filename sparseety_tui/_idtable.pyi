@@ -1,4 +1,4 @@
-# Stub of the native id-table loops built from native/idtable.c (see core/idindex.py).
+# Stub of the native id-table loops built from native/idtable.c (see core/store/).
 from typing import Any
 
 def place_rows(table: Any, mask: int, hashes: Any, first_row: int) -> None: ...

@@ -1,4 +1,4 @@
-# Stub of the native scanner built from native/scan.c (see formats/trace_native.py).
+# Stub of the native scanner built from native/scan.c (see formats/_trace_native.py).
 STOP_END: int
 STOP_NOT_SIMPLE: int
 STOP_FULL: int

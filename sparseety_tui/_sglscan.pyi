@@ -1,4 +1,4 @@
-# Stub of the native scanner built from native/sglang_scan.c (see formats/sglang/native.py).
+# Stub of the native scanner built from native/sglang_scan.c (see formats/sglang/_native.py).
 from collections.abc import Callable
 
 KIND_PREFILL: int

@@ -1,4 +1,4 @@
-# Stub of the native vLLM line scanner built from native/vllm_scan.c (see formats/vllm/native.py).
+# Stub of the native vLLM line scanner built from native/vllm_scan.c (see formats/vllm/_native.py).
 STOP_END: int
 STOP_ODD: int
 STOP_FULL: int

@@ -186,7 +186,7 @@ class ErrorPayload(TypedDict, total=False):
     exception: str
     request_id: str
     lines: int  # how many physical lines the error spans
-    #: Its class (core.errors: "traceback", "error", "http_5xx", "retraction",
+    #: Its class (core.store: "traceback", "error", "http_5xx", "retraction",
     #: "kv_transfer", ...); absent: told from the text by the Merger.
     kind: str
     status: int  # an HTTP access line's status
@@ -208,7 +208,7 @@ class MetaPayload(TypedDict, total=False):
     topk_experts: int
     total_attention_heads: int
     tokenizer: str
-    # What a server logged at start-up (formats.startup): the model and tokenizer it
+    # What a server logged at start-up (formats._startup): the model and tokenizer it
     # loaded (a local path or a hub name) and vLLM's --max-log-len.
     model_path: str
     tokenizer_path: str

@@ -1,7 +1,7 @@
 """The Rich rendering of a ``compare`` document (the dict ``--json`` prints).
 
 Strings from the document (paths, request ids: they come from logs and file names) are
-shown literally (``core.literal.escape``) in ``Text`` cells, never read as markup.
+shown literally (``core.text.escape``) in ``Text`` cells, never read as markup.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 ``plot_data`` turns what was read into one JSON-ready dict (title, files, time range,
 panels and their series) and ``cli.plot_render.render`` draws only that dict: the
 boundary where the output can be changed as a whole (redaction of paths) before it is
-drawn. The series are ``core.trends.compute_trends``' (the TUI's trends screen) and
-``core.skip_trend``'s, so the picture and the screen show the same numbers.
+drawn. The series are ``core.figures.compute_trends``' (the TUI's trends screen) and
+``core.figures``'s, so the picture and the screen show the same numbers.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sparseety_tui.formats import utc_text
 from sparseety_tui.ingest.batch import Options, make_shape
 
 FORMATS = (".png", ".svg", ".pdf")
-#: Panels in drawing order (trend keys); the rest of ``core.trends`` (queue, KV) are the
+#: Panels in drawing order (trend keys); the rest of ``core.figures`` (queue, KV) are the
 #: engine's and are drawn when a log has them.
 PANELS = ("latency", "ttft", "tokens", "requests", "cache", "compute", "skips", "errors")
 EXTRA_PANELS = ("queue", "kv")

@@ -117,7 +117,7 @@ def add_core_options(parser: argparse.ArgumentParser) -> None:
     add_window_options(parser)
 
 
-#: How --since/--until read, for every command's --help (core.timewindow says why).
+#: How --since/--until read, for every command's --help (core.query says why).
 WINDOW_EPILOG = (
     "--since/--until: a request is in the window when its received time (else its finish "
     "time) is in [since, until); requests with neither are left out and counted. Relative "
@@ -162,7 +162,7 @@ def add_filter_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def window_arg(args: argparse.Namespace) -> Any:
-    """The ``core.timewindow.WindowSpec`` of ``--since``/``--until`` (None: all time); a
+    """The ``core.query.WindowSpec`` of ``--since``/``--until`` (None: all time); a
     bad time is a ``CliError`` (exit 2), before anything is read."""
     from sparseety_tui.core.query import WindowError, window_from_args
 
@@ -173,7 +173,7 @@ def window_arg(args: argparse.Namespace) -> Any:
 
 
 def selection_args(args: argparse.Namespace) -> Any:
-    """The ``core.selection.Selection`` of ``--filter`` and ``--since``/``--until``, each
+    """The ``core.query.Selection`` of ``--filter`` and ``--since``/``--until``, each
     checked before anything is read (a typo costs no wait)."""
     from sparseety_tui.core.query import Selection
 

@@ -52,7 +52,7 @@ def summarise(
     ``summary``'s."""
     window = selection.window
     inputs = batch_inputs(paths)
-    # A window keeps the stats lines that may be in it (core.timewindow); range workers
+    # A window keeps the stats lines that may be in it (core.query); range workers
     # hand back only sums, so a windowed summary reads each file in one process.
     engine = WindowedEngineSeries(window) if window is not None else None
     extractor = make_extractor(options, engine=engine)

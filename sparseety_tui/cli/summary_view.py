@@ -3,7 +3,7 @@
 The document is read back as its types (``SummaryDocument.from_json``: it may have been
 redacted, which works on the JSON) and shown from their attributes. Every string of the
 document (paths, model names, kinds, metric names: many come from
-logs or file names) is first shown literally with ``core.literal.escape``, the rule the
+logs or file names) is first shown literally with ``core.text.escape``, the rule the
 TUI uses, so none can drive the terminal; and every cell that holds one is a ``Text``
 object, never read as Rich markup.
 """

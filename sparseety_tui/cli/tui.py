@@ -16,7 +16,7 @@ from sparseety_tui.sources import expand
 
 def tail_inputs(paths: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The files ``tail`` follows, and the directories whose new files it follows too
-    (``sources.inputs.expand``, as every command).
+    (``sources._inputs.expand``, as every command).
 
     A named path that does not exist yet is awaited ("waiting for … to appear") if its
     directory exists and can be read (like ``tail -F``); a named path that exists but cannot

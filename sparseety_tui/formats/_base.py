@@ -155,7 +155,7 @@ class BoundaryNotes:
 
 
 class TracebackEdges(Protocol):
-    """What a parser's traceback grouping (``formats.tracebacks.TracebackTracker``) says
+    """What a parser's traceback grouping (``formats._tracebacks.TracebackTracker``) says
     about the edges of the lines it was fed: whether a tracker started fresh mid-file said
     what one started at the top of the file would have said."""
 

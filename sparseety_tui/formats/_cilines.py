@@ -10,7 +10,7 @@ extract, but they are understood (`other`), not `unparsed`. Samples:
 - ``==== short test summary info ====``, ``==== 1 failed, 2 passed in 3.21s ====``:
   session banners; ``collected 12 items``.
 
-A pytest ``ERROR tests/x.py::t - ...`` line is an error line (formats.errorlines) first.
+A pytest ``ERROR tests/x.py::t - ...`` line is an error line (formats._errorlines) first.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Lines understood in any file, and the fallback family for files of no known format.
 
 Whatever a file's format, three kinds of line mean the same thing in it: a Python
-traceback (``formats.tracebacks``, grouped into one error), an error
-line (``formats.errorlines``: ERROR/CRITICAL level, glog ``E``/``F``) and an HTTP access
-line (``formats.access``: uvicorn, common/combined log format). ``AnyLines`` reads them;
+traceback (``formats._tracebacks``, grouped into one error), an error
+line (``formats._errorlines``: ERROR/CRITICAL level, glog ``E``/``F``) and an HTTP access
+line (``formats._access``: uvicorn, common/combined log format). ``AnyLines`` reads them;
 every family asks it about the lines its own format does not explain, so their kinds
 (``traceback``, ``error``, ``http.access``) stay comparable across families.
 
@@ -86,7 +86,7 @@ class AnyLines:
     def known_line(self, line: bytes, ts: float | None = None) -> ParsedLine | None:
         """A line of the programs around a server: ``error`` for systemd's line saying the
         server's unit died, ``other`` for its other lines about the unit
-        (``formats.servicelines``) and for pytest's lines (``formats.cilines``); None for
+        (``formats._servicelines``) and for pytest's lines (``formats._cilines``); None for
         any other line."""
         unit = unit_line(line)
         if unit is None:
@@ -99,7 +99,7 @@ class AnyLines:
 
 
 class AnyLinesParser:
-    """The state every line parser keeps (``formats.base.LineParser``), and the reader of
+    """The state every line parser keeps (``formats._base.LineParser``), and the reader of
     the lines any file may hold: the base of every family's parser."""
 
     def __init__(self) -> None:
@@ -107,14 +107,14 @@ class AnyLinesParser:
         self.last_reason = ""
         self.ignored: dict[str, int] = {}
         self._any = AnyLines(self)
-        #: Error lines held for one line (formats.tracebacks): tested on the hot path.
+        #: Error lines held for one line (formats._tracebacks): tested on the hot path.
         self._held = self._any.tb.held
 
     def parse(self, line: bytes) -> ParsedLine:
         """The line's kind and event (``_parse``); never raises: a failure is the line's
         only (unparsed, with the reason)."""
         try:
-            if self._held:  # the line after an error line (formats.tracebacks)
+            if self._held:  # the line after an error line (formats._tracebacks)
                 return self._any.tb.settle_held(self._parse, line)
             return self._parse(line)
         except Exception as exc:  # never raise on input; say why instead
@@ -156,7 +156,7 @@ class GenericParser(AnyLinesParser):
             self._at_start = False
             if rest[:1] in (b" ", b"\t") and not self._any.tb.open_by_key:
                 # real: tests/data/real_logs/vllm_0.9dev_ci_buildkite_* (an error only if a
-                # frame or an exception line follows: formats.tracebacks)
+                # frame or an exception line follows: formats._tracebacks)
                 self._any.tb.begin_tentative("", ts)
                 return TRACEBACK
         parsed = self._any.parse(rest, line, ts) or self._any.known_line(rest, ts)
@@ -171,7 +171,7 @@ class GenericFamily:
     description = (
         "no server format recognised: only tracebacks, error lines and HTTP access lines are read"
     )
-    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_requests = None  # no bulk fast paths (formats._base.FormatFamily)
     scan_server = None
     decode_simple_block = None
     #: Never read in ranges: detection never gives it and ``--format`` cannot name it.

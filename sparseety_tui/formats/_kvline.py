@@ -9,7 +9,7 @@ No SGLang release prints this line (shared/reference/log-formats.md §6.2): it c
 wrappers and proxies, so keys are read generically and mapped by name. ``hit_cache`` is a
 boolean, not a token count: it never becomes ``cached_tokens``. A value that is not a
 plain number (``completion_tokens=¹²``, 5,000 digits, ``latency=1e400s``) leaves its field
-unknown; the rest of the line is read (formats/numbers.py).
+unknown; the rest of the line is read (formats/_numbers.py).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ _CONVERT: dict[str, Callable[[str], object]] = {
 
 class KvLineParser(AnyLinesParser):
     """Per-file parser; tracebacks, error and access lines are read as in any file
-    (formats.generic)."""
+    (formats._generic)."""
 
     def _parse(self, line: bytes) -> ParsedLine:
         if _SEPARATOR not in line or self._any.tb.open_by_key:
@@ -116,7 +116,7 @@ class KvLineParser(AnyLinesParser):
 class KvLineFamily:
     name = "kv"
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
-    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_requests = None  # no bulk fast paths (formats._base.FormatFamily)
     scan_server = None
     decode_simple_block = None
     range_start = None  # no state across lines: a split read may start anywhere

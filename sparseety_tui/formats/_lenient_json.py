@@ -8,7 +8,7 @@ reads it with the standard library's decoder, giving every value orjson would gi
 (integers within 64 bits as ``int``, larger ones as ``float``, like orjson) and
 ``UNREPRESENTABLE`` in place of each number nothing can hold.
 
-Why not formats/pylit.py: it reads Python reprs too (single quotes, ``True``, calls), so
+Why not formats/_pylit.py: it reads Python reprs too (single quotes, ``True``, calls), so
 a line that is not JSON would become a record; this module accepts JSON only.
 """
 

@@ -5,7 +5,7 @@ digits; ``float`` reads ``1e400`` as ``inf`` and accepts ``nan``. Parsers read t
 of a line with these two functions, so a number the text cannot honestly give (not ASCII,
 absurdly long, not finite) makes that field unknown (left out of the payload), never an
 exception and never a made-up value. The store then holds what its columns can: a count
-beyond int32 is unknown there too (``core.merge``).
+beyond int32 is unknown there too (``core.extraction``).
 """
 
 from __future__ import annotations

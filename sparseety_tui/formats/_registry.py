@@ -30,7 +30,7 @@ SNIFF_LINES = 200
 #: Below this confidence a file is "unknown": ``FALLBACK`` reads it (its tracebacks, error
 #: and access lines; the other lines are unparsed).
 MIN_CONFIDENCE = 0.2
-#: The family that reads a file no family is confident about (formats/generic.py). Not in
+#: The family that reads a file no family is confident about (formats/_generic.py). Not in
 #: ``FAMILIES``: never detected, never named by ``--format``.
 FALLBACK: FormatFamily = generic.FALLBACK
 
@@ -54,7 +54,7 @@ NAME_HINT_BONUS = 0.05
 
 def detect(lines: list[bytes], path: str | None = None) -> FormatFamily | None:
     """The family most confident about these first lines, or None when none is. A file
-    every line of which a wrapper rewrote (formats/wrappers.py) is sniffed by the lines
+    every line of which a wrapper rewrote (formats/_wrappers.py) is sniffed by the lines
     inside it, and its family is that family inside the wrapper."""
     kind = detect_wrapper(lines)
     if kind is not None:

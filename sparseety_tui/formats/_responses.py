@@ -1,5 +1,5 @@
 """API response bodies printed into logs: OpenAI ``usage`` and SGLang ``meta_info`` read
-into request payloads, with their per-token routing decoded by ``formats/routing.py``."""
+into request payloads, with their per-token routing decoded by ``formats/_routing.py``."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def _attach_routing(
 
 
 def _epoch_field(meta: dict[str, Any], key: str) -> float | None:
-    """A time field in unix seconds (any unit: formats.timestamps); None when absent or out
+    """A time field in unix seconds (any unit: formats._timestamps); None when absent or out
     of range."""
     value = as_float(meta.get(key))
     return None if value is None else epoch_seconds(value)

@@ -14,7 +14,7 @@ names it once, at start-up, in one long line:
 
 ``max_log_len`` (vLLM ``--max-log-len``) is kept too: the server cuts the logged prompt
 and its token ids to that many characters and ids without a mark, so a list of exactly
-that length is only a lower bound of the prompt (``core.merge``).
+that length is only a lower bound of the prompt (``core.extraction``).
 
 The fields are read by name anywhere in the line, so a line inside a log shipper's wrapper
 or after a process prefix still counts (their shapes: formats/shapes/startup.py).
@@ -57,7 +57,7 @@ def startup_meta(line: bytes) -> MetaPayload | None:
 
 def head_startup_meta(head: bytes) -> MetaPayload | None:
     """The start-up lines' fields in the head of a file, the first value of each field
-    (as ``core.merge`` keeps them), read before the file is parsed so that every request
+    (as ``core.extraction`` keeps them), read before the file is parsed so that every request
     of it, in any byte range, is counted with the same tokenizer."""
     found: dict[str, object] = {}
     pos = 0

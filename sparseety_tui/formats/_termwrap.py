@@ -31,7 +31,7 @@ merged into different tables, so only the order among stats matters.
 At the end of a file (``finish``) a held record is reported as partial. A live file that
 goes quiet is flushed the same way (ingest.worker); the record stays held, marked
 reported, so a continuation that arrives after all is still counted as the record's kind
-without giving it a second event (as tracebacks do, formats/tracebacks.py).
+without giving it a second event (as tracebacks do, formats/_tracebacks.py).
 
 A split read (ingest.parallel) starts a range only at a line with the server's own prefix
 after another such line: never at a continuation line, so a head and its continuation are
@@ -95,7 +95,7 @@ class HeldRecord:
 
 
 def row_text(row: bytes, own: re.Pattern[bytes]) -> bytes | None:
-    """``row`` without the log wrappers' prefixes (formats/clean.py), or None when it
+    """``row`` without the log wrappers' prefixes (formats/_clean.py), or None when it
     starts with ``own``, a family's log prefix (then it is no continuation)."""
     inner = strip_wrappers(row, own)[0]
     return None if own.match(inner) is not None else inner

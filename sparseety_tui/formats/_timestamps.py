@@ -30,7 +30,7 @@ MICROS_BELOW = 1e17
 #: 10000-01-01T00:00:00Z: the first instant that is not a date with a four-digit year.
 TIME_END = 253402300800.0
 
-#: Why a value was left unknown (the reasons counted per file, see formats/base.py).
+#: Why a value was left unknown (the reasons counted per file, see formats/_base.py).
 NOT_A_TIMESTAMP = "not a timestamp"
 OUT_OF_RANGE = "timestamp out of range"
 

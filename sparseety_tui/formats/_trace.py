@@ -72,7 +72,7 @@ def _alias_request(obj: dict[str, Any]) -> RequestPayload:
 
 class TraceParser(AnyLinesParser):
     """Per-file parser; stateless apart from the protocol's bookkeeping and the text lines
-    pasted between records (a traceback, an error line: ``formats.generic``)."""
+    pasted between records (a traceback, an error line: ``formats._generic``)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -117,7 +117,7 @@ class TraceParser(AnyLinesParser):
                     note_ignored(self.ignored, key, NOT_REPRESENTABLE)
 
     def parse(self, line: bytes) -> ParsedLine:
-        if self._held or self._tb_open:  # after text lines (formats.generic): rare
+        if self._held or self._tb_open:  # after text lines (formats._generic): rare
             return self._any.tb.settle_held(self._after_text, line)
         return self._record(line)
 
@@ -216,7 +216,7 @@ class TraceFamily:
         return TraceParser()  # its timestamps carry the year
 
     def decode_simple_block(self, lines: list[bytes]) -> Batch | None:
-        """The pure-Python block path (formats.trace_block), imported when first used:
+        """The pure-Python block path (formats._trace_block), imported when first used:
         it uses numpy, which commands that read no records never load."""
         from sparseety_tui.formats._trace_block import block_batch
 
@@ -236,7 +236,7 @@ FAMILY = TraceFamily()
 # A request log of millions of count-only records spends most of its time in per-line
 # Python. For a block of records that all have the same keys, every one of them a field
 # the bulk path handles, ``decode_simple_block`` hands the Extractor one tuple of values
-# per field (transposed in C with itemgetter and zip), and formats/trace_block.py builds
+# per field (transposed in C with itemgetter and zip), and formats/_trace_block.py builds
 # typed columns with numpy, a batch for core's applier. Anything else (a missing or extra key, per-token data, text to tokenize,
 # a bad line) returns None and the block takes the per-line path, unchanged.
 

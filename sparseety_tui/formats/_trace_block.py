@@ -1,5 +1,5 @@
 """The pure-Python fast path of JSONL request records: a block of same-shaped simple
-records decoded at once (``formats.trace.decode_simple_block``) and made typed columns,
+records decoded at once (``formats._trace.decode_simple_block``) and made typed columns,
 a ``Batch`` of complete request records (sparseety_tui.batch) for core's applier.
 
 Semantics are those of the per-line path (one request line -> one row); this module only

@@ -150,7 +150,7 @@ class TracebackTracker:
         self._count = 0
         # What a split reader (sparseety_tui.ingest.parallel) needs to know to prove that this
         # tracker, started fresh mid-file, said what one started at the top would have
-        # (with ``active`` and ``context_items``: formats.base.TracebackEdges):
+        # (with ``active`` and ``context_items``: formats._base.TracebackEdges):
         #: a traceback stayed idle longer than its stale limit (closing it then depends
         #: on the absolute line count, which differs between the two);
         self.stale_risk = False

@@ -1,4 +1,4 @@
-"""A format family inside a wrapper (formats/wrappers.py): the family's own parser, fed
+"""A format family inside a wrapper (formats/_wrappers.py): the family's own parser, fed
 the lines the server wrote.
 
 ``WrappedFamily`` is what detection gives for a wrapped file: it keeps the inner family's
@@ -23,7 +23,7 @@ from sparseety_tui.formats._wrappers import Unwrapped, WrapperKind
 
 #: Families whose parsers read a leading RFC3339 wrapper stamp (``clean.strip_wrappers``);
 #: the others (trace, kvline) get the inner line alone.
-STAMPED_FAMILIES = frozenset({"vllm", "sglang", "unknown"})  # unknown: formats.generic
+STAMPED_FAMILIES = frozenset({"vllm", "sglang", "unknown"})  # unknown: formats._generic
 
 
 def reform(piece: Unwrapped, stamped: bool) -> bytes:
@@ -35,7 +35,7 @@ def reform(piece: Unwrapped, stamped: bool) -> bytes:
 
 
 class WrappedParser:
-    """A family's parser behind a wrapper (``formats.base.LineParser``). Its state
+    """A family's parser behind a wrapper (``formats._base.LineParser``). Its state
     (``pending``, ``last_reason``, ``ignored``) is the inner parser's."""
 
     def __init__(self, inner: LineParser, kind: WrapperKind, stamped: bool) -> None:
@@ -94,7 +94,7 @@ class WrappedParser:
 
 
 class WrappedFamily:
-    """A family detected inside a wrapper (``formats.base.FormatFamily``)."""
+    """A family detected inside a wrapper (``formats._base.FormatFamily``)."""
 
     scan_requests = None  # the fast paths read bare records
 

@@ -6,7 +6,7 @@ syslog), or a Kubernetes tailer that prefixes each line (``kubectl logs --prefix
 ``stern``). It is decided once per file from its first lines (``detect_wrapper``), so a
 clean log pays nothing per line; each line of a wrapped file is then unwrapped into the
 line the server wrote and the wrapper's timestamp, and the family parses that inner line
-exactly as it would parse the bare one (formats/wrapped.py).
+exactly as it would parse the bare one (formats/_wrapped.py).
 
 Prefixes that may come and go line by line (``docker logs --timestamps``, ``kubectl logs
 --timestamps``, compose ``svc  | ``, collector stamps) stay with ``clean.strip_wrappers``,
@@ -110,7 +110,7 @@ def _json_object(line: bytes) -> dict[str, Any] | None:
 
 # -- JSON wrappers ------------------------------------------------------------------------
 
-#: Keys of the project's own trace records (formats/trace.py) and of OpenAI bodies: an
+#: Keys of the project's own trace records (formats/_trace.py) and of OpenAI bodies: an
 #: object with one of these is not a wrapper's, whatever else it has.
 _NOT_WRAPPER_KEYS = ("request_id", "type", "event", "id", "object", "choices", "usage")
 

@@ -61,7 +61,7 @@ class RangeNotes:
 
 
 def range_aware(parser: LineParser | None, family: str) -> RangeAware:
-    """A range's parser as the one interface a split reader uses (formats.base)."""
+    """A range's parser as the one interface a split reader uses (formats._base)."""
     if not isinstance(parser, RangeAware):
         raise TypeError(f"a {family} parser cannot read a range of a file")
     return parser

@@ -1,6 +1,6 @@
 """Batch ingestion: whole files through sources → formats → core, for `extract` and `summary`.
 
-The TUI follows files live through ``sources.watcher``; the batch commands read each
+The TUI follows files live through ``sources._watcher``; the batch commands read each
 file once, start to end, with the same Extractor.
 """
 
@@ -55,7 +55,7 @@ class BatchInputs:
 
 
 def batch_inputs(paths: list[str]) -> BatchInputs:
-    """The paths ``paths`` stand for (``sources.inputs.expand``), checked for a batch.
+    """The paths ``paths`` stand for (``sources._inputs.expand``), checked for a batch.
 
     A path the user named that cannot be read (missing, unreadable, a FIFO or a device)
     is an ``InputError``, raised before anything is read; an entry of a named directory
@@ -78,7 +78,7 @@ def reading(path: str) -> Iterator[None]:
 
 
 def load_tokens(options: Options) -> TokenCounter:
-    """The command's base tokenizer (``core.file_tokens.base_tokenizer``; a file whose
+    """The command's base tokenizer (``core.tokens.base_tokenizer``; a file whose
     server logged its model counts with that model's, found at ``add_file``). One the user
     named (``--tokenizer``, ``$SPARSEETY_TUI_TOKENIZER``) is loaded now, so that a bad one
     is a one-line error at start (not a failure on the first text, in the middle of a batch
@@ -93,7 +93,7 @@ def make_extractor(
     options: Options, tokens: TokenCounter | None = None, engine: EngineSeries | None = None
 ) -> Extractor:
     """An Extractor for ``options``; pass ``tokens`` to share one loaded tokenizer, and
-    ``engine`` for a series of another kind (a time window's, ``core.timewindow``)."""
+    ``engine`` for a series of another kind (a time window's, ``core.query``)."""
     return Extractor(
         tokens=tokens if tokens is not None else load_tokens(options),
         forced_format=options.format,
@@ -152,7 +152,7 @@ MMAP_THRESHOLD_BYTES = 256 << 10
 HEAP_THRESHOLD_BYTES = 32 << 20
 
 
-#: While a chunk is read: above a chunk's size (sources.lines.iter_chunks, 1 MiB).
+#: While a chunk is read: above a chunk's size (sources._lines.iter_chunks, 1 MiB).
 CHUNK_THRESHOLD_BYTES = 4 << 20
 #: While a file is read, the heap's top is handed back only above this (or by
 #: ``release_free_memory``), so that the chunk just freed is there for the next one.

@@ -32,7 +32,7 @@ parsed it (``ingest._range_check``):
 - engine stats: the per-minute sums of the minute that straddles a boundary and the
   whole-file float sums are replayed value by value in line order, so floating-point
   sums are bit-identical; integer sums simply add;
-- requests ended by idle stats lines (``core.lifecycle``): a range's own closings stand
+- requests ended by idle stats lines (``core.extraction``): a range's own closings stand
   only if no engine that only earlier ranges had seen was busy then; requests still open
   at a boundary are closed in the merge at the later range's first idle moment that one
   reader would have seen.
@@ -99,7 +99,7 @@ _DERIVING_KEYS = ("completion", "completion_tokens", "latency_s", "first_token_t
 class _EdgeObserver:
     """Notes, while one range of a server log is read, the requests whose merge by id
     might not equal line-by-line merging, and errors naming a request it has not seen
-    (a ``core.merge.EventObserver``)."""
+    (a ``core.extraction.EventObserver``)."""
 
     def __init__(self) -> None:
         self.deriving_ids: set[str] = set()
@@ -179,7 +179,7 @@ def _detect_family(path: str, forced: str | None) -> str | None:
             break
     family = detect(head, path=path)
     if family is None or wrapper_name(family) is not None:
-        return None  # a wrapped file is read by one process (formats/wrapped.py)
+        return None  # a wrapped file is read by one process (formats/_wrapped.py)
     return family.name
 
 
@@ -352,7 +352,7 @@ def _heat_model_guessed(results: list[RangeResult]) -> bool:
 def _restarted_within(path: str, results: list[RangeResult]) -> bool:
     """Whether a range read a start-up line that the file's head does not hold (a server
     restarted within the log): the tokenizer and ``--max-log-len`` it names apply from
-    there on in one reading, and only within that range in a split (core.file_tokens)."""
+    there on in one reading, and only within that range in a split (core.tokens)."""
     head = read_startup_meta(path) or {}
     return any(
         result.part.meta.get(key) != head.get(key) for result in results for key in STARTUP_KEYS

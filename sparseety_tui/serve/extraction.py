@@ -134,7 +134,7 @@ def _scalar_types(payload: type) -> dict[str, tuple[type, ...]]:
 #: The request record's scalar fields, its ``sparse`` and ``sampling`` objects' fields.
 REQUEST_TYPES = _scalar_types(RequestPayload)
 NESTED_TYPES = {"sparse": _scalar_types(SparseInfo), "sampling": _scalar_types(SamplingInfo)}
-#: The parser takes an integer id as well as a string one (``formats.trace``).
+#: The parser takes an integer id as well as a string one (``formats._trace``).
 REQUEST_TYPES["request_id"] = (str, int)
 
 

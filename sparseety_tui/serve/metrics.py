@@ -1,7 +1,7 @@
 """The Prometheus exporter: ``summary --json``'s figures as metric families.
 
 Every value comes from the functions ``summary --json`` prints
-(``core.report.summary_document`` for the whole, ``core.totals.compute_totals`` over each
+(``core.report.summary_document`` for the whole, ``core.figures.compute_totals`` over each
 (file, model) group's rows for the labelled counters), so a counter summed over its
 labels is the summary's figure over the same data; an unknown figure (null in the
 summary) is an absent series, never 0. The histograms count each request's value from the
@@ -74,7 +74,7 @@ TOKEN_KINDS = {
     "cached": "cached_tokens",
 }
 #: Engine gauges -> the ``summary`` ``engine.last`` figure (the newest stats line of each
-#: engine, added up over engines as ``core.fleet.last`` does).
+#: engine, added up over engines as ``core.figures.last`` does).
 ENGINE_GAUGES = {
     "sparseety_engine_running": ("running", "requests running in the engines (newest stats)"),
     "sparseety_engine_waiting": ("waiting", "requests waiting in the engines (newest stats)"),

@@ -62,7 +62,7 @@ class SourceEvent:
 class LineSegment:
     """Consecutive lines of one file incarnation: ``RawLine``s, or with
     ``FileFollower(chunks=True)`` ``Chunk``s of whole lines (and a ``RawLine`` for a line
-    held across polls or longer than a chunk; ``sources.live_chunks``)."""
+    held across polls or longer than a chunk; ``sources._live_chunks``)."""
 
     generation: int
     lines: list[RawLine | Chunk] = field(default_factory=list)

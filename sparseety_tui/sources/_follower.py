@@ -15,7 +15,7 @@ What the follower does about each way a log changes (docs/ARCHITECTURE.md, "Rota
   read while it grows (a writer that has not reopened yet, or never will); it is closed once
   quiet for ``rotated_quiet_s``. At most ``max_retired`` old files stay open.
 - **Rotations faster than the polls**: at each rotation the directory is searched for rotated
-  copies (``sources.rotated``) that appeared since the last look; each is read whole, in
+  copies (``sources._rotated``) that appeared since the last look; each is read whole, in
   order, as its own incarnation, before the new file.
 - **Copytruncate**: noticed when the file is shorter than what was read, or when the bytes
   last read are no longer where they were (the file regrew past our position before we
@@ -105,7 +105,7 @@ class FileFollower(RotatedAway):
         new file at the path: for a rotated copy (``app.log.1``) followed beside its live file,
         whose path receives the live file's older incarnations, read by the live file's
         follower already. ``chunks=True``: batches hold ``Chunk``s of whole lines rather
-        than one ``RawLine`` a line (``sources.live_chunks``: the same bytes, for
+        than one ``RawLine`` a line (``sources._live_chunks``: the same bytes, for
         ``Extractor.feed_chunks``); an event's ``line_index`` then counts those items.
         ``clock`` (seconds, monotonic) times the quiet periods; tests pass a fake one.
         """

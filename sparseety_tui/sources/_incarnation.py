@@ -1,6 +1,6 @@
 """One open file (inode) a follower reads, and the line state within it.
 
-``FileFollower`` (``sources.follower``) decides what to read and when; an ``Incarnation`` is
+``FileFollower`` (``sources._follower``) decides what to read and when; an ``Incarnation`` is
 what it reads from: the open file, its ``LineAssembler``, and what it remembers to notice the
 file changing under it (``MARK_BYTES``).
 """

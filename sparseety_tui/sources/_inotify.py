@@ -5,7 +5,7 @@ happens (200 wake-ups a second at ``step=5``, each taking the GIL to check for s
 the stop event: ~0.5 % of a core on an idle log), and its debounce adds its own delay to
 every change. A thread blocked in ``poll()`` on the inotify descriptor wakes only when the
 kernel has an event for it, within microseconds of the write; an idle app then has no
-wake-ups at all. ``sources.watcher`` uses this where it works and ``watchfiles``
+wake-ups at all. ``sources._watcher`` uses this where it works and ``watchfiles``
 elsewhere.
 """
 

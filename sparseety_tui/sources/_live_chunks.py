@@ -2,7 +2,7 @@
 
 ``LineAssembler.lines`` makes one ``RawLine`` per line (a ``readline`` and a tuple each).
 The live tail feeds the Extractor through ``feed_chunks`` instead, as the batch commands
-do (``sources.lines.iter_chunks``): request JSONL then takes the native scanner and server
+do (``sources._lines.iter_chunks``): request JSONL then takes the native scanner and server
 logs their family's ``scan_server``, and the lines are split in C. ``read_chunks`` reads the
 same bytes as ``lines`` would, in the same order, with the same state left behind (``pos``,
 the held ``partial`` line), so the follower's guarantees hold in both modes:

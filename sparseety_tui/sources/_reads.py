@@ -1,7 +1,7 @@
 """The reading half of a follower: one poll's byte budget, the events and read errors it
 reports, and the new lines of an incarnation read within that budget.
 
-``PollReads`` holds no file: ``sources.follower.FileFollower`` (through
+``PollReads`` holds no file: ``sources._follower.FileFollower`` (through
 ``sources._rotated_away``) decides which incarnations to read, and reads each through here.
 """
 

@@ -1,6 +1,6 @@
 """Follow several log files and wait, cheaply, until one of them may have changed.
 
-Change notification: inotify on the files' parent directories (``sources.inotify``, on
+Change notification: inotify on the files' parent directories (``sources._inotify``, on
 Linux), so files that are created, renamed or deleted are seen too, read by a background
 thread that sets a ``threading.Event``. The thread blocks in the kernel until an event comes:
 no wake-ups at all while the logs are quiet, a change reported within microseconds; while a
@@ -18,7 +18,7 @@ containers' bind mounts), when a parent directory does not exist, or when watchf
 start, it polls ``stat`` every ``interval_s`` instead.
 
 Followed directories (``tail DIR``): files that appear in them later are followed too, from
-their start. A rotated copy of a followed file (``app.log.1``, ``sources.rotated``) is not a
+their start. A rotated copy of a followed file (``app.log.1``, ``sources._rotated``) is not a
 new log: its follower reads it if it has to.
 """
 

@@ -218,7 +218,7 @@ class SparseetyApp(App[int]):
 
     def on_replay_seek(self, message: ReplaySeek) -> None:
         """``J``'s time: absolute, a clock time on the logs' last day, or relative to the
-        logs' end (``core.timewindow.parse_bound``, as ``--from``)."""
+        logs' end (``core.query.parse_bound``, as ``--from``)."""
         replay = self.replay
         if replay is None or not message.text.strip():
             return

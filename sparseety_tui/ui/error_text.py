@@ -1,6 +1,6 @@
 """An error's lines read again from its file (the errors view and its context screen).
 
-Reading is by line number (``sources.numbered``): cheap for a small file or a line near
+Reading is by line number (``sources._numbered``): cheap for a small file or a line near
 one already found; on a big file far from any, counting newlines takes a while, so the
 screens do it off the UI thread (``needs_thread``).
 """

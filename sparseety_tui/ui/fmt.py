@@ -1,6 +1,6 @@
 """Display formatting shared by the screens and widgets: counts, durations, clock times,
 fitting text to a cell width. Unknown (-1, NaN, None) is always shown as "—", and so is a
-time that is no date (formats.timestamps.utc_text never raises)."""
+time that is no date (formats._timestamps.utc_text never raises)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def fit(text: str, width: int, align: str) -> str:
 
 
 def known_ts(ts: Any) -> bool:
-    """A number that is a date the tool can show (formats.timestamps.known_time)."""
+    """A number that is a date the tool can show (formats._timestamps.known_time)."""
     return isinstance(ts, (int, float)) and not isinstance(ts, bool) and known_time(ts)
 
 

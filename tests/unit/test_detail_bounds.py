@@ -160,7 +160,7 @@ def test_a_cut_prompt_keeps_its_note_and_places_no_completion(
 
 def test_detail_heat_maps_read_ids_as_the_extractor_does(tmp_path: Path) -> None:
     """A layer written as 3.0 or " 2 " is the same layer in the request's heat map and the
-    Extractor's (they read ids with one function, core.series.heat_index)."""
+    Extractor's (they read ids with one function, core.store.heat_index)."""
     path = tmp_path / "trace.jsonl"
     record = {
         "request_id": "r1",

@@ -1,4 +1,4 @@
-"""The error log (core.errors): every error with its file, first line and class, from real
+"""The error log (core.store): every error with its file, first line and class, from real
 logs; exact counts by class and minute; ``summary --json`` records whose line numbers are
 checked against the file's own lines (a split read, by forked workers, is in
 tests/integration/test_errors_parallel.py).

@@ -128,7 +128,7 @@ def tiny_scan(data: bytes, start: int, max_line_bytes: int) -> Batch:
 
 
 class TinyFamily:
-    """A format family (``formats.base.FormatFamily``) with a fast path or without."""
+    """A format family (``formats._base.FormatFamily``) with a fast path or without."""
 
     name = "tiny"
     description = "a test's tiny request log"

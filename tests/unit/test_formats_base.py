@@ -1,4 +1,4 @@
-"""The interfaces of formats/base.py: which parsers a split reader may use, and what they
+"""The interfaces of formats/_base.py: which parsers a split reader may use, and what they
 answer at a range's edges."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def parse(*lines: bytes, **options: Any) -> tuple[list[ParsedLine], list[Event]]
 def one(line: bytes) -> tuple[str, dict[str, Any] | None]:
     (result,), pending = parse(line)
     # A batch line of a shape a terminal's wrap could have cut is held for its next line
-    # (formats/termwrap.py): the file's end reports it.
+    # (formats/_termwrap.py): the file's end reports it.
     event = result[1] if result[1] is not None else next(iter(pending), None)
     return result[0], (dict(event[1]) if event is not None else None)
 

@@ -204,7 +204,7 @@ def test_cut_line_fragments_then_joined() -> None:
     # fragment alone is accounted for without raising; the joined line parses.
     # Cut inside the stats body: the head is an incomplete stats record, held for one
     # line; the tail has no prefix and completes it, so both fragments are stats lines
-    # and the record comes whole with the tail (formats/termwrap.py, issue #10 item 4).
+    # and the record comes whole with the tail (formats/_termwrap.py, issue #10 item 4).
     head, tail = V1[:140], V1[140:]
     (a, b), _ = parse(head, tail)
     assert a == ("vllm.stats", None) and b[0] == "vllm.stats"

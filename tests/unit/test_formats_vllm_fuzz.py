@@ -31,7 +31,7 @@ def check(lines: list[bytes]) -> None:
                 assert parser.last_reason
                 # the catch-all in parse() must never be what handled the line
                 assert not parser.last_reason.startswith("parser error"), parser.last_reason
-            # meta: a start-up line naming the model (formats/startup.py)
+            # meta: a start-up line naming the model (formats/_startup.py)
             assert event is None or event[0] in ("request", "stats", "error", "meta")
         parser.finish()
         family.sniff(lines)

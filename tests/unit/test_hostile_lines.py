@@ -1,6 +1,6 @@
 """Property test: random lines made of fragments of real lines never break the tool.
 
-Issue #9 acceptance. Every parser of ``formats/registry.py`` and the Extractor end to end
+Issue #9 acceptance. Every parser of ``formats/_registry.py`` and the Extractor end to end
 (with each ``--format``, live and batch paths) get random lines built from fragments of
 the real corpus (real lines cut at spaces, ``|``, ``=``, ``,`` and brackets) mixed with
 digits of every Unicode category, huge and non-finite numbers, long whitespace runs,

@@ -90,7 +90,7 @@ def test_the_store_swaps_in_the_array_and_a_held_column_writes_through() -> None
     assert isinstance(held, LazyColumn) and all(
         isinstance(store.columns[name], LazyColumn) for name in LAZY_COLUMNS
     )
-    held[3] = 12.5  # as core.lifecycle writes, through a column it holds
+    held[3] = 12.5  # as core.extraction writes, through a column it holds
     assert isinstance(store.columns["ended_by_ts"], SegmentedColumn)  # the store's now
     held[4] = 13.5
     assert store.columns["ended_by_ts"][4] == 13.5 and store.get("ended_by_ts", 3) == 12.5

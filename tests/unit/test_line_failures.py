@@ -2,7 +2,7 @@
 
 A value that passes ``str.isdigit()`` but not ``int()`` (``completion_tokens=¹²``), or a
 5,000-digit number, made ``summary``/``extract`` exit with a traceback and ``tail`` stop
-ingesting for good. The root causes are fixed (numbers are read with formats/numbers.py:
+ingesting for good. The root causes are fixed (numbers are read with formats/_numbers.py:
 such a value leaves its field unknown), and whatever a parser or the merge of its event
 still raises on one line is caught where lines are dispatched (``Extractor._run_lines``
 and the block and native fast paths): the line is counted ``unparsed`` with the exception

@@ -1,4 +1,4 @@
-"""core.line_table.LineTable: a row's lines after its first, some kept in arrays (lines
+"""core.store.LineTable: a row's lines after its first, some kept in arrays (lines
 added in bulk, one a row) and some in dicts, read back as one mapping, in line order, as
 a plain dict of tuples would hold them; a snapshot keeps what the table held then."""
 

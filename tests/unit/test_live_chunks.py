@@ -1,5 +1,5 @@
 """The live tail reads new lines as chunks (``FileFollower(chunks=True)``,
-``sources.live_chunks``) and feeds them to ``Extractor.feed_chunks``: the same lines, bytes,
+``sources._live_chunks``) and feeds them to ``Extractor.feed_chunks``: the same lines, bytes,
 offsets and incarnations as the line-by-line follower (the same store as the batch read,
 through the live worker, is in tests/integration/test_live_chunks_worker.py).
 

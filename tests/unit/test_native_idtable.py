@@ -1,6 +1,6 @@
 """The id table's C loops (native/idtable.c) refuse tables they cannot probe safely.
 
-core/idindex.py always passes a table of mask + 1 slots, at most half full, whose rows are
+core/store/ always passes a table of mask + 1 slots, at most half full, whose rows are
 rows of the stored hashes; these tests pass what a broken caller might, which the fuzzer
 (scripts/fuzz_native.py) found to hang or read out of bounds before.
 """

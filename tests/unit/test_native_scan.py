@@ -190,7 +190,7 @@ def test_seconds_are_parsed_like_python(text: str) -> None:
     ],
 )
 def test_epoch_numbers_are_read_like_python(text: str) -> None:
-    # The unit is told by the size, in C exactly as in formats/timestamps.py; a number
+    # The unit is told by the size, in C exactly as in formats/_timestamps.py; a number
     # that is no date goes to the per-line path, which counts it as ignored.
     result = scan(b'{"request_id":"x","ts":%s}\n' % text.encode())
     want = parse_timestamp(json.loads(text))

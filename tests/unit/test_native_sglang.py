@@ -1,4 +1,4 @@
-"""The native SGLang scanner (native/sglang_scan.c, formats/sglang/native.py,
+"""The native SGLang scanner (native/sglang_scan.c, formats/sglang/_native.py,
 core.extraction._apply_stats) leaves the Extractor exactly as the per-line path does.
 
 It reads only the common lines it is sure of and stops at any other; these tests read
@@ -121,7 +121,7 @@ def test_the_scanner_is_built_and_used() -> None:
 
 
 def test_the_sums_layout_matches_the_engine_series() -> None:
-    # accumulate's minute slots are core/series.py's: a field moved there must move here.
+    # accumulate's minute slots are core/store/'s: a field moved there must move here.
     for key, _kinds, slot in SUM_FIELDS:
         assert _SLOT.get(key, -1) == slot
 

@@ -1,4 +1,4 @@
-"""The native scanner of vLLM lines (native/vllm_scan.c, formats.vllm.native,
+"""The native scanner of vLLM lines (native/vllm_scan.c, formats.vllm._native,
 core.extraction._apply) leaves the Extractor exactly as the per-line path does.
 
 It reads only the Received / Added / access lines it is sure of and stops at any other;

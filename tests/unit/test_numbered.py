@@ -1,4 +1,4 @@
-"""Reading lines again by number (sources.numbered): every range of every small file,
+"""Reading lines again by number (sources._numbered): every range of every small file,
 read in tiny steps so that lines cross step boundaries, equals the file split by hand."""
 
 from __future__ import annotations

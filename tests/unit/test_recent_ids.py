@@ -1,6 +1,6 @@
-"""formats.vllm.recent.RecentIds keeps the window an OrderedDict of the last ``size`` ids
+"""formats.vllm._recent.RecentIds keeps the window an OrderedDict of the last ``size`` ids
 remembered would keep (the vLLM parser's window before it), in bulk and with a look back
-into a run (formats/vllm/native.py)."""
+into a run (formats/vllm/_native.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Stats lines a terminal hard-wrapped or cut at a ``$`` marker are read whole again (issue
-#10, item 4; formats/termwrap.py).
+#10, item 4; formats/_termwrap.py).
 
 The real file: a vLLM V0 log copied from a 130-column terminal, every stats line wrapped
 after ``Running: 32 r``, and one record cut at ``Running: 32 $`` with the next one fused

@@ -1,6 +1,6 @@
 """Epoch timestamps in any unit, and times that are no date (issue #9, item 3).
 
-A number's unit is told by its size (formats/timestamps.py); what is still out of range
+A number's unit is told by its size (formats/_timestamps.py); what is still out of range
 (before 1970, NaN, infinite, the year 10000 or later) is unknown and counted as an ignored
 value of its line; every place that turns a time into a date shows an unknown one as "—"
 and never raises.

@@ -1,4 +1,4 @@
-"""core.trends on real logs: per-minute figures recomputed here from the store's rows and the
+"""core.figures on real logs: per-minute figures recomputed here from the store's rows and the
 engine's stats lines with plain numpy, gaps as None, counts 0 only inside the input's span."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""formats.vllm.clock: a stamp of the minute read last is its time plus its seconds; that
+"""formats.vllm._clock: a stamp of the minute read last is its time plus its seconds; that
 shortcut gives exactly what reading the stamp anew gives, whatever came between (other
 minutes, months that roll the year over, a split reader's replayed year state)."""
 

@@ -1,4 +1,4 @@
-"""Wrappers (formats/wrappers.py, formats/wrapped.py) on real line shapes: detection, the
+"""Wrappers (formats/_wrappers.py, formats/_wrapped.py) on real line shapes: detection, the
 CloudWatch SGLang ``Finish:`` line, Docker's 16 KiB split entries, JSON traces still
 traces, ``kubectl logs --timestamps`` and journald around uvicorn lines."""
 

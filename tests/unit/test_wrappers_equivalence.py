@@ -1,7 +1,7 @@
 """Issue #10 acceptance: every real log, wrapped by each shipper, gives the bare log's summary.
 
 Each log of ``tests/data/real_logs`` is wrapped here, synthetically, the way each wrapper of
-``formats/wrappers.py`` writes it (and as ``kubectl logs --timestamps`` prefixes it, which
+``formats/_wrappers.py`` writes it (and as ``kubectl logs --timestamps`` prefixes it, which
 ``clean.strip_wrappers`` reads line by line), and ``summary --json`` of the wrapped copy
 must equal that of the bare log apart from the file's path and ``wrapper`` key.
 

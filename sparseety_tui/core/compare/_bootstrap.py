@@ -12,7 +12,7 @@ unknown latency counts for the token sums, not for the latency quantiles):
 - ``sum``: a total over requests (effective compute tokens): the candidate's minus the
   baseline's, i.e. the sum of the pairs' differences;
 - ``ratio``: the sum of one value over the sum of another (skipped / logical tokens);
-- ``quantile``: nearest rank, ``core.totals.sorted_quantiles``' definition (latency p95).
+- ``quantile``: nearest rank, ``core.figures.sorted_quantiles``' definition (latency p95).
 
 Cost: a resample is a vector of counts (how often each pair was drawn), so every sum of
 every statistic is one matrix product of the counts with the pairs' columns, and a

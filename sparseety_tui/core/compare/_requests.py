@@ -21,7 +21,7 @@ from sparseety_tui.core.figures import (
 )
 from sparseety_tui.core.store import ExtractorView
 
-#: Rows whose figures are computed together (as ``core.totals.CHUNK_ROWS``).
+#: Rows whose figures are computed together (as ``core.figures.CHUNK_ROWS``).
 CHUNK_ROWS = 1 << 16
 
 #: Per-request values kept for the paired deltas (float64; NaN where unknown).

@@ -4,7 +4,7 @@ the same TTFT and start.
 
 Times are unix seconds, durations seconds; NaN is unknown and stays unknown unless a rule
 below gives it from known values. A derived time that is no date the tool can show
-(before 1970, or from the year 10000 on: ``formats.timestamps.known_time``) stays
+(before 1970, or from the year 10000 on: ``formats._timestamps.known_time``) stays
 unknown too. Latency is not derived from finished − received: a log that reports both
 without a latency keeps an unknown latency, as ``summary`` and ``extract`` have always
 reported it (deriving it would change their numbers).

@@ -127,6 +127,6 @@ def _apply_by_line(target: Target, batch: Batch, line_kinds: Any, names: dict[in
         line_no = state.lines_total + 1 + line
         try:
             merger.on_event(event, file, meta, offset, length, line_no)
-        except Exception as exc:  # the merge changed nothing (core.merge)
+        except Exception as exc:  # the merge changed nothing (core.extraction)
             reason = failure_reason("not merged", exc)
             unparsed(target, batch, line, line_no, reason, line_kinds)

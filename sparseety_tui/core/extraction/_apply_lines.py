@@ -56,7 +56,7 @@ def merge_carried(
             merger.on_event(
                 carried.event, target.file, state.meta, offset, int(batch.lengths[line]), line_no
             )
-        except Exception as exc:  # the merge changed nothing (core.merge)
+        except Exception as exc:  # the merge changed nothing (core.extraction)
             kind, reason = LineKind.UNPARSED, failure_reason("not merged", exc)
     if kind == LineKind.UNPARSED:
         unparsed(target, batch, line, line_no, reason, line_kinds, carried.text)

@@ -4,7 +4,7 @@ Two kinds of rows. Complete request records (``append_records``): the rules that
 a record's fields are those ``Merger._on_request`` applies to one record line, computed a
 column at a time. Opened requests with the lines that update them (``apply_opened``): new
 rows whose columns are given, then each update line at its place (its row is made
-running at its time, its line recorded), the rows opened (``core.lifecycle``) in line
+running at its time, its line recorded), the rows opened (``core.extraction``) in line
 order with the request ends the batch carries.
 
 A batch is taken only when the store allows it (every new id is new; each carried end
@@ -47,7 +47,7 @@ _FINISHED = STATE_CODE["finished"]
 _FINISHING = ("finished", "aborted")
 _STARTING = ("received", "running")
 #: Store columns that only a per-line merge sets for a record: sampling parameters (a
-#: record with ``sampling`` is not simple) and the bound core.lifecycle gives an unlogged end.
+#: record with ``sampling`` is not simple) and the bound core.extraction gives an unlogged end.
 _NOT_IN_RECORDS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts")
 #: Meta keys that default a row's columns (``Merger.apply_meta_defaults``).
 _META_DEFAULT_KEYS = frozenset(("topk_experts", "total_experts", "total_attention_heads"))
@@ -323,7 +323,7 @@ def _update_lines(
     names: dict[int, str],
 ) -> None:
     """Each update line at its place: recorded on its row (new rows), or merged as the
-    per-line path does (older rows); new rows are opened (``core.lifecycle``) in line
+    per-line path does (older rows); new rows are opened (``core.extraction``) in line
     order with the older rows an update opens again and the request ends the batch
     carries (a compaction of the open rows drops those ended before it)."""
     import numpy as np
@@ -339,7 +339,7 @@ def _update_lines(
     ends = _ends(batch)
     if not len(rows) or (ascending[0] >= base and bool(np.all(np.diff(ascending) > 0))):
         # The common batch: one update for each of some new rows (their first more
-        # line), kept in arrays (core.line_table), no object a row.
+        # line), kept in arrays (core.store), no object a row.
         added = lines[order]
         store.more_lines.add_singles(ascending, file, absolute[added], batch.lengths[added])
         for end in ends:
@@ -376,7 +376,7 @@ def _update_lines(
         line_no = state.lines_total + 1 + line
         try:
             merger.on_event(("request", payload), file, state.meta, offsets[j], lengths[j], line_no)
-        except Exception as exc:  # the merge changed nothing (core.merge)
+        except Exception as exc:  # the merge changed nothing (core.extraction)
             unparsed(target, batch, line, line_no, failure_reason("not merged", exc), line_kinds)
     _open_rows(merger, range(base + opened, len(store)), file)
 

@@ -4,7 +4,7 @@ Fed incrementally (a batch of complete lines per call) by the one ingest worker 
 TUI, or in one go by the batch commands. It owns the per-file parsers and counts, so
 "every line is accounted for" is enforced in one place: each line fed gets exactly one
 kind, and per file the counts by kind add up to the lines fed. The events the parsers give
-are merged into the store by ``core.merge.Merger``; readers on other threads get
+are merged into the store by ``core.extraction.Merger``; readers on other threads get
 ``freeze()`` copies; a file read in byte ranges by several processes is put back together
 with ``export_part`` / ``merge_part``.
 """
@@ -74,7 +74,7 @@ _T = TypeVar("_T")
 
 
 class _FromMerger(Generic[_T]):
-    """A read-only attribute of the Extractor that is its merger's (``core.merge``)."""
+    """A read-only attribute of the Extractor that is its merger's (``core.extraction``)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -111,8 +111,8 @@ class Extractor:
     ) -> None:
         """``engine``: the series stats lines go to (a ``RecordingEngineSeries`` for a byte
         range of a file); ``observer``: told of request and error events before they are
-        merged (see ``core.merge``); ``record_lifecycle``: a byte range of a file keeps
-        what merging its ended requests needs (``core.lifecycle``)."""
+        merged (see ``core.extraction``); ``record_lifecycle``: a byte range of a file keeps
+        what merging its ended requests needs (``core.extraction``)."""
         if forced_format is not None:
             family_by_name(forced_format)  # fail early on a bad --format
         self.store = store if store is not None else RequestStore()
@@ -160,7 +160,7 @@ class Extractor:
         self._merger.lineage.append(file)
         self._merger.sources.append(path)
         # The server's start-up line, read before any request of the file: its model's
-        # tokenizer counts them all, in whichever byte range they are (core.file_tokens).
+        # tokenizer counts them all, in whichever byte range they are (core.tokens).
         startup = read_startup_meta(path)
         if startup is not None:
             state.meta.update(startup)
@@ -235,7 +235,7 @@ class Extractor:
         self._changed(file)
 
     def feed_chunks(self, file: int, items: Iterable[Chunk | RawLine]) -> None:
-        """``feed`` for a file read in big chunks of whole lines (sources.lines.iter_chunks):
+        """``feed`` for a file read in big chunks of whole lines (sources._lines.iter_chunks):
         the batch commands' reader, which splits lines in C rather than one readline each."""
         state = self.files[file]
         for item in items:
@@ -352,7 +352,7 @@ class Extractor:
     def _run_wrapped(
         self, state: FileState, file: int, block: Sequence[LineLike], wrapped: WrappedParser
     ) -> None:
-        """Lines of a wrapped file (formats/wrapped.py): each physical line unwrapped once,
+        """Lines of a wrapped file (formats/_wrapped.py): each physical line unwrapped once,
         the inner parser fed what the server wrote, at the physical line's place. Entries
         the wrapper split (Docker, over 16 KiB) are held until their last one, then read as
         one record over all their lines."""
@@ -428,7 +428,7 @@ class Extractor:
                 if event is not None:
                     try:
                         on_event(event, file, meta, line.offset, line.length, line_no)
-                    except Exception as exc:  # the merge changed nothing (core.merge)
+                    except Exception as exc:  # the merge changed nothing (core.extraction)
                         kind, reason = unparsed, failure_reason("not merged", exc)
             by_kind[kind] = by_kind.get(kind, 0) + 1
             if kind == unparsed:
@@ -470,7 +470,7 @@ class Extractor:
 
     def freeze(self) -> FrozenExtractor:
         """An immutable copy of everything read so far, for readers on other threads
-        (``core.frozen``). Writer thread only; cheap when little changed since the last
+        (``core.store``). Writer thread only; cheap when little changed since the last
         call: what did not change is shared with the previous copy."""
         self._frozen = freeze_extractor(self)
         return self._frozen

@@ -1,6 +1,6 @@
 """Merging parsed events into the RequestStore and the running aggregates.
 
-The Extractor (``core.extractor``) reads lines and counts their kinds; every event a
+The Extractor (``core.extraction``) reads lines and counts their kinds; every event a
 parser gives goes through ``Merger.on_event``: request updates become store rows (merged by
 request id with ``RequestStore.merge_row``: a known value wins), per-token data becomes row
 extras and heat counts, stats lines the engine series, errors a count and a failed state.
@@ -67,7 +67,7 @@ _META_DEFAULTS = (
     ("total_experts", "total_experts"),
     ("total_attention_heads", "total_heads"),
 )
-#: A meta event holding one of these is a server's start-up line (core.file_tokens).
+#: A meta event holding one of these is a server's start-up line (core.tokens).
 STARTUP_KEY_SET = frozenset(STARTUP_KEYS)
 _META_DEFAULT_KEYS = frozenset(key for key, _column in _META_DEFAULTS)
 
@@ -147,13 +147,13 @@ class Merger(TokenMerge):
     ) -> None:
         """``file_tokens``: each file's tokenizer (the model its server logged, else the
         commands'); ``record_lifecycle``: keep what a split read's merge needs
-        (core.lifecycle)."""
+        (core.extraction)."""
         self.store = store
         self.file_tokens = file_tokens
         self.engine = engine
         self.dropped = HeatCounts()
         self.head_skips = HeatCounts()
-        #: Expert counts per model (the request's, else its file's; core.series); all
+        #: Expert counts per model (the request's, else its file's; core.store); all
         #: models together are ``expert_load``, made from these when read.
         self.expert_by_model: HeatByModel = {}
         self._load = HeatCounts()
@@ -167,14 +167,14 @@ class Merger(TokenMerge):
         self.dump_by_model: HeatByModel = {}
         self.errors: deque[ErrorPayload] = deque(maxlen=ERROR_SAMPLES)
         self.error_count = 0
-        #: Every error with its file, line and class (core.errors).
+        #: Every error with its file, line and class (core.store).
         self.error_log = ErrorLog()
         self._observer = observer
         #: For each file index, the first file of its path (the same for every incarnation
         #: of one path; kept by the Extractor).
         self.lineage: list[int] = []
         #: For each file index, its path: stats lines are tagged with it (``source``), so
-        #: that two logs' ``Engine 000`` are two engines (core.fleet).
+        #: that two logs' ``Engine 000`` are two engines (core.figures).
         self.sources: list[str] = []
         #: Open requests ended by idle stats lines (``end_unlogged``).
         self.lifecycle = Lifecycle(store, self.lineage, record_lifecycle)
@@ -267,7 +267,7 @@ class Merger(TokenMerge):
         ):
             store.state[row] = STATE_CODE["finished"]
         elif not was_open and state in OPEN_CODES:
-            # Open again after an end (core.lifecycle): an open row has no end bound.
+            # Open again after an end (core.extraction): an open row has no end bound.
             ended = cols["ended_by_ts"]
             if ended[row] == ended[row]:
                 ended[row] = NAN
@@ -384,7 +384,7 @@ class Merger(TokenMerge):
             top_p,
             NAN if received is None else received,
             NAN if finished is None else finished,
-            NAN,  # ended_by_ts: only core.lifecycle sets it, never a line
+            NAN,  # ended_by_ts: only core.extraction sets it, never a line
             state,
             kv_skip,
             0 if cache_hit is None else (2 if cache_hit else 1),

@@ -113,7 +113,7 @@ def merge_part(
     x.store.merge_part(part.store, file, shift, renames)
     if part.lifecycle is not None:
         lifecycle.after_part(file, part.lifecycle, renames)
-    # expert_load is made from expert_by_model (core.merge): merged through it.
+    # expert_load is made from expert_by_model (core.extraction): merged through it.
     x.dropped.merge(part.dropped)
     x.head_skips.merge(part.head_skips)
     merge_heat_by_model(x.expert_by_model, part.expert_by_model)
@@ -149,9 +149,9 @@ class ExtractorPart:
     head_skips: HeatCounts
     errors: list[ErrorPayload]
     error_count: int
-    #: Requests ended by idle stats lines (core.lifecycle); None: nothing recorded.
+    #: Requests ended by idle stats lines (core.extraction); None: nothing recorded.
     lifecycle: LifecyclePart | None = None
-    #: Its errors with their lines numbered from the range's first line (core.errors).
+    #: Its errors with their lines numbered from the range's first line (core.store).
     error_log: ErrorLog | None = None
     expert_by_model: HeatByModel = field(default_factory=dict)
     dropped_by_model: HeatByModel = field(default_factory=dict)

@@ -21,7 +21,7 @@ from sparseety_tui.core.figures._reading import from_json
 
 #: A sum as the document shows it: an int when whole, else a float; None: unknown.
 Number = int | float | None
-#: An engine's figures by name (``core.fleet``: means, last values, per-minute means).
+#: An engine's figures by name (``core.figures``: means, last values, per-minute means).
 EngineFigures = Mapping[str, Any]
 
 
@@ -253,7 +253,7 @@ class EngineOwn(FieldsJson):
 @dataclass(frozen=True, slots=True)
 class EngineTotals(FieldsJson):
     """``engine``: the fleet's figures from the stats lines, and each engine's own
-    (``core.fleet`` says what an engine is and how engines add up)."""
+    (``core.figures`` says what an engine is and how engines add up)."""
 
     stats_lines: int
     engines: int

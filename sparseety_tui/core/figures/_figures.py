@@ -360,7 +360,7 @@ def column_skip_rows(
 
     Every value is one row's own (elementwise, and the extras by row): the arrays of
     consecutive slices of rows, put end to end, are those of the rows together, value
-    for value, so ``skip_sums`` over them is the same sum (``core.totals`` computes a
+    for value, so ``skip_sums`` over them is the same sum (``core.figures`` computes a
     chunk in slices to keep its temporaries small)."""
     import numpy as np
 

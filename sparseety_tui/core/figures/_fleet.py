@@ -23,7 +23,7 @@ the prefix (``[ts DP3 TP3 EP3]``). What is one engine:
   (``aggregated_reports_skipped``), else they are the fleet, of the N engines they name.
 - **Logs.** Each log's engines are its own: two servers' logs given together both say
   ``Engine 000`` (or ``TP0``), and they are two engines of the fleet. A stats line is keyed
-  by its label within its log (``core.series.label_key``: the Merger tags it with the
+  by its label within its log (``core.store.label_key``: the Merger tags it with the
   path, the same for every incarnation of a rotated path); names carry the path only
   when the stats come from several logs (``0 (a.log)``).
 - A line without a label is the unlabelled engine (a single-engine server, or vLLM's
@@ -110,7 +110,7 @@ _ONLY_REPLICAS = "\x00"
 
 
 def fold(key: str) -> str:
-    """The engine a series key (``core.series.label_key``: a label within its log) belongs
+    """The engine a series key (``core.store.label_key``: a label within its log) belongs
     to: the label without its replica ranks (``DP3 TP3 EP3`` -> ``DP3``), in the same log.
     A label of replica ranks only folds to one shared group of its log; a label with no
     ranks (vLLM's ``0``, ``all``, or none) is its own."""

@@ -1,6 +1,6 @@
-"""Per-minute compute and skips, beside ``core.trends`` (what ``plot`` draws with them).
+"""Per-minute compute and skips, beside ``core.figures`` (what ``plot`` draws with them).
 
-Minutes are ``core.trends``' minutes (a request counts in the minute it ended:
+Minutes are ``core.figures``' minutes (a request counts in the minute it ended:
 ``trends.request_end``), and the per-request numbers are ``core.figures``' (the ones
 ``extract`` writes and the totals add up), so a minute's sums add up to ``summary``'s
 totals over the requests that have an end.

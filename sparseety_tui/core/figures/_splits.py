@@ -16,7 +16,7 @@ from typing import Any
 
 from sparseety_tui.core.figures._document import SplitGroup
 
-#: What the TUI's split key cycles through (``engine`` groups come from core.fleet).
+#: What the TUI's split key cycles through (``engine`` groups come from core.figures).
 SPLITS = ("none", "model", "file", "engine")
 
 
@@ -102,7 +102,7 @@ class Groups:
             pieces = [piece for c in members for piece in self.latencies.get(c, ())]
             # A copy (the pieces may be shared), so it is partitioned in place.
             mine = np.concatenate(pieces) if pieces else np.zeros(0)
-            rank = max(math.ceil(0.5 * mine.size), 1) - 1  # nearest rank, as core.totals
+            rank = max(math.ceil(0.5 * mine.size), 1) - 1  # nearest rank, as core.figures
             if mine.size:
                 mine.partition(rank)
             out.append(

@@ -102,7 +102,7 @@ class Sums:
 
     def without_samples(self, capacity: int) -> Sums:
         """A copy of the sums, without the latencies and TTFTs kept for the quantiles
-        (``gather_samples`` adds those again): what ``core.running_totals`` keeps of the
+        (``gather_samples`` adds those again): what ``core.figures`` keeps of the
         rows it added up, so that it holds no column-long array."""
         copy = Sums(capacity)
         copy.values, copy.counts = dict(self.values), dict(self.counts)

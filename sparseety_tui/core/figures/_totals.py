@@ -123,7 +123,7 @@ def compute_totals(
 ) -> doc.Totals:
     """Totals over every request, or over ``rows`` only (store rows, any order: the table's
     filter and time window); ``engine``: the stats series to report instead of the whole
-    one (a time window's, ``core.timewindow``). Heat maps and errors cover everything."""
+    one (a time window's, ``core.query``). Heat maps and errors cover everything."""
     import numpy as np
 
     store = extractor.store
@@ -324,7 +324,7 @@ def _round(value: float | None, digits: int = 2) -> float | None:
 
 
 def _engine_summary(engine: EngineSeries) -> doc.EngineTotals | None:
-    """The ``engine`` part: fleet figures, and each engine's own (``core.fleet`` says
+    """The ``engine`` part: fleet figures, and each engine's own (``core.figures`` says
     what an engine is and how engines add up)."""
     if not engine.count:
         return None
@@ -335,7 +335,7 @@ def _engine_summary(engine: EngineSeries) -> doc.EngineTotals | None:
         cells = [e.series.sums[key] for e in engines if key in e.series.sums]
         if cells:
             whole[key] = sum(cell[0] for cell in cells)
-    # The engine panel shows the same figure (one function, core.fleet).
+    # The engine panel shows the same figure (one function, core.figures).
     new, cached, prefill_hit = fleet.prefill_cached(engines)
     return doc.EngineTotals(
         stats_lines=engine.count,

@@ -8,7 +8,7 @@ latest: a day; the cost is bounded by that, not by the log's span):
   as ``_totals.sorted_quantiles``). A request's end is its finish time, else its arrival plus
   its latency. A minute where no request ended has no percentile: None, a gap.
 - **tokens/s** prompt and generation: the engine's own throughput where its stats lines log
-  it (``core.fleet.per_minute``: engines summed; SGLang prefill lines without an input
+  it (``core.figures.per_minute``: engines summed; SGLang prefill lines without an input
   throughput give prefill tokens/s as their ``#new-token`` sum / 60), else the tokens of the requests counted
   in the minute divided by 60 (``_sums._per_minute``, on the same time as
   ``summary``'s ``throughput_per_minute``). The trend names the source it used.
@@ -16,7 +16,7 @@ latest: a day; the cost is bounded by that, not by the log's span):
   when finish times are logged for most requests: ``_sums.throughput_basis``).
 - **cache hit rate**: cached / prompt tokens of the minute's requests that report both;
   else the engine's cached / (cached + new) prefill tokens; else the mean of the engine's
-  ``prefix_cache_hit_rate`` over its recent stats lines (``core.series.STATS_POINTS``).
+  ``prefix_cache_hit_rate`` over its recent stats lines (``core.store.STATS_POINTS``).
 - **queue** (waiting requests, SGLang ``#queue-req``) and **KV usage**: fleet means per minute.
 - **errors and HTTP 5xx** per minute, from an error log's per-minute counts when one is given,
   else from the recent error samples (minutes before the oldest kept sample are then

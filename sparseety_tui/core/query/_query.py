@@ -90,7 +90,7 @@ class ViewQuery:
     reverse: bool = False
     serial: int = 0
     #: The time window (``t``, ``--since``/``--until``): only requests whose time is in it
-    #: (``core.timewindow``; None: all time).
+    #: (``core.query``; None: all time).
     window: WindowSpec | None = None
 
     @property

@@ -4,7 +4,7 @@ A window is written as two bounds, each absolute or relative:
 
 - absolute: ``2026-11-30T10:00``, ``2026-11-30 10:00:00``, with or without ``Z`` or an
   offset (``+02:00``); a date alone (its midnight); epoch seconds (``1764496800``; the unit
-  of a bigger number is told by its size as for log times, ``formats.timestamps``); a
+  of a bigger number is told by its size as for log times, ``formats._timestamps``); a
   time of day alone (``10:00``, ``10:00:30``), on the UTC day of the anchor (below).
 - relative: a duration before the anchor: ``90s``, ``10m``, ``2h``, ``1d``, ``1h30m``;
   ``now`` is the anchor itself.
@@ -12,7 +12,7 @@ A window is written as two bounds, each absolute or relative:
 **Zone.** A time without a zone is UTC: every time the tool shows (the ``received``
 column, ``summary``, ``extract``) is UTC, so what you read is what you type. Log times
 are read into true epoch seconds when parsed (vLLM and SGLang stamps in the host's local
-zone, ISO strings without a zone as UTC: ``formats.timestamps``), so on a host whose
+zone, ISO strings without a zone as UTC: ``formats._timestamps``), so on a host whose
 zone is not UTC give the offset (``2026-11-30T10:00+02:00``) to mean the host's clock.
 
 **Anchor.** Relative bounds count back from the NEWEST time in the logs read

@@ -10,7 +10,7 @@ key file) and never does I/O. Two entry points cover every output:
   the values of user-id keys are hashed whole, prompt/completion text is dropped with
   ``drop_text`` and per-token routing is dropped unless ``keep_routing``.
 
-Redaction runs on the text as logged (decoded), *before* ``core.literal`` escapes it for a
+Redaction runs on the text as logged (decoded), *before* ``core.text`` escapes it for a
 terminal or JSON: the escapes make controls visible but do not change what a pattern must
 see. Invisible characters (zero-width spaces, bidi controls, C0/C1 controls) are removed
 first: ``ann\\u200b@example.com`` is still an email to whoever reads it.
@@ -68,7 +68,7 @@ ROUTING_KEYS = frozenset(
 )
 
 #: What the rules look through: controls but tab, newline and carriage return, and the
-#: invisible code points ``core.literal`` would spell out (they can split a secret).
+#: invisible code points ``core.text`` would spell out (they can split a secret).
 _HIDDEN_CHARS = frozenset(
     chr(c)
     for c in (

@@ -34,7 +34,7 @@ from sparseety_tui.core.text import json_bytes
 _TOKEN_IDS = re.compile(
     r"(?P<k>\b\w*(?:token_ids|input_ids|output_ids)\b[\"']?\s*[:=]\s*)\[(?P<ids>[\d\s,]*)\]"
 )
-#: The base64 routing of an API response logged in a line (formats/routing.py).
+#: The base64 routing of an API response logged in a line (formats/_routing.py).
 _ROUTED_BLOB = re.compile(r"(?P<k>routed_experts[\"']?\s*[:=]\s*[\"'])[A-Za-z0-9+/=]{8,}")
 _DIGITS = re.compile(r"\d+")
 

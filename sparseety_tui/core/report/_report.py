@@ -155,7 +155,7 @@ def file_report(extractor: ExtractorView) -> list[dict[str, Any]]:
                 "path": json_text(state.path),
                 "format": state.format_name,
                 # The log shipper or wrapper every line was inside (docker-json,
-                # cloudwatch, journald...), None for a bare log (formats/wrappers.py).
+                # cloudwatch, journald...), None for a bare log (formats/_wrappers.py).
                 "wrapper": wrapper_name(state.family),
                 "lines": {
                     "total": state.lines_total,
@@ -192,7 +192,7 @@ LISTED_ERRORS = 1000
 def error_listing(extractor: ExtractorView, errors: ErrorTotals) -> ErrorTotals:
     """``errors`` with ``records`` (the first and the last ``LISTED_ERRORS`` errors kept,
     in the order read), ``listed`` (how many that is) and ``kept`` (how many records the
-    error log holds: all but the oldest beyond ``core.errors.ERROR_RECORDS``)."""
+    error log holds: all but the oldest beyond ``core.store.ERROR_RECORDS``)."""
     records = extractor.error_log.records
     n = len(records)
     chosen = [*range(min(n, LISTED_ERRORS)), *range(max(LISTED_ERRORS, n - LISTED_ERRORS), n)]
@@ -259,7 +259,7 @@ def extract_lines(
     """The ``extract`` output lines (JSON, one per request, newline-ended; the caller
     escapes them with ``literal.escape_json``, as the CLI and ``serve`` both do). With a
     ``selection`` (``--filter``, ``--since``/``--until``), only the requests it keeps: the rows the TUI's table shows for the same filter and
-    window (``core.selection``), in log order. ``transform`` (redaction) sees each record,
+    window (``core.query``), in log order. ``transform`` (redaction) sees each record,
     text included, before it is encoded."""
     rows: Sequence[int] | None = None
     if selection is not None and selection.narrows:

@@ -2,7 +2,7 @@
 
 An error is a traceback (all its lines, one error), an ERROR/CRITICAL line, an HTTP 5xx
 access line, or an engine warning that matters (out of memory, a retraction, a KV
-transfer failure, a dead engine). The Merger (``core.merge``) turns each error event into
+transfer failure, a dead engine). The Merger (``core.extraction``) turns each error event into
 an ``ErrorRecord``; ``ErrorLog`` keeps exact counts by class and by minute, and the
 records themselves up to ``ERROR_RECORDS`` (the newest; how many were dropped is said).
 

@@ -75,7 +75,7 @@ class FileState:
     ignored_in_parts: dict[str, int] = field(default_factory=dict)
     #: The physical lines of a record a wrapper split (Docker json-file, over 16 KiB)
     #: read so far, each with its piece taken apart, waiting for its last one
-    #: (formats/wrapped.py); not counted yet.
+    #: (formats/_wrapped.py); not counted yet.
     wrap_held: list[Any] = field(default_factory=list)
     #: Bumped by the Extractor whenever anything above changes (a frozen copy made at the
     #: same revision is still current).

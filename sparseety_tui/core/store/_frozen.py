@@ -299,11 +299,11 @@ class FrozenExtractor:
     errors: tuple[ErrorPayload, ...]
     error_count: int
     tokens: TokenCounter = field(repr=False)
-    #: Files whose tokenizer is not ``tokens`` (core.file_tokens).
+    #: Files whose tokenizer is not ``tokens`` (core.tokens).
     file_tokens: Mapping[int, TokenCounter] = field(default_factory=dict, repr=False)
-    #: Every error with its file, line and class (core.errors), read-only.
+    #: Every error with its file, line and class (core.store), read-only.
     error_log: FrozenErrorLog = field(default_factory=FrozenErrorLog)
-    #: ``expert_load`` and ``dropped`` per model (core.series.HeatByModel).
+    #: ``expert_load`` and ``dropped`` per model (core.store.HeatByModel).
     expert_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
     dropped_by_model: Mapping[str, HeatCounts] = field(default_factory=dict)
     #: Expert-distribution dump counts (not per-token routing), all and per model.

@@ -68,7 +68,7 @@ FLOAT32_COLUMNS = ("latency_s", "ttft_s", "temperature", "top_p")
 #: unknown instead (as a count above int32 is).
 FLOAT32_MAX = 3.4028234663852886e38
 #: ``ended_by_ts``: for a request whose end no line logged (state ``end_unlogged``), the
-#: time of the first stats line after it that showed the engine idle (core.lifecycle).
+#: time of the first stats line after it that showed the engine idle (core.extraction).
 FLOAT64_COLUMNS = ("received_ts", "finished_ts", "ended_by_ts")
 BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_source")
 SHORT_COLUMNS = ("model",)
@@ -87,7 +87,7 @@ ROW_LAYOUT = tuple(
 )
 
 #: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
-#: bound core.lifecycle sets on a request whose end was not logged), the file index (one
+#: bound core.extraction sets on a request whose end was not logged), the file index (one
 #: file in most runs), and codes most logs give every row the same value of (no KV skip
 #: kind, no cache-hit flag, counts as reported): each is a ``LazyColumn`` until a row has
 #: another value than its fill.
@@ -132,7 +132,7 @@ class RowExtras:
     head_rows: int = 0  # token x layer pairs with a head mask
     head_slots: int = 0  # sum of heads over those pairs
     skipped_head_slots: int = 0
-    # Where the per-token data counted above came from (core.merge: a trace truncated and
+    # Where the per-token data counted above came from (core.extraction: a trace truncated and
     # written again repeats its tokens, which must not count twice): the latest file that
     # gave some, the highest token position counted, and the highest one counted from
     # earlier files of the same path (-1: none).

@@ -151,7 +151,7 @@ class PointRun(Protocol):
 class EngineSeries:
     """Stats lines as time series per engine label: recent points (every label, in line
     order) for sparklines, and per label the sums and per-minute sums for all. How labels
-    make engines and engines a fleet is ``core.fleet``.
+    make engines and engines a fleet is ``core.figures``.
 
     ``points`` is made lazily: runs of lines added as columns (``add_run_points``) wait in
     ``_tail``, in line order with any line ``add``ed after them, until ``points`` is read
@@ -217,7 +217,7 @@ class EngineSeries:
     def add(self, stats: StatsPayload) -> None:
         # Millions of stats lines in a big server log: one pass, no per-field type tests
         # after a field's first appearance. Its numbers are finite and int64-sized
-        # (formats/numbers.py), so the sums cannot fail half-way.
+        # (formats/_numbers.py), so the sums cannot fail half-way.
         ts = stats.get("ts")
         minute = -1 if ts is None else int(ts // 60) * 60  # raises (a nan or inf ts) first
         label = label_key(stats)

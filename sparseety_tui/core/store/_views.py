@@ -99,7 +99,7 @@ class FileView(Protocol):
 
 
 class ErrorLogView(Protocol):
-    """The error log (core.errors): records, exact counts by class and by minute."""
+    """The error log (core.store): records, exact counts by class and by minute."""
 
     @property
     def records(self) -> Sequence[ErrorRecord]: ...

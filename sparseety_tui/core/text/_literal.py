@@ -157,7 +157,7 @@ def json_bytes(value: Any, option: int = 0) -> bytes:
     an integer does not fit in 64 bits, the document is written again with such strings as
     ``json_text`` gives them and such integers as ``null``: a number the tool cannot
     write is unknown, never wrapped. The counts the tool derives are kept in range where
-    they are made (``core.totals``); this is the guarantee that no output ever fails.
+    they are made (``core.figures``); this is the guarantee that no output ever fails.
     """
     try:
         return orjson.dumps(value, option=option)

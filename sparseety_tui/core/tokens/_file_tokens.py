@@ -2,7 +2,7 @@
 
 One command may read logs of several servers, each with its own model, so the choice is
 per file (and shared by every incarnation of a rotated path): the first start-up line of
-a file that names a model (``formats.startup``) picks the tokenizer for all of that file's
+a file that names a model (``formats._startup``) picks the tokenizer for all of that file's
 requests. ``Extractor.add_file`` reads the file's head for that line before any request is
 parsed (``HEAD_BYTES``), so requests logged before it, and every byte range a worker reads
 (ingest.parallel), are counted alike; a file that has no such line yet (a live log that

@@ -6,7 +6,7 @@ outputs name which, ``tokenizer_source``):
 
 1. ``flag``: ``--tokenizer`` (``core.tokens.TokenCounter``; nothing here is asked);
 2. ``logged_model_path``: the tokenizer or model path the server logged at start-up
-   (``formats.startup``), when it is an absolute path to a tokenizer here. A relative
+   (``formats._startup``), when it is an absolute path to a tokenizer here. A relative
    path is the server's, relative to a working directory we do not know: it is looked up
    as a hub name instead;
 3. ``hf_cache``: that name (``Qwen/Qwen2.5-7B-Instruct``) in the Hugging Face cache

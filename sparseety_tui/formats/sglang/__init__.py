@@ -28,9 +28,9 @@ Kinds this family returns:
   ``Prefill bootstrap failed`` / ``Decode transfer failed`` line -> ``("request", {state:
   failed})`` and an error naming the request (once per failure, not per rank:
   ``failures``); uvicorn ``ERROR:`` lines and error lines of other loggers
-  (formats.errorlines) -> an error;
+  (formats._errorlines) -> an error;
 - ``http.access``, ``traceback``, ``prometheus``, ``blank``, ``other``, ``unparsed`` as in
-  the vLLM family (access lines also in the common log format, formats.access).
+  the vLLM family (access lines also in the common log format, formats._access).
 
 ``ts``: ``[date time]`` prefixes are local wall-clock time on the inference host, converted
 with the host's zone. Time-only prefixes get the date of the last dated line of the file
@@ -64,8 +64,8 @@ from sparseety_tui.formats.sglang._patterns import (
 class SglangFamily:
     name = "sglang"
     description = "SGLang server log (~0.2 to current), incl. uvicorn, /metrics, meta_info"
-    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
-    #: The native scanner of its common lines (formats/sglang/native.py); None when not built.
+    scan_requests = None  # no bulk fast paths (formats._base.FormatFamily)
+    #: The native scanner of its common lines (formats/sglang/_native.py); None when not built.
     #: (a staticmethod: a plain function here would be bound to the family)
     scan_server = None if SCANNER is None else staticmethod(SCANNER)
     decode_simple_block = None
@@ -74,7 +74,7 @@ class SglangFamily:
     def range_start(line: bytes) -> bool:
         """A byte range of a split read may start here: SGLang's own prefix with a full
         date (which resets the date context of time-only prefixes), no traceback text
-        (formats.base.FormatFamily.range_start)."""
+        (formats._base.FormatFamily.range_start)."""
         if quotes_traceback(line) or MARKER in line:
             return False  # inside a traceback, or maybe the next rank's PD failure
         m = PREFIX_RE.match(line)

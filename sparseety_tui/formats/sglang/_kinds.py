@@ -31,7 +31,7 @@ _EXPERT: ParsedLine = (EXPERT_DIST, None)
 def expert_count_row(row: bytes) -> ParsedLine:
     """A dump row ``layer,expert,count`` (``patterns._CSV_ROW_RE`` matched it: three runs
     of ASCII digits) as an ``expert_count`` event: the dump's counts feed the expert heat
-    map, labelled as counts (core.totals ``expert_distribution``)."""
+    map, labelled as counts (core.figures ``expert_distribution``)."""
     layer, expert, count = (int(part) for part in row.strip().split(b","))
     payload: ExpertCountPayload = {"layer": layer, "expert": expert, "count": count}
     return EXPERT_DIST, ("expert_count", payload)

@@ -1,6 +1,6 @@
 """The native scanner of SGLang's common lines (native/sglang_scan.c), when it was built.
 
-``scan_sglang`` is the family's ``ServerScanner`` (formats.base): it reads a run of the
+``scan_sglang`` is the family's ``ServerScanner`` (formats._base): it reads a run of the
 lines ``SglangParser._fast`` would read (dated ``Prefill batch.`` / ``Decode batch.`` lines
 and plain uvicorn access lines), resolves the run's minute stamps and rank texts with the
 parser's own caches, and leaves the parser as parsing those lines one by one would have.
@@ -67,7 +67,7 @@ def _nothing(data: bytes, start: int) -> SglangScan:
 
 
 def scan_sglang(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> Batch:
-    """``formats.base.ServerScanner`` for SGLang logs: the run of common lines of ``data``
+    """``formats._base.ServerScanner`` for SGLang logs: the run of common lines of ``data``
     from ``start``, read only while ``parser`` is where ``parse`` takes its fast path."""
     if (
         _sglscan is None

@@ -63,7 +63,7 @@ PD_REPORTS_KEPT = 256
 class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
     """Stateful per-file parser (last date for time-only prefixes, open tracebacks).
 
-    It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
+    It is ``RangeAware`` (formats._base): a split reader may give it one range of a file.
     """
 
     def __init__(
@@ -85,12 +85,12 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         self._last_hour = 0
         #: PD failures (stage, request id) reported lately -> the time of the first report:
         #: every rank of a TP group reports the same failure, in any order and with other
-        #: lines between, and it is one error (formats/sglang/failures.py).
+        #: lines between, and it is one error (formats/sglang/_failures.py).
         self._pd_seen: dict[tuple[str, str], float | None] = {}
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
-            if self._wrap_held is not None:  # after a wrapped batch head: formats.termwrap
+            if self._wrap_held is not None:  # after a wrapped batch head: formats._termwrap
                 return self._settle_wrap(line)
             if self._held:
                 return self._after_error(line)
@@ -106,7 +106,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             return self._failed(exc)
 
     def _after_error(self, line: bytes) -> ParsedLine:
-        """The line after an error line (its error is held, formats.tracebacks): the
+        """The line after an error line (its error is held, formats._tracebacks): the
         general path, which gives what the fast path would."""
         return self._tb.settle_held(self._parse, line)
 
@@ -128,7 +128,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
         self.pending.append(("error", error))
         return LineKind.ERROR, ("request", request)
 
-    # -- reading a range of a file (formats.base.RangeAware) ----------------------------
+    # -- reading a range of a file (formats._base.RangeAware) ----------------------------
 
     def begin_range(self, year: YearState | None) -> None:
         """No notes: across a record start (a dated prefix, see ingest.parallel) only the
@@ -153,7 +153,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:
             line = basic_clean(line)
-        self._row_len = len(line)  # a wrapped batch head's row width (formats.termwrap)
+        self._row_len = len(line)  # a wrapped batch head's row width (formats._termwrap)
         if not line or line.isspace():
             self._tb.blank()
             return BLANK

@@ -24,7 +24,7 @@ def _pct(v: bytes) -> float | None:
 
 
 #: How a batch-line field's value is read, by its type in ``patterns.BATCH_FIELDS``
-#: (None for a value that is not a plain number, formats/numbers.py).
+#: (None for a value that is not a plain number, formats/_numbers.py).
 _CONVERT: dict[str, Callable[[bytes], Any]] = {"int": count, "float": real, "percent": _pct}
 
 

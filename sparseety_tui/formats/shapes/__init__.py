@@ -12,7 +12,7 @@ loads it:
   for a group the pattern lacks;
 - every sample line is matched by its row, with the operation the code applies the row
   with (``match`` at the start of the text, or ``search`` anywhere), and each typed group
-  it fills reads as its type (``int`` and ``float`` by formats/numbers.py).
+  it fills reads as its type (``int`` and ``float`` by formats/_numbers.py).
 
 A table says how its rows relate (``Table.mode``): ``exclusive`` rows never both match a
 sample; ``first`` rows are tried in order and a line is the first row that matches it;

@@ -1,4 +1,4 @@
-"""``key=value | key=value`` request lines (formats/kvline.py) as data: the shapes of the
+"""``key=value | key=value`` request lines (formats/_kvline.py) as data: the shapes of the
 line's head, and the type of each key it reads (``KV_FIELDS``)."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ KV = table(
 #: The keys of a kv request line that name its request, in the order they are looked for.
 KV_ID_KEYS = ("req_id", "request_id", "rid", "id")
 #: What each other key of a kv request line becomes: (the request field, its type).
-#: ``int`` a count (``formats/numbers.py``), ``seconds`` ``1.23s`` / ``1230ms`` / ``1.23``,
+#: ``int`` a count (``formats/_numbers.py``), ``seconds`` ``1.23s`` / ``1230ms`` / ``1.23``,
 #: ``text`` as written, ``flag`` a true/false word. ``hit_cache`` is a flag, never a count.
 KV_FIELDS: dict[str, tuple[str, str]] = {
     "prompt_tokens": ("prompt_tokens", "int"),

@@ -1,7 +1,7 @@
-"""What stands in front of a line or inside it before a family reads it (formats/clean.py):
+"""What stands in front of a line or inside it before a family reads it (formats/_clean.py):
 the wrappers a line may carry one by one, and terminal escape codes. Whole-file wrappers
 (journald, syslog, Docker's json-file driver, kubectl, stern, CloudWatch) are their own
-table of samples and unwrappers in formats/wrappers.py.
+table of samples and unwrappers in formats/_wrappers.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prometheus text exposition lines (formats/prometheus.py): samples (sglang docs and
+"""Prometheus text exposition lines (formats/_prometheus.py): samples (sglang docs and
 MeetKai/functionary #263) and comments. Linear for ``match`` and ``search``: a name is
 read from its first character only, and a number's digits split one way
 (``\\d+(?:\\.\\d*)?``, not ``\\d+\\.?\\d*``, which let a failing line try every split of a

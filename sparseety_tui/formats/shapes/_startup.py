@@ -1,4 +1,4 @@
-"""The fields a server's start-up line names (formats/startup.py): one table per shape of
+"""The fields a server's start-up line names (formats/_startup.py): one table per shape of
 start-up line, each row a field of the meta event (``model_path``, ``tokenizer_path``,
 ``max_log_len``) read by name anywhere in the line. Each pattern is a literal key then a
 run of one character class: linear time. Values never hold a quote or a line break in

@@ -1,4 +1,4 @@
-"""The lines of a Python traceback (formats/tracebacks.py, which groups them: that is
+"""The lines of a Python traceback (formats/_tracebacks.py, which groups them: that is
 state, and stays code). Each pattern starts with a lookbehind for its first repeated
 class, so a search reads a run from its start only."""
 

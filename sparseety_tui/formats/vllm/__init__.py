@@ -23,9 +23,9 @@ Kinds this family returns (``ParsedLine[0]``):
   ``traceback``: any line of a Python traceback (grouped into one ``("error",
   ErrorPayload)`` delivered through ``pending``);
 - ``error``: a line logged at ERROR/CRITICAL that is no traceback's line, and error lines
-  of other loggers (uvicorn ``ERROR:``, formats.errorlines): one error each, delivered
+  of other loggers (uvicorn ``ERROR:``, formats._errorlines): one error each, delivered
   through ``pending`` one line later; when a traceback follows at once, the line is its
-  message and the two are one error (formats.tracebacks);
+  message and the two are one error (formats._tracebacks);
 - ``prometheus``: ``/metrics`` exposition text; ``blank``; ``other``: a vLLM line (or a
   known third-party shape: tqdm, NCCL, PyTorch ``[rank0]:``, uvicorn lifecycle) with
   nothing to extract; ``unparsed`` (with ``last_reason``).
@@ -88,7 +88,7 @@ def _scan_server(parser: LineParser, data: bytes, start: int, max_line_bytes: in
 class VllmFamily:
     name = "vllm"
     description = "vLLM server log (0.2 to V1), incl. uvicorn, /metrics, response bodies"
-    scan_requests = None  # no bulk fast paths (formats.base.FormatFamily)
+    scan_requests = None  # no bulk fast paths (formats._base.FormatFamily)
     decode_simple_block = None
 
     #: The native scanner of its request and access lines (``_native.scan_vllm``); None
@@ -99,7 +99,7 @@ class VllmFamily:
     def range_start(line: bytes) -> bool:
         """A byte range of a split read may start here: vLLM's own logging head at INFO,
         DEBUG or WARNING level (so no open traceback or ERROR context), no traceback text
-        (formats.base.FormatFamily.range_start)."""
+        (formats._base.FormatFamily.range_start)."""
         if quotes_traceback(line):
             return False
         m = HEAD_RE.match(line) or FAST_RE.match(line)

@@ -2,7 +2,7 @@
 
 The year is inferred once per file and carried from line to line (the package docstring
 says how); ``YearClock`` holds that inference for ``VllmParser``, and its year state is
-what a split reader seeds, reads and replays (formats.base.RangeAware).
+what a split reader seeds, reads and replays (formats._base.RangeAware).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The native scanner of vLLM server lines (native/vllm_scan.c), when it was built.
 
-``scan_vllm`` is the family's ``ServerScanner`` (formats.base): the C module reads the run
+``scan_vllm`` is the family's ``ServerScanner`` (formats._base): the C module reads the run
 of ``Received request`` / ``Added request`` / access lines that ``VllmParser.parse`` takes
 on its fast paths; this module then moves the parser's state on exactly as parsing those
 lines one by one would have (the year clock, the window of recent received ids, the
@@ -92,7 +92,7 @@ def _carries(kind: str, event: Event | None) -> bool:
     """Whether a parsed line can ride inside a run: its event, merged after the run's
     rows (core's batch applier), has the effect it has at its place. True for no event, a
     5xx access line's error (no request id: it only counts), a stats line that cannot
-    close open rows (``core.lifecycle.Lifecycle.stats`` closes them only at an idle
+    close open rows (``core.extraction.Lifecycle.stats`` closes them only at an idle
     engine line), and the end of one request (``Aborted request x.``), which the applier
     takes after the rows only when its row is there before it and no later line of the
     run names it (else it reads the run line by line)."""
@@ -116,7 +116,7 @@ def _carries(kind: str, event: Event | None) -> bool:
 
 
 def scan_vllm(parser: LineParser, data: bytes, start: int, max_line_bytes: int) -> Batch:
-    """``formats.base.ServerScanner`` for vLLM logs (see the module docstring)."""
+    """``formats._base.ServerScanner`` for vLLM logs (see the module docstring)."""
     assert _vllmscan is not None
     if not isinstance(parser, VllmParser) or not _takes_fast_paths(parser):
         return _empty(start, _line_end(data, start))
@@ -264,7 +264,7 @@ class _Walk:
         text = self.data[begin : begin + int(self.lengths[line])]
         if text.endswith(b"\n"):
             text = text[:-1]
-            if text.endswith(b"\r"):  # as sources.lines.split_chunk gives the line
+            if text.endswith(b"\r"):  # as sources._lines.split_chunk gives the line
                 text = text[:-1]
         kind, event = parser.parse(text)
         reason = parser.last_reason if kind == LineKind.UNPARSED else ""

@@ -51,7 +51,7 @@ from sparseety_tui.formats.vllm._wrap import WrappedStatsLines, starts_record
 class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
     """Stateful per-file parser (year inference, open tracebacks, recent request ids).
 
-    It is ``RangeAware`` (formats.base): a split reader may give it one range of a file.
+    It is ``RangeAware`` (formats._base): a split reader may give it one range of a file.
     """
 
     def __init__(
@@ -66,7 +66,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
         self._reference = reference_time
         self._year: int | None = None
         self._last_month = 0
-        #: The window of received ids (formats.vllm.recent).
+        #: The window of received ids (formats.vllm._recent).
         self._recent = RecentIds(RECENT_IDS)
         #: Set by a split reader (``begin_range``); None otherwise.
         self.boundary: BoundaryNotes | None = None
@@ -77,9 +77,9 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
 
     def parse(self, line: bytes) -> ParsedLine:
         try:
-            if self._wrap_held is not None:  # after a wrapped stats head: formats.termwrap
+            if self._wrap_held is not None:  # after a wrapped stats head: formats._termwrap
                 return self._settle_wrap(line)
-            if self._held:  # the line after an error line: see formats.tracebacks
+            if self._held:  # the line after an error line: see formats._tracebacks
                 return self._tb.settle_held(self._parse, line)
             if line[:1] in b"I(" and line and not self._tb_open:
                 fm = FAST_REQUEST_RE.match(line)
@@ -95,7 +95,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
         except Exception as exc:  # never raise on input; say why instead
             return self._failed(exc)
 
-    # -- reading a range of a file (formats.base.RangeAware) ----------------------------
+    # -- reading a range of a file (formats._base.RangeAware) ----------------------------
     # (``year_state`` and ``replay_year_probe`` are YearClock's.)
 
     def begin_range(self, year: YearState | None) -> BoundaryNotes:
@@ -122,7 +122,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
     def _parse(self, line: bytes) -> ParsedLine:
         if b"\r" in line or b"\x1b" in line:
             line = basic_clean(line)
-        self._row_len = len(line)  # a wrapped stats head's row width (formats.termwrap)
+        self._row_len = len(line)  # a wrapped stats head's row width (formats._termwrap)
         if not line or line.isspace():
             self._tb.blank()
             return BLANK

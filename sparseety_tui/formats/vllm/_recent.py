@@ -6,7 +6,7 @@ and the window is the last ``size`` ids remembered. It is kept as ``id -> serial
 how-many-th id remembered it was), instead of an ``OrderedDict`` dropping its oldest id
 at every insert: so a run of new ids read by the native scanner is remembered in one
 call, and whether an id was in the window at any line of the run is arithmetic on
-serials (``formats.vllm.native``), not a replay of the run id by id.
+serials (``formats.vllm._native``), not a replay of the run id by id.
 
 The serials are kept for two generations of ids, the one being filled and the one before
 it. When the one being filled holds ``size`` ids it becomes the one before, and the one

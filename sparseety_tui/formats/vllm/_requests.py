@@ -191,7 +191,7 @@ class RequestLines:
             count, ids = _id_list(body, at, self.keep_token_ids)
             if count is not None:
                 payload["prompt_tokens"] = count
-                payload["prompt_ids_logged"] = count  # cut at --max-log-len? (core.merge)
+                payload["prompt_ids_logged"] = count  # cut at --max-log-len? (core.extraction)
             if ids is not None:
                 payload["prompt_token_ids"] = ids
         return emit_requests(self.pending, [payload], REQUEST, ts)

@@ -7,7 +7,7 @@ top_p=0.95, top_k=0, ..., stop=[], stop_token_ids=[], [bad_words=[], ]...,
 max_tokens=100, min_tokens=0, ...)``. The fast path finds the four keys with ``bytes.find``
 when no quote comes before ``max_tokens=``: then no string (a client's ``stop`` text)
 can hold a look-alike key, and every ``, key=`` found is the repr's own. Otherwise the
-repr is read whole by ``formats.pylit`` (the rare line whose stop strings are printed).
+repr is read whole by ``formats._pylit`` (the rare line whose stop strings are printed).
 """
 
 from __future__ import annotations

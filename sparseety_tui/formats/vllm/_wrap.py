@@ -1,4 +1,4 @@
-"""vLLM stats lines a terminal hard-wrapped or cut at a ``$`` marker (formats/termwrap.py):
+"""vLLM stats lines a terminal hard-wrapped or cut at a ``$`` marker (formats/_termwrap.py):
 what a whole one looks like, and where a fused line's second record starts."""
 
 from __future__ import annotations

@@ -84,9 +84,9 @@ class MainScreen(QueryScreen):
         self._message_is_error = False
         self._last: Snapshot | None = None
         self._model = ""  # the model the expert heatmap shows ("": the first)
-        self._split = "none"  # core.splits.SPLITS: what the totals and side panel split by
+        self._split = "none"  # core.figures.SPLITS: what the totals and side panel split by
         self._group = 0  # which group of the split is shown
-        #: the followed paths and their short names (core.filenames)
+        #: the followed paths and their short names (core.text)
         self._short: tuple[tuple[str, ...], dict[str, str]] = ((), {})
 
     def compose(self) -> ComposeResult:

@@ -1,5 +1,5 @@
 """Trends (``T``): per-minute plots of latency, TTFT, tokens/s, requests/s, errors and 5xx,
-cache hit rate, queue and KV usage (``core.trends``), so "since when" is one look.
+cache hit rate, queue and KV usage (``core.figures``), so "since when" is one look.
 
 The app hands the screen every new snapshot while it is shown (``refresh_content``); the
 trends are worked out again at most once every REFRESH_S (or four times as long as the last
@@ -32,7 +32,7 @@ from sparseety_tui.ui.widgets.plot import Plot
 REFRESH_S = 1.0
 #: Plots side by side from this width on.
 TWO_COLUMNS_WIDTH = 140
-#: The plots' keys, in screen order (core.trends names them).
+#: The plots' keys, in screen order (core.figures names them).
 ORDER = ("latency", "ttft", "errors", "requests", "tokens", "cache", "queue", "kv")
 #: Each plot's title before there is data to name it.
 TITLES = {

@@ -1,6 +1,6 @@
 """Engine statistics (vLLM ``Engine 000:`` / SGLang batch lines) as labelled sparklines.
 
-The sparklines are the fleet's (``core.fleet``: engines summed, ratios averaged, replicated
+The sparklines are the fleet's (``core.figures``: engines summed, ratios averaged, replicated
 ranks once); expanded (``p`` or a click), one row per engine gives its last figures.
 
 Stats of several logs are never summed into one fleet line: two servers tailed together
@@ -8,7 +8,7 @@ would read as one server ramping up when the second starts. Then the panel shows
 log's engines, one row each (a sparkline of its generation throughput and its last
 figures), under the log's short name; a split (``x``: by file, by engine) shows the
 sparklines of one log or one engine. The stats-line count is the series' true count, the
-prefix-cache share is ``summary``'s (``core.fleet.prefill_cached``: cached / (cached +
+prefix-cache share is ``summary``'s (``core.figures.prefill_cached``: cached / (cached +
 new) prefill tokens over every stats line), and retraction and OOM warnings are counted
 from the error log."""
 
@@ -46,7 +46,7 @@ SERIES: tuple[tuple[str, str, float, str], ...] = (
     ("KV usage", "kv_usage", 100.0, "%"),
     ("prefix hit", "prefix_cache_hit_rate", 100.0, "%"),
 )
-#: An engine row's prefix-cache share of prefill (``core.fleet.prefill_cached``).
+#: An engine row's prefix-cache share of prefill (``core.figures.prefill_cached``).
 CACHED_SHARE = "cached_share"
 #: What an engine row shows, in this order: SERIES, then the cached share.
 ROW_FIELDS = (*SERIES, ("prefix cached", CACHED_SHARE, 100.0, "%"))
@@ -72,7 +72,7 @@ class EnginePanel(Widget):
         self._engines: dict[str, dict[str, float]] = {}
         self.expanded = False
         self._series_all: EngineSeries | None = None
-        #: the fleet's engines (core.fleet), all logs; those of the split's group
+        #: the fleet's engines (core.figures), all logs; those of the split's group
         self._all_engines: tuple[Engine, ...] = ()
         self._shown: tuple[Engine, ...] = ()
         #: ("file", path) or ("engine", group): the split's group; None: everything
@@ -90,7 +90,7 @@ class EnginePanel(Widget):
     ) -> None:
         """The recent stats lines; ``series``: every stats line's series (its true count
         and sums); ``focus``: show one log (``("file", path)``) or one engine
-        (``("engine", group)``, a ``core.fleet.Engine.group``); ``events``: warnings
+        (``("engine", group)``, a ``core.figures.Engine.group``); ``events``: warnings
         by kind (``retraction``, ``oom``)."""
         events = events or {}
         if (
@@ -279,7 +279,7 @@ def warning_counts(state: FrozenExtractor | None) -> dict[str, int]:
 
 
 def _in_focus(group: str, focus: tuple[str, str] | None) -> bool:
-    """Whether an engine group (``core.fleet.fold`` of a series key) is in the split's."""
+    """Whether an engine group (``core.figures.fold`` of a series key) is in the split's."""
     if focus is None:
         return True
     kind, value = focus

@@ -120,7 +120,7 @@ class RequestTable(ScrollView, can_focus=True):
         # Id labels of the rows on screen, made distinct together (ui/idlabels.py).
         self._id_labels: dict[int, str] = {}
         self._id_labels_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
-        #: Each Extractor file's short name (core.filenames), and the paths it was made for.
+        #: Each Extractor file's short name (core.text), and the paths it was made for.
         self._file_names: tuple[str, ...] = ()
         self._file_paths: tuple[str, ...] = ()
 

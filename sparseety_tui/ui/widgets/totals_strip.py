@@ -233,7 +233,7 @@ class TotalsStrip(Widget):
 
 
 def split_groups(totals: Totals | None, split: str, paths: Sequence[str] = ()) -> list[str]:
-    """The group names of a split (``core.splits.SPLITS``), in the order the key cycles;
+    """The group names of a split (``core.figures.SPLITS``), in the order the key cycles;
     by file, every followed path (``paths``), with requests or not (engine stats only)."""
     if totals is None or split == "none":
         return []
