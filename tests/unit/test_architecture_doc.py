@@ -194,14 +194,14 @@ def test_a_wrong_name_is_caught() -> None:
     assert problem("Extractor.freeze") is None
     assert problem("Extractor.thaw") is not None
     assert problem("core.store") is None
-    assert problem("core.figures") is not None  # an old flat module, not a subpackage
+    assert problem("core.totals") is not None  # an old flat module, not a subpackage
     assert problem("core.store.RequestStore") is None
     assert problem("core.figures.RequestStore") is not None  # in the wrong subpackage
     assert problem("ingest.parallel") is None
     assert problem("ingest.paralel") is not None
     assert problem("formats.FAMILIES") is None
     assert problem("formats.FAMILY") is not None
-    assert problem("formats._registry") is not None  # a private module, not on the face
+    assert problem("formats.registry") is not None  # a private module, not on the face
     assert problem("sparseety_tui.events.LineKind") is None
     # Prose is not a name.
     for word in ("tail", "vllm.stats", "events.py", "summary"):
