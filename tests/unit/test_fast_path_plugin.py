@@ -241,7 +241,8 @@ def _imports(tree: ast.AST) -> list[str]:
 
 def _names_a_family(module: str, is_family: Callable[[str], bool]) -> bool:
     parts = module.split(".")
-    return module.startswith("sparseety_tui.formats.") and is_family(parts[2])
+    # formats' family modules are private now (``_trace``): the name without its underscore
+    return module.startswith("sparseety_tui.formats.") and is_family(parts[2].lstrip("_"))
 
 
 def test_core_names_no_format_family() -> None:

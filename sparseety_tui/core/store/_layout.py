@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from sparseety_tui.batch import RECORD_COUNT_COLUMNS
 from sparseety_tui.events import RequestState
 
 UNKNOWN = -1
@@ -47,17 +48,10 @@ KV_SKIP_NONE, KV_SKIP_EVICTED, KV_SKIP_MASKED = 0, 1, 2
 CACHE_HIT_REPORTED = 2
 KV_SKIP_NAMES = {"evicted": KV_SKIP_EVICTED, "masked": KV_SKIP_MASKED}
 
-# (name, typecode). Integer columns hold -1 for unknown, float columns NaN.
+# Integer columns hold -1 for unknown, float columns NaN. The counts a request record's
+# batch carries (``sparseety_tui.batch``) come first, under the same names.
 INT_COLUMNS = (
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "topk_experts",
-    "total_experts",
-    "skipped_heads",
-    "total_heads",
-    "kv_kept",
-    "kv_total",
+    *RECORD_COUNT_COLUMNS,
     "line_no",  # 1-based line number of the request's first line in its file
     # Sampling parameters the request was sent with (vLLM ``SamplingParams``).
     "max_tokens",
