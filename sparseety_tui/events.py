@@ -58,6 +58,17 @@ class RequestState(str, Enum):
     END_UNLOGGED = "end_unlogged"
 
 
+class TimingSource(str, Enum):
+    """Where a request's timing figures come from (``RequestPayload.timing_from``)."""
+
+    SPAN = "span"  # an OpenTelemetry span the server sent (vLLM ``llm_request``)
+    META_INFO = "meta_info"  # SGLang's ``meta_info`` (a ``Finish:`` line, a saved response)
+    RESPONSE = "response"  # vLLM's per-request ``metrics`` object in a saved response
+    LOG = "log"  # times of server log lines
+    TRACE = "trace"  # a sparseety trace record
+    DERIVED = "derived"  # computed from other figures of the request (TTFT = first - start)
+
+
 class SparseInfo(TypedDict, total=False):
     """The ``sparse`` object of a request record (all optional)."""
 
@@ -120,6 +131,19 @@ class RequestPayload(TypedDict, total=False):
     sparse: SparseInfo
     sampling: SamplingInfo
     error: str
+    # Where the request's time went (seconds), as its server measured it: ``queue_s`` waiting
+    # to be scheduled, ``prefill_s`` and ``decode_s`` in the model for each phase,
+    # ``inference_s`` in the model in all (vLLM's ``gen_ai.latency.*`` span attributes).
+    queue_s: float
+    prefill_s: float
+    decode_s: float
+    inference_s: float
+    preemptions: int  # times the scheduler preempted the request
+    #: Where this payload's timing fields (the four above, ``latency_s``, ``ttft_s`` and
+    #: ``preemptions``) come from: a ``TimingSource`` value; absent: ``"log"``.
+    timing_from: str
+    trace_id: str  # W3C trace id of the request's span (32 lowercase hex digits)
+    span_id: str  # its span id (16 lowercase hex digits)
 
 
 class TokenPayload(TypedDict, total=False):
