@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from sparseety_tui.formats import _generic as generic
 from sparseety_tui.formats import _kvline as kvline
 from sparseety_tui.formats import _trace as trace
-from sparseety_tui.formats import sglang, vllm
+from sparseety_tui.formats import otlp, sglang, vllm
 from sparseety_tui.formats._base import FormatFamily
 from sparseety_tui.formats._wrapped import WrappedFamily
 from sparseety_tui.formats._wrappers import detect_wrapper
@@ -23,6 +23,7 @@ FAMILIES: dict[str, FormatFamily] = {
     kvline.FAMILY.name: kvline.FAMILY,
     vllm.FAMILY.name: vllm.FAMILY,
     sglang.FAMILY.name: sglang.FAMILY,
+    otlp.FAMILY.name: otlp.FAMILY,
 }
 
 #: How many leading lines detection looks at (a few KB of a real log).

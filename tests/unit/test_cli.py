@@ -183,4 +183,4 @@ def test_format_help_lists_the_registered_families(monkeypatch: pytest.MonkeyPat
     monkeypatch.setitem(registry.FAMILIES, "newfmt", registry.FAMILIES["trace"])
     for name in ("extract", "summary", "tail", "serve", "compare", "redact"):
         shown = " ".join(subcommands(build_parser())[name].format_help().split())
-        assert "force a format: trace, kv, vllm, sglang, newfmt " in shown, name
+        assert "force a format: trace, kv, vllm, sglang, otlp, newfmt " in shown, name
