@@ -1,6 +1,6 @@
 """The interface every format family implements, and small helpers they share.
 
-A *format family* (a module or package: trace, kvline, vllm, sglang) knows how to say how
+A *format family* (a module or package: trace, kvline, vllm, sglang, otlp) knows how to say how
 likely a file is in its format (``sniff``) and how to make a per-file ``LineParser``.
 Parsers are stateful per file (tracebacks span lines, vLLM timestamps need a year carried
 forward), so the Extractor makes one per followed file.
