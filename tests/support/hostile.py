@@ -28,7 +28,13 @@ from sparseety_tui.formats import _registry as registry
 from sparseety_tui.formats import shapes
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS_DIRS = (ROOT / "tests" / "data" / "real_logs", ROOT / "sample_logs")
+#: The real logs, the demo's sample logs, and spans the OpenTelemetry SDK made (the otlp
+#: family's lines: tests/support/otlp_spans.py).
+CORPUS_DIRS = (
+    ROOT / "tests" / "data" / "real_logs",
+    ROOT / "sample_logs",
+    ROOT / "tests" / "data" / "otlp",
+)
 FORMATS_DIR = ROOT / "sparseety_tui" / "formats"
 
 

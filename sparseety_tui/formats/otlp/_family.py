@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-import re
-
 from sparseety_tui.formats.otlp._kinds import KINDS
 from sparseety_tui.formats.otlp._parser import OtlpParser
 
 __all__ = ["FAMILY", "KINDS", "OtlpFamily"]
 
-#: A line that opens an ``ExportTraceServiceRequest`` (the Collector writes this key first).
-_HEAD = re.compile(rb'\s*\{\s*"resourceSpans"\s*:')
+#: The key an ``ExportTraceServiceRequest`` line opens with (the Collector writes it first):
+#: ``{"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[]}]}``.
+_KEY = b'"resourceSpans"'
+
+
+def opens_export(line: bytes) -> bool:
+    """Whether ``line`` opens with ``{"resourceSpans":`` (whitespace allowed between)."""
+    head = line.lstrip()
+    if head[:1] != b"{":
+        return False
+    rest = head[1:].lstrip()
+    return rest.startswith(_KEY) and rest[len(_KEY) :].lstrip()[:1] == b":"
 
 
 class OtlpFamily:
@@ -29,7 +37,7 @@ class OtlpFamily:
             if not line.strip():
                 continue
             nonblank += 1
-            if _HEAD.match(line):
+            if opens_export(line):
                 hits += 1
         return 0.98 * hits / nonblank if nonblank else 0.0
 
