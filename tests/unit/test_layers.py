@@ -16,6 +16,8 @@ LAYERS: list[set[str]] = [
     {"cli"},
     # the TUI, the HTTP API and the routing capture: all on ingest, none imports another
     {"ui", "serve", "capture"},
+    # the live OTLP receivers: append to a spool that ingest follows
+    {"receive"},
     {"ingest"},
     {"core"},
     {"formats"},
