@@ -6,13 +6,17 @@ import argparse
 import socket
 import sys
 from dataclasses import replace
+from typing import Any
 
 from sparseety_tui.cli.errors import CliError
+from sparseety_tui.cli.otlp_args import announce, open_receivers, receive_settings, start_receivers
 from sparseety_tui.cli.redaction import redactor_of
 from sparseety_tui.cli.serve_args import settings_of
 from sparseety_tui.core.text import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions
+from sparseety_tui.receive import Receivers
+from sparseety_tui.serve.followed import FollowedLogs
 from sparseety_tui.serve.settings import ServeSettings, SettingsError, check, read_token
 from sparseety_tui.sources import os_reason
 
@@ -50,31 +54,60 @@ def run(args: argparse.Namespace, options: Options) -> int:
     from sparseety_tui.cli.tui import tail_inputs
 
     paths, directories = tail_inputs(args.paths) if args.paths else ((), ())
+    otlp = receive_settings(args, paths, directories)
     shape = make_shape(options)
     # Imported now that the arguments are known good: the ASGI stack is the slow part.
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401
 
         from sparseety_tui.serve.app import build_app
-        from sparseety_tui.serve.followed import FollowedLogs
     except ImportError as exc:
         raise InputError(
             f"serve needs its extra: pip install 'sparseety-tui[serve]' ({exc.name} missing)"
         ) from None
 
-    live = LiveOptions(
-        paths=paths, directories=directories, start="start", poll=args.poll, track_rate=False
-    )
-    followed = FollowedLogs(live, options, shape)
-    app = build_app(followed, settings, options, token)
-    sock = bind(settings)
+    receivers = None if otlp is None else open_receivers(otlp)
+    try:
+        followed_paths = paths if receivers is None else (*paths, receivers.spool_path)
+        live = LiveOptions(
+            paths=followed_paths,
+            directories=directories,
+            start="start",
+            poll=args.poll,
+            track_rate=False,
+        )
+        followed = FollowedLogs(live, options, shape)
+        status = None if receivers is None else receivers.status
+        app = build_app(followed, settings, options, token, otlp_status=status)
+        sock = bind(settings)
+        if receivers is not None:
+            start_receivers(receivers)
+        _serve(sock, app, followed, len(paths), receivers)
+    finally:
+        if receivers is not None:
+            receivers.close()
+    return 0
+
+
+def _serve(
+    sock: socket.socket,
+    app: Any,
+    followed: FollowedLogs,
+    files: int,
+    receivers: Receivers | None,
+) -> None:
+    """Say where, then serve until interrupted (uvicorn handles Ctrl-C)."""
+    import uvicorn
+
     host, port = sock.getsockname()[:2]
     shown = f"[{host}]" if ":" in host else host
     print(
-        escape(f"serving http://{shown}:{port} (following {len(paths)} file(s); Ctrl-C stops)"),
+        escape(f"serving http://{shown}:{port} (following {files} file(s); Ctrl-C stops)"),
         file=sys.stderr,
         flush=True,
     )
+    if receivers is not None:
+        announce(receivers)
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -89,4 +122,3 @@ def run(args: argparse.Namespace, options: Options) -> int:
     finally:
         followed.stop()
         sock.close()
-    return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from sparseety_tui.cli.otlp_args import add_otlp_options
 from sparseety_tui.cli.shared_args import add_input_options
 from sparseety_tui.serve import settings as defaults
 from sparseety_tui.serve.openapi import curl_examples
@@ -15,7 +16,9 @@ DESCRIPTION = (
     "(= extract --filter --limit), /requests/ID (the detail), POST /extract (= extract for "
     "the records sent), /metrics (Prometheus) and /openapi.json. Read-only on the logs. "
     "Without PATH only POST /extract has anything to say. With --redact every answer is "
-    "redacted (and says what was, in counts per rule)."
+    "redacted (and says what was, in counts per rule). With --otlp or --otlp-grpc it also "
+    "receives OpenTelemetry traces live (vllm serve --otlp-traces-endpoint); /health then "
+    "counts what they took and refused."
 )
 
 
@@ -95,6 +98,8 @@ def add_subcommand(sub: Any) -> None:
         "sparseety_expert_series_omitted",
     )
     serve.add_argument("--poll", action="store_true", help="poll instead of file events (NFS)")
+    # --allow-remote and --token-file (above) cover the receivers too: one token for all.
+    add_otlp_options(serve, remote_options=False)
 
 
 def settings_of(args: argparse.Namespace) -> defaults.ServeSettings:

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from dataclasses import replace
 from typing import Any
 
+from sparseety_tui.cli.otlp_args import (
+    announce,
+    farewell,
+    open_receivers,
+    receive_settings,
+    start_receivers,
+)
 from sparseety_tui.core.redact import Redactor
-from sparseety_tui.core.text import quote
+from sparseety_tui.core.text import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, cannot_read
 from sparseety_tui.ingest.snapshot import LiveOptions, StartMode
 from sparseety_tui.sources import expand
@@ -115,25 +123,41 @@ def run(command: str, args: argparse.Namespace) -> int:
         options = Options(
             format=args.format, tokenizer=args.tokenizer, model_config=args.model_config
         )
-        paths, directories = tail_inputs(args.paths)
+        paths, directories = tail_inputs(args.paths) if args.paths else ((), ())
+        otlp = receive_settings(args, paths, directories)
+        if not args.paths and otlp is None:
+            raise InputError("tail needs a PATH to follow, or --otlp / --otlp-grpc to receive")
+        if otlp is not None and args.replay:
+            raise InputError("--otlp and --otlp-grpc go with live tail, not --replay")
         replay = replay_source(args, paths) if args.replay else None
         if not args.replay and (args.replay_from or args.speed != 1.0):
             raise InputError("--speed and --from go with --replay")
-        live = live_options(args, paths, directories)
-        config = AppConfig(
-            live=replace(live, start="start", directories=()) if replay else live,
-            options=options,
-            theme=args.theme,
-            request_id=args.request,
-            window=window_arg(args),
-            output_dir=output_dir(args),
-            redactor=redactor,
-            replay=replay,
-        )
-        # Builds the Extractor with ingest.batch.make_extractor, which loads a named
-        # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
-        app = SparseetyApp(config, themes=themes)
-        app.run()
+        receivers = None if otlp is None else open_receivers(otlp)
+        try:
+            if receivers is not None:
+                paths = (*paths, receivers.spool_path)
+            live = live_options(args, paths, directories)
+            config = AppConfig(
+                live=replace(live, start="start", directories=()) if replay else live,
+                options=options,
+                theme=args.theme,
+                request_id=args.request,
+                window=window_arg(args),
+                output_dir=output_dir(args),
+                redactor=redactor,
+                replay=replay,
+            )
+            # Builds the Extractor with ingest.batch.make_extractor, which loads a named
+            # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.
+            app = SparseetyApp(config, themes=themes)
+            if receivers is not None:
+                start_receivers(receivers)
+                announce(receivers)  # seen again once the UI gives the screen back
+            app.run()
+        finally:
+            if receivers is not None:
+                receivers.close()
+                print(escape(farewell(receivers)), file=sys.stderr)
         return app.return_code or 0
     if command == "demo":
         return run_demo(args, themes, redactor)

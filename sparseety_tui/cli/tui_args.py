@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sparseety_tui.cli.otlp_args import add_otlp_options
 from sparseety_tui.cli.shared_args import add_core_options
 
 
@@ -18,9 +19,11 @@ def add_subcommands(sub: Any) -> None:
         "to 64 MB is read whole at start, a bigger one shows its last 8 MB first and reads "
         "the older part in the background (progress bar in the status line) while the UI "
         "stays usable. --last N starts N lines before the end; --from-start reads whole "
-        "files in order, however big (the newest requests show up last).",
+        "files in order, however big (the newest requests show up last). With --otlp or "
+        "--otlp-grpc it also receives OpenTelemetry traces live (from vllm serve "
+        "--otlp-traces-endpoint), with or without a PATH.",
     )
-    tail.add_argument("paths", nargs="+", metavar="PATH", help="log files or directories to follow")
+    tail.add_argument("paths", nargs="*", metavar="PATH", help="log files or directories to follow")
     add_core_options(tail)
     tail.add_argument("--theme", metavar="NAME", help="dark, light or ansi (16 colours)")
     tail.add_argument(
@@ -55,6 +58,7 @@ def add_subcommands(sub: Any) -> None:
         help="--replay: start at log time T (what comes before is shown at once); "
         "2026-11-30T10:00, 10:00, or 10m (before the logs' end)",
     )
+    add_otlp_options(tail, remote_options=True)
     tail.add_argument(
         "--output-dir",
         metavar="DIR",

@@ -67,11 +67,19 @@ class _Api:
     options: Options
     registry: CollectorRegistry
     limiter: anyio.CapacityLimiter
+    otlp_status: Callable[[], dict[str, Any]] | None = None
 
     # -- routes -----------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        return JSONResponse({"status": "ok", "version": __version__})
+        document: dict[str, Any] = {"status": "ok", "version": __version__}
+        if self.otlp_status is None:
+            return JSONResponse(document)
+        # The live receivers' counters (--otlp, --otlp-grpc); the spool's path is the
+        # user's text, escaped as every other answer's.
+        document["otlp"] = self.otlp_status()
+        body = escape_json(json_bytes(document, orjson.OPT_INDENT_2)) + b"\n"
+        return Response(body, media_type="application/json")
 
     async def extract(self, request: Request) -> Response:
         try:
@@ -264,7 +272,9 @@ def build_app(
     settings: ServeSettings,
     options: Options,
     token: bytes | None = None,
+    otlp_status: Callable[[], dict[str, Any]] | None = None,
 ) -> Starlette:
+    """The application; ``otlp_status`` (the live receivers' counters) goes in ``/health``."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(
         SparseetyCollector(
@@ -274,7 +284,14 @@ def build_app(
             expert_series_budget=settings.expert_series_budget,
         )
     )
-    api = _Api(followed, settings, options, registry, anyio.CapacityLimiter(settings.workers))
+    api = _Api(
+        followed,
+        settings,
+        options,
+        registry,
+        anyio.CapacityLimiter(settings.workers),
+        otlp_status,
+    )
     routes: list[tuple[str, str, Callable[[Request], Any]]] = [
         ("/health", "GET", api.health),
         ("/extract", "POST", api.extract),

@@ -78,8 +78,15 @@ def description(with_token: bool) -> dict[str, Any]:
     paths: dict[str, Any] = {
         "/health": {
             "get": {
-                "summary": "liveness and the package version",
-                "responses": {"200": {"description": '{"status": "ok", "version": "..."}'}},
+                "summary": "liveness and the package version; with --otlp or --otlp-grpc, "
+                "the receivers' counters",
+                "responses": {
+                    "200": {
+                        "description": '{"status": "ok", "version": "...", "otlp": {"requests", '
+                        '"accepted_spans", "rejected_spans", "body_bytes", "refused": {reason: '
+                        'count}, "lost_spans", "spool", "listening"}} (otlp only with a receiver)'
+                    }
+                },
             }
         },
         "/extract": {
