@@ -228,7 +228,12 @@ def test_protobuf_is_imported_only_inside_functions() -> None:
     assert "google.protobuf" in _module_level_imports(
         "try:\n    import google.protobuf\nexcept ImportError:\n    pass\n"
     )
+    # The gRPC receiver's own module: it exists to use grpc, and only
+    # ``receive._receivers`` imports it, inside the function that starts that receiver.
+    lazy_modules = {PACKAGE / "receive" / "_grpc.py"}
     for path in paths:
+        if path in lazy_modules:
+            continue
         eager = [
             name
             for name in _module_level_imports(path.read_text())
