@@ -37,7 +37,6 @@ from sparseety_tui.capture.routed import (
 )
 from sparseety_tui.formats import meta_info_timing, metrics_timing
 
-
 #: Timing fields a response can give a record (formats._timing), besides its routing.
 _TIMING_KEYS = ("queue_s", "prefill_s", "decode_s", "inference_s", "latency_s", "ttft_s")
 

@@ -218,9 +218,7 @@ def run_import(args: argparse.Namespace) -> int:
                 try:
                     if isinstance(value, ResponseError):
                         raise value
-                    lines.extend(
-                        json.dumps(rec) for rec in convert_value(value, options, ignored)
-                    )
+                    lines.extend(json.dumps(rec) for rec in convert_value(value, options, ignored))
                 except ResponseError as exc:
                     failed.append(f"{where}: {exc}")
         if failed:

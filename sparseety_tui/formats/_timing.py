@@ -72,7 +72,9 @@ def _seconds(
     return number * scale
 
 
-def _count(obj: dict[str, Any], keys: tuple[str, ...], ignored: dict[str, int], where: str) -> int | None:
+def _count(
+    obj: dict[str, Any], keys: tuple[str, ...], ignored: dict[str, int], where: str
+) -> int | None:
     for key in keys:
         value = obj.get(key)
         if value is None:
