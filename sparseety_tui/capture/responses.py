@@ -1,4 +1,5 @@
-"""Saved vLLM / SGLang responses that carry routed experts -> trace format v1 records.
+"""Saved vLLM / SGLang responses that carry routed experts or timing -> trace format v1
+records.
 
 Input: JSON or JSON Lines files, each value a response, a list of responses (SGLang's
 batch ``/generate``), or ``{"request": {...}, "response": {...}}`` as a proxy saves a pair
@@ -11,6 +12,10 @@ tokens has routing for positions ``0 … P+C-2`` (the last sampled token is neve
 back). SGLang returns ``[start_len, P+C-1)``; vLLM documents ``[P]`` prompt rows plus
 ``[C]`` generated rows, whose last row is for a position the model never ran: it is left
 out and counted (``x_routing_rows_dropped``), never shown as routing.
+
+Timing (formats._timing): SGLang's ``meta_info`` and vLLM's per-request ``metrics`` object
+give the record its queue, prefill, decode, inference, latency and TTFT seconds, with
+``timing_from``; a response with timing and no routing is a record without ``sparse``.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ from sparseety_tui.capture.routed import (
     is_npy,
     reshape_flat,
 )
-from sparseety_tui.formats import as_float
+from sparseety_tui.formats import meta_info_timing, metrics_timing
+
+#: Timing fields a response can give a record (formats._timing), besides its routing.
+_TIMING_KEYS = ("queue_s", "prefill_s", "decode_s", "inference_s", "latency_s", "ttft_s")
 
 
 class ResponseError(ValueError):
@@ -119,18 +127,27 @@ def _record(
     return rec
 
 
+def _timed(timing: dict[str, Any]) -> bool:
+    """Whether a response's timing gives any figure (a record without routing is kept
+    for it)."""
+    return any(key in timing for key in _TIMING_KEYS)
+
+
+def _plain(rid: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """A record of a response that carries timing but no routing."""
+    rec: dict[str, Any] = {"request_id": rid, "state": "finished"}
+    rec.update({k: v for k, v in fields.items() if v is not None})
+    return rec
+
+
 def _sglang_native(
-    resp: dict[str, Any], req: dict[str, Any], options: ConvertOptions
+    resp: dict[str, Any], req: dict[str, Any], options: ConvertOptions, ignored: dict[str, int]
 ) -> dict[str, Any]:
     info = resp["meta_info"]
     rid = info.get("id")
     if not isinstance(rid, str) or not rid:
         raise ResponseError("SGLang meta_info without an id")
     value = info.get("routed_experts")
-    if value is None:
-        raise ResponseError(
-            f"{rid}: no meta_info.routed_experts (server flag --enable-return-routed-experts, request return_routed_experts)"
-        )
     finish = info.get("finish_reason")
     fields = {
         "prompt": req.get("text") if isinstance(req.get("text"), str) else None,
@@ -141,8 +158,16 @@ def _sglang_native(
         "completion_tokens": _int(info.get("completion_tokens")),
         "cached_tokens": _int(info.get("cached_tokens")),
         "finish_reason": finish.get("type") if isinstance(finish, dict) else None,
-        "latency_s": as_float(info.get("e2e_latency")),  # NaN/inf: unknown, never bad JSON
     }
+    timing: dict[str, Any] = {}
+    meta_info_timing(info, timing, ignored)  # type: ignore[arg-type]  # a RequestPayload
+    fields.update(timing)  # NaN/inf/negative: unknown (counted), never bad JSON
+    if value is None:
+        if _timed(timing):
+            return _plain(rid, fields)
+        raise ResponseError(
+            f"{rid}: no meta_info.routed_experts (server flag --enable-return-routed-experts, request return_routed_experts)"
+        )
     return _sglang_flat(rid, value, info.get("routed_experts_dtype", "int32"), req, fields, options)
 
 
@@ -196,7 +221,7 @@ def _openai_prompt(
 
 
 def _openai(
-    resp: dict[str, Any], req: dict[str, Any], options: ConvertOptions
+    resp: dict[str, Any], req: dict[str, Any], options: ConvertOptions, ignored: dict[str, int]
 ) -> Iterator[dict[str, Any]]:
     rid = resp.get("id")
     if not isinstance(rid, str) or not rid:
@@ -206,11 +231,19 @@ def _openai(
         raise ResponseError(f"{rid}: no choices")
     usage: dict[str, Any] = resp["usage"] if isinstance(resp.get("usage"), dict) else {}
     prompt = _openai_prompt(rid, resp, req, usage)
+    timing: dict[str, Any] = {}
+    metrics = resp.get("metrics")
+    if isinstance(metrics, dict) and len(choices) == 1:  # vLLM sends none for more
+        metrics_timing(metrics, timing, ignored)  # type: ignore[arg-type]  # a RequestPayload
     for index, choice in enumerate(choices):
         if not isinstance(choice, dict):
             raise ResponseError(f"{rid}: choice {index} is not an object")
         name = rid if len(choices) == 1 else f"{rid}-{choice.get('index', index)}"
         fields = _choice_fields(resp, req, choice, prompt, usage if len(choices) == 1 else None)
+        fields.update(timing)
+        if _timed(timing) and not _has_routing(choice, prompt):
+            yield _plain(name, fields)
+            continue
         yield _choice_record(name, choice, req, fields, prompt, options)
 
 
@@ -247,6 +280,12 @@ def _choice_fields(
     }
 
 
+def _has_routing(choice: dict[str, Any], prompt: _OpenAIPrompt) -> bool:
+    ext = choice.get("sgl_ext")
+    in_ext = isinstance(ext, dict) and ext.get("routed_experts") is not None
+    return in_ext or choice.get("routed_experts") is not None or prompt.routing is not None
+
+
 def _choice_record(
     name: str,
     choice: dict[str, Any],
@@ -281,8 +320,12 @@ def _choice_record(
     return _record(name, arr, start, source, fields, options)
 
 
-def convert_value(obj: Any, options: ConvertOptions) -> Iterator[dict[str, Any]]:
-    """The records of one JSON value (a response, a list, or a request/response pair)."""
+def convert_value(
+    obj: Any, options: ConvertOptions, ignored: dict[str, int] | None = None
+) -> Iterator[dict[str, Any]]:
+    """The records of one JSON value (a response, a list, or a request/response pair).
+    Timing values left unknown (no number, negative) are counted in ``ignored``."""
+    counts: dict[str, int] = {} if ignored is None else ignored
     req: Any = {}
     if isinstance(obj, dict) and isinstance(obj.get("response"), (dict, list)):
         req = obj.get("request") if isinstance(obj.get("request"), dict) else {}
@@ -293,9 +336,9 @@ def convert_value(obj: Any, options: ConvertOptions) -> Iterator[dict[str, Any]]
             raise ResponseError(f"a JSON {type(resp).__name__}, not a response object")
         one = _nth_request(req, i, len(responses))
         if isinstance(resp.get("meta_info"), dict):
-            yield _sglang_native(resp, one, options)
+            yield _sglang_native(resp, one, options, counts)
         elif "choices" in resp:
-            yield from _openai(resp, one, options)
+            yield from _openai(resp, one, options, counts)
         else:
             raise ResponseError(
                 "neither an OpenAI-style response (choices) nor SGLang's (meta_info)"

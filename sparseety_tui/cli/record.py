@@ -135,14 +135,17 @@ def run(args: argparse.Namespace) -> int:
 def add_import_subcommand(sub: Any) -> None:
     imp = sub.add_parser(
         "import-routing",
-        help="saved vLLM/SGLang responses with routed experts (or SGLang expert dumps) -> trace",
+        help="saved vLLM/SGLang responses with routed experts or timing (or SGLang expert "
+        "dumps) -> trace",
         description="Turn what a server returned about routing into what the tool reads: "
         "vLLM responses (prompt_routed_experts, choices[].routed_experts: nested lists or "
         "base64 .npy; vllm serve --enable-return-routed-experts) and SGLang responses "
         "(meta_info.routed_experts or choices[].sgl_ext.routed_experts: base64 int32; "
         "--enable-return-routed-experts and return_routed_experts in the request), saved as "
         'JSON / JSON Lines (a response, a list, or {"request": ..., "response": ...}), into '
-        "trace records; SGLang expert_distribution_recorder_*.pt dumps: stat mode into a "
+        "trace records, with the timing the responses carry (SGLang meta_info; vLLM's metrics "
+        "object, --enable-per-request-metrics), a response with timing and no routing as a "
+        "record without routing; SGLang expert_distribution_recorder_*.pt dumps: stat mode into a "
         "layer_id,expert_id,count CSV, per_token mode into token events joined to --requests "
         "(.pt needs the capture extra).",
     )
@@ -204,6 +207,7 @@ def run_import(args: argparse.Namespace) -> int:
     dumps = [p for p in paths if p.suffix == ".pt"]
     lines: list[str] = []
     failed: list[str] = []
+    ignored: dict[str, int] = {}
     if dumps:
         lines = _dump_lines(dumps, paths, args)
     else:
@@ -214,12 +218,14 @@ def run_import(args: argparse.Namespace) -> int:
                 try:
                     if isinstance(value, ResponseError):
                         raise value
-                    lines.extend(json.dumps(rec) for rec in convert_value(value, options))
+                    lines.extend(json.dumps(rec) for rec in convert_value(value, options, ignored))
                 except ResponseError as exc:
                     failed.append(f"{where}: {exc}")
         if failed:
             for message in failed[:20]:
                 warn(f"not converted: {message}")
+        for what, n in sorted(ignored.items()):
+            warn(f"left unknown: {what} ({n})")
     _write(args.output, lines)
     if failed:
         raise CliError(f"{len(failed)} of {total} responses not converted (see above)")

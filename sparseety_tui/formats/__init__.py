@@ -34,6 +34,7 @@ from sparseety_tui.formats._timestamps import (
     parse_timestamp,
     utc_text,
 )
+from sparseety_tui.formats._timing import meta_info_timing, metrics_timing
 from sparseety_tui.formats._trace_native import SCANNER as TRACE_RECORD_SCANNER
 from sparseety_tui.formats._wrapped import WrappedParser, wrapper_name
 
@@ -63,6 +64,8 @@ __all__ = [
     "family_by_name",
     "head_startup_meta",
     "known_time",
+    "meta_info_timing",
+    "metrics_timing",
     "parse_timestamp",
     "utc_text",
     "wrapper_name",

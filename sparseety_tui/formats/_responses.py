@@ -14,7 +14,7 @@ from sparseety_tui.formats._routing import (
     RoutingOptions,
     decode_routed_experts,
 )
-from sparseety_tui.formats._timestamps import epoch_seconds
+from sparseety_tui.formats._timing import epoch_or_none, meta_info_timing, metrics_timing
 
 #: Body lines larger than this are not parsed (kind still ``api.response``).
 MAX_BODY_CHARS = 32 * 1024 * 1024
@@ -61,17 +61,14 @@ def _attach_routing(
         payload["sparse"] = sparse
 
 
-def _epoch_field(meta: dict[str, Any], key: str) -> float | None:
-    """A time field in unix seconds (any unit: formats._timestamps); None when absent or out
-    of range."""
-    value = as_float(meta.get(key))
-    return None if value is None else epoch_seconds(value)
-
-
 def request_from_meta_info(
-    meta: dict[str, Any], opts: RoutingOptions, payload: RequestPayload | None = None
+    meta: dict[str, Any],
+    opts: RoutingOptions,
+    payload: RequestPayload | None = None,
+    ignored: dict[str, int] | None = None,
 ) -> RequestPayload:
-    """Map an SGLang ``meta_info`` dict onto a request payload (only fields present)."""
+    """Map an SGLang ``meta_info`` dict onto a request payload (only fields present);
+    values left unknown are counted in ``ignored`` (a parser's, formats._base)."""
     out: RequestPayload = payload if payload is not None else {}
     rid = meta.get("id")
     if isinstance(rid, str) and rid:
@@ -80,9 +77,6 @@ def request_from_meta_info(
         value = _int_field(meta, key)
         if value is not None:
             out[key] = value
-    latency = as_float(meta.get("e2e_latency"))
-    if latency is not None:
-        out["latency_s"] = latency
     for key in ("ttft", "time_to_first_token", "first_token_latency"):
         ttft = as_float(meta.get(key))
         if ttft is not None:
@@ -93,11 +87,11 @@ def request_from_meta_info(
     # sglang #25887, 2.8 s after arrival for a request that ran 1,202 s), so it is the end
     # only when nothing better is logged.
     for key in ("request_finished_ts", "response_sent_to_client_ts"):
-        finished = _epoch_field(meta, key)
+        finished = epoch_or_none(meta.get(key))
         if finished is not None:
             out["finished_ts"] = finished
             break
-    received = _epoch_field(meta, "request_received_ts")
+    received = epoch_or_none(meta.get("request_received_ts"))
     if received is not None:
         out["received_ts"] = received
     if "finish_reason" in meta:
@@ -105,12 +99,17 @@ def request_from_meta_info(
         if reason is not None:
             out["finish_reason"] = reason
             out["state"] = "aborted" if reason == "abort" else "finished"
+    meta_info_timing(meta, out, {} if ignored is None else ignored)
     _attach_routing(out, meta.get("routed_experts"), opts, meta.get("routed_experts_dtype"))
     return out
 
 
-def request_from_openai(body: dict[str, Any], opts: RoutingOptions) -> RequestPayload | None:
-    """An OpenAI completion/chat body with an ``id`` -> request payload; else None."""
+def request_from_openai(
+    body: dict[str, Any], opts: RoutingOptions, ignored: dict[str, int] | None = None
+) -> RequestPayload | None:
+    """An OpenAI completion/chat body with an ``id`` -> request payload; else None. vLLM's
+    per-request ``metrics`` object gives its timing when the body has one choice (the
+    server sends none for more)."""
     rid = body.get("id")
     if not isinstance(rid, str) or not rid:
         return None
@@ -141,9 +140,12 @@ def request_from_openai(body: dict[str, Any], opts: RoutingOptions) -> RequestPa
         if blob is None and isinstance(ext, dict):
             blob = ext.get("routed_experts")
         _attach_routing(out, blob, opts)
+    metrics = body.get("metrics")
+    if isinstance(metrics, dict) and isinstance(choices, list) and len(choices) == 1:
+        metrics_timing(metrics, out, {} if ignored is None else ignored)
     meta = body.get("meta_info")
     if isinstance(meta, dict):
-        request_from_meta_info(meta, opts, out)
+        request_from_meta_info(meta, opts, out, ignored)
     return out
 
 
@@ -175,7 +177,9 @@ def _load_body(text: str) -> Any:
     return parse_literal(candidate)
 
 
-def read_response_body(text: str, opts: RoutingOptions) -> tuple[bool, list[RequestPayload]]:
+def read_response_body(
+    text: str, opts: RoutingOptions, ignored: dict[str, int] | None = None
+) -> tuple[bool, list[RequestPayload]]:
     """Recognise a response body printed into a log line and turn it into requests.
 
     Returns (recognised, payloads). Recognised bodies without a request id (a bare
@@ -202,7 +206,7 @@ def read_response_body(text: str, opts: RoutingOptions) -> tuple[bool, list[Requ
         meta = item.get("meta_info")
         if isinstance(meta, dict):
             recognised = True
-            payload = request_from_meta_info(meta, opts)
+            payload = request_from_meta_info(meta, opts, None, ignored)
             text_out = item.get("text")
             if isinstance(text_out, str):
                 payload["completion"] = text_out
@@ -211,7 +215,7 @@ def read_response_body(text: str, opts: RoutingOptions) -> tuple[bool, list[Requ
             continue
         if "usage" in item or "choices" in item:
             recognised = True
-            payload2 = request_from_openai(item, opts)
+            payload2 = request_from_openai(item, opts, ignored)
             if payload2 is not None:
                 payloads.append(payload2)
             continue

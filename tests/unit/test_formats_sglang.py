@@ -218,6 +218,7 @@ def test_receive_and_finish_lines() -> None:
         "cached_tokens": 3,
         "latency_s": 0.5,
         "ttft_s": 0.1,
+        "timing_from": "meta_info",
         "finish_reason": "stop",
         "state": "finished",
         "completion": " world",

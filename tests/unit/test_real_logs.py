@@ -586,6 +586,7 @@ def test_sglang_meta_info_reprs_become_requests() -> None:
             "completion_tokens": 7,
             "cached_tokens": 0,
             "latency_s": 1.4085299968719482,
+            "timing_from": "meta_info",
             "finish_reason": "stop",
             "state": "finished",
             "completion": " France's capital is Paris.",

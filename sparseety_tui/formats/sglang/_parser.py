@@ -339,7 +339,7 @@ class SglangParser(DateClock, WrappedBatchLines, RequestLines, ServerLogParser):
             if parsed is not None:
                 return parsed
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
-            recognised, payloads = read_response_body(decode(rest), self.routing)
+            recognised, payloads = read_response_body(decode(rest), self.routing, self.ignored)
             if recognised:
                 return emit_requests(self.pending, payloads, RESPONSE, ts)
         return None

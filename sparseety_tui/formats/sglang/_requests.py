@@ -92,7 +92,7 @@ class RequestLines:
                         meta = None
                     break
         if isinstance(meta, dict):
-            request_from_meta_info(meta, self.routing, payload)
+            request_from_meta_info(meta, self.routing, payload, self.ignored)
         if isinstance(out, dict) and isinstance(out.get("text"), str):
             payload["completion"] = out["text"]
         if "state" not in payload and isinstance(meta, dict):
@@ -161,7 +161,7 @@ class RequestLines:
         if isinstance(out, dict):
             meta = out.get("meta_info")
             if isinstance(meta, dict):
-                request_from_meta_info(meta, self.routing, payload)
+                request_from_meta_info(meta, self.routing, payload, self.ignored)
                 payload.setdefault("state", "finished")
             if isinstance(out.get("text"), str):
                 payload["completion"] = out["text"]

@@ -301,7 +301,7 @@ class VllmParser(YearClock, WrappedStatsLines, RequestLines, ServerLogParser):
                 return parsed
         head = rest.lstrip()[:1]
         if head in (b"{", b"[") or rest.startswith((b"CompletionUsage(", b"Usage(")):
-            recognised, payloads = read_response_body(decode(rest), self.routing)
+            recognised, payloads = read_response_body(decode(rest), self.routing, self.ignored)
             if recognised:
                 return emit_requests(self.pending, payloads, RESPONSE, ts)
         startup = startup_line(rest)

@@ -30,6 +30,10 @@ _DIGITS_AND_COMMAS = b"0123456789, "
 #: received ids to map them back.
 RECENT_IDS = 4096
 
+#: What ``--enable-log-outputs`` prints as the finish reason of the ``Generated response
+#: <id> (streaming complete)`` line, logged when a stream has sent its last chunk.
+STREAM_DONE = "streaming_complete"
+
 
 def _find_key(body: bytes, keys: tuple[bytes, ...], pos: int) -> int:
     """Index just after the first of ``keys`` found from ``pos`` (-1 if none)."""
@@ -217,7 +221,13 @@ class RequestLines:
         fr = body.find(b"finish_reason: ", pos)
         if fr >= 0:
             reason = decode(body[fr + 15 :].split(b",", 1)[0].strip().rstrip(b".").strip(b"'\""))
-            if reason and reason != "None":
+            if reason == STREAM_DONE and not delta:
+                # The end of a stream: vLLM's marker, not a finish reason (that came
+                # with the last delta); the line's time is the request's end.
+                payload["state"] = "finished"
+                if ts is not None:
+                    payload["finished_ts"] = ts
+            elif reason and reason != "None":
                 payload["finish_reason"] = reason
                 if not delta:
                     payload["state"] = "aborted" if reason == "abort" else "finished"
