@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sparseety_tui.core.store._idindex import IdIndex
-from sparseety_tui.core.store._layout import ROW_LAYOUT, RowExtras
+from sparseety_tui.core.store._layout import ROW_LAYOUT, TIMING_FROM, RowExtras
 from sparseety_tui.core.store._lazy import Column
 from sparseety_tui.core.store._line_table import LineTable, MoreLines
 from sparseety_tui.core.store._segments import RowTable, SegmentedColumn
@@ -181,9 +181,21 @@ def _merge_shared(
         for _f, offset, length in part.more_lines.get(i, ()):
             store.add_line(row, file, offset, length)
         store.merge_row(row, tuple(values[i].item() for values in layout))
+        _timing_sources(store, incoming, i, row)
         part_extras = part.extras.get(i)
         if part_extras is not None:
             store.extras_for(row).add(part_extras)
+
+
+def _timing_sources(store: _Store, incoming: Mapping[str, Any], i: int, row: int) -> None:
+    """A later part's timing value said as its file says (code 0) is the row's now: its
+    source too, which ``merge_row`` leaves (it writes no code 0)."""
+    for name, code_name in TIMING_FROM.items():
+        value = incoming[name][i].item()
+        if incoming[code_name][i] == 0 and value == value and value != -1:
+            codes = store.columns[code_name]
+            if codes[row] != 0:
+                codes[row] = 0
 
 
 def _in_file(more: MoreLines, file: int) -> MoreLines:
