@@ -36,8 +36,8 @@ from sparseety_tui.core.store import (
     ROW_LAYOUT,
     STATE_CODE,
     TIMING_FROM,
-    UNKNOWN,
     TRACE_COLUMNS,
+    UNKNOWN,
     EncodedIds,
     FileState,
     RequestStore,
@@ -80,7 +80,6 @@ def _all_new(store: RequestStore, ids: list[str] | EncodedIds) -> bool:
     if isinstance(ids, EncodedIds):
         return store.ids.all_new(ids)
     return len(set(ids)) == len(ids) and "" not in ids and not store.ids.any_present(ids)
-
 
 
 def _name_codes(names: Names, table: dict[str, int]) -> Any:

@@ -262,11 +262,7 @@ class Merger(TokenMerge):
                 note_span_row(store, rid, row, p)
         else:
             was_open = store.state[row] in OPEN_CODES
-            if offset >= 0:
-                store.add_line(row, file, offset, length)
-            store.merge_row(row, values)
-            if store.timing_codes and "timing_from" not in p:
-                reset_sources(store, row, p)  # its times as its file says now
+            self._merge_into(row, p, values, file, offset, length)
         cols = store.columns
         state = store.state[row]
         if state == 0 and (
@@ -303,6 +299,23 @@ class Merger(TokenMerge):
             self._on_sparse_detail(dict(sparse), row, meta, file)
         if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):  # a server log's start-up
             self.apply_meta_defaults(meta, row, row + 1)  # meta names no expert counts
+
+    def _merge_into(
+        self,
+        row: int,
+        p: RequestPayload,
+        values: tuple[Any, ...],
+        file: int,
+        offset: int,
+        length: int,
+    ) -> None:
+        """Merge a line's values into an existing row (``offset`` -1: no line of its own)."""
+        store = self.store
+        if offset >= 0:
+            store.add_line(row, file, offset, length)
+        store.merge_row(row, values)
+        if store.timing_codes and "timing_from" not in p:
+            reset_sources(store, row, p)  # its times as its file says now
 
     def apply_meta_defaults(self, meta: Mapping[str, Any], first: int, last: int) -> None:
         """A trace's meta header describes the model for every request of the file: its

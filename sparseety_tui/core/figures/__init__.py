@@ -57,7 +57,6 @@ from sparseety_tui.core.figures._reading import from_json
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._skip_trend import CHUNK_ROWS, skip_trends
 from sparseety_tui.core.figures._splits import SPLITS
-from sparseety_tui.core.figures._totals import compute_totals, error_record, worst_imbalance
 from sparseety_tui.core.figures._timing import (
     TIMING_OUTPUT,
     WhyTable,
@@ -65,6 +64,7 @@ from sparseety_tui.core.figures._timing import (
     timing_totals,
     tpot,
 )
+from sparseety_tui.core.figures._totals import compute_totals, error_record, worst_imbalance
 from sparseety_tui.core.figures._trends import MAX_MINUTES, Trend, Trends, compute_trends
 from sparseety_tui.core.figures._why import (
     COMPONENTS,

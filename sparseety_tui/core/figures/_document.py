@@ -90,9 +90,7 @@ class TimingQuantiles:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TimingQuantiles:
-        return cls(
-            data["count"], data["p50"], data["p95"], data["p99"], data["max"], data["from"]
-        )
+        return cls(data["count"], data["p50"], data["p95"], data["p99"], data["max"], data["from"])
 
 
 @dataclass(frozen=True, slots=True)

@@ -188,7 +188,9 @@ def timing_totals(
     figures: dict[str, doc.TimingQuantiles] = {}
     for name in SECONDS_OUTPUT:
         if name == "tpot_s":
-            values = tpot(cols["decode_s"], cols["latency_s"], cols["ttft_s"], cols["completion_tokens"])
+            values = tpot(
+                cols["decode_s"], cols["latency_s"], cols["ttft_s"], cols["completion_tokens"]
+            )
             sources = {_DERIVED: int(np.count_nonzero(~np.isnan(values)))}
         else:
             values = cols[name]
@@ -199,7 +201,11 @@ def timing_totals(
             sources = {TIMING_SOURCES[c]: int(n) for c, n in enumerate(counts) if n}
         quantiles = sorted_quantiles(values[~np.isnan(values)].copy())
         figures[name] = doc.TimingQuantiles(
-            quantiles.count, quantiles.p50, quantiles.p95, quantiles.p99, quantiles.max,
+            quantiles.count,
+            quantiles.p50,
+            quantiles.p95,
+            quantiles.p99,
+            quantiles.max,
             dict(sorted(sources.items())) if quantiles.count else {},
         )
     return doc.TimingTotals(figures), _slow(cols)

@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 COMPONENTS = ("queue", "prefill", "decode", "other")
 #: Seconds of the receive-time window peers share.
 PEER_WINDOW_S = 300.0
-#: The engine figures given for the state at arrival.
-ENGINE_FIELDS = ("waiting", "running", "kv_usage")
 
 
 def dominant(
@@ -121,16 +119,20 @@ def peer_medians(
         rank = np.arange(len(rows)) - start
         target = code[rows] == c
         k = count - 1  # the peers that have it
-        lo, hi = (k - 1) // 2, k // 2
-
-        def value_at(j: Any) -> Any:
-            """The j-th of the others (the request's own value skipped)."""
-            at = start + j + (j >= rank)
-            return ordered[np.clip(at, 0, len(ordered) - 1)]
-
-        found = np.where(k > 0, (value_at(lo) + value_at(hi)) / 2.0, np.nan)
+        lower = _others_at(ordered, start, rank, (k - 1) // 2)
+        upper = _others_at(ordered, start, rank, k // 2)
+        found = np.where(k > 0, (lower + upper) / 2.0, np.nan)
         median[rows[target]] = found[target]
     return peers, median
+
+
+def _others_at(ordered: Any, start: Any, rank: Any, j: Any) -> Any:
+    """For each request, the ``j``-th value of its group's others (sorted values from
+    ``start``, its own at ``rank`` skipped)."""
+    import numpy as np
+
+    at = start + j + (j >= rank)
+    return ordered[np.clip(at, 0, len(ordered) - 1)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,7 +188,9 @@ class ArrivalStates:
             at = int(self._np.searchsorted(times, ts, side="right")) - 1
             point = payloads[at]
             return EngineAtArrival(
-                *(_figure(point.get(name)) for name in ENGINE_FIELDS),
+                waiting=_figure(point.get("waiting")),
+                running=_figure(point.get("running")),
+                kv_usage=_figure(point.get("kv_usage")),
                 ts=float(times[at]),
                 engine=str(point.get("engine", "")),
                 source="line",
@@ -217,7 +221,9 @@ class ArrivalStates:
             return None
         means = best[2]
         return EngineAtArrival(
-            *(_figure(means.get(name)) for name in ENGINE_FIELDS),
+            waiting=_figure(means.get("waiting")),
+            running=_figure(means.get("running")),
+            kv_usage=_figure(means.get("kv_usage")),
             ts=float(minute),
             engine=best[1],
             source="minute",
@@ -246,7 +252,9 @@ def why_text(
 ) -> str:
     """One line: "queue 8.2 s = 91 % of 9.0 s (peers' median 0.1 s); arrived behind 194
     waiting on engine 1, KV 99 %"."""
-    text = f"{component} {_seconds(seconds)} = {100 * seconds / latency:.0f} % of {_seconds(latency)}"
+    text = (
+        f"{component} {_seconds(seconds)} = {100 * seconds / latency:.0f} % of {_seconds(latency)}"
+    )
     if peers_median is not None:
         text += f" (peers' median {_seconds(peers_median)})"
     if engine is not None:

@@ -221,7 +221,7 @@ def summary_document(
     request)."""
     window_part: SummaryWindow | None = None
     filter_part: SummaryFilter | None = None
-    rows = None
+    picked = None
     if selection is None or not selection.narrows:
         totals = compute_totals(extractor, shape)
     else:
@@ -233,8 +233,8 @@ def summary_document(
             errors_in = len(records_in(extractor.error_log.records, window))
             rows = window_rows(extractor.store, window)
             window_part = SummaryWindow.of(window, rows, complete, errors_in)
-        rows = selected.rows
-        totals = compute_totals(extractor, shape, rows=rows, engine=engine)
+        picked = selected.rows
+        totals = compute_totals(extractor, shape, rows=picked, engine=engine)
         if selection.filter_text is not None:
             filter_part = SummaryFilter(
                 expression=selection.filter_text.strip(),
@@ -244,7 +244,7 @@ def summary_document(
     # Every error (the window counts its own in ``window.errors_in``).
     totals = replace(totals, errors=error_listing(extractor, totals.errors))
     tokenizer, source = tokenizer_used(extractor)
-    timing, slow = timing_totals(extractor, rows)
+    timing, slow = timing_totals(extractor, picked)
     return SummaryDocument(
         files=tuple(file_report(extractor)),
         totals=totals,

@@ -69,14 +69,14 @@ FLOAT32_MAX = 3.4028234663852886e38
 FLOAT64_COLUMNS = ("received_ts", "finished_ts", "ended_by_ts")
 #: The timing fields whose source a row keeps, and the code column of each (``TIMING_FROM``).
 TIMING_FIELDS = (*PHASE_COLUMNS, "ttft_s", "latency_s", "preemptions")
-TIMING_FROM: dict[str, str] = {
-    name: name.removesuffix("_s") + "_from" for name in TIMING_FIELDS
-}
+TIMING_FROM: dict[str, str] = {name: name.removesuffix("_s") + "_from" for name in TIMING_FIELDS}
 #: A timing source code: 0 is "as the row's file says" (``"trace"`` for a JSONL trace,
 #: ``"log"`` for a server log: no byte a row for what most rows are), then each
 #: ``TimingSource`` by its position here.
 TIMING_SOURCES: tuple[str, ...] = ("", *(source.value for source in TimingSource))
-TIMING_SOURCE_CODE: dict[str, int] = {name: code for code, name in enumerate(TIMING_SOURCES) if code}
+TIMING_SOURCE_CODE: dict[str, int] = {
+    name: code for code, name in enumerate(TIMING_SOURCES) if code
+}
 BYTE_COLUMNS = (
     "state",
     "kv_skip",
