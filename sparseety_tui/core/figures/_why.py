@@ -175,6 +175,8 @@ class ArrivalStates:
         self._points = {key: _sorted(points) for key, points in by_source.items()}
         self._everyone = _sorted(everyone)
         self._sources = {key.split(SOURCE_SEP, 1)[0] for key in engine.labels}
+        #: Whether older lines than the points kept were read (their minutes stand in).
+        self._older = engine.count > len(engine.points)
         self._np = np
 
     def at(self, ts: float, source: str) -> EngineAtArrival | None:
@@ -195,7 +197,7 @@ class ArrivalStates:
                 engine=str(point.get("engine", "")),
                 source="line",
             )
-        return self._minute(ts, source if own else None)
+        return self._minute(ts, source if own else None) if self._older else None
 
     def _minute(self, ts: float, source: str | None) -> EngineAtArrival | None:
         """The mean of the stats lines of the minute ``ts`` is in (the engine label with
