@@ -405,6 +405,12 @@ def test_summary_gives_each_timing_figure_and_the_slow_requests(tmp_path: Path) 
         "by_component": counts,
     }
     assert sum(counts.values()) == len(slow) > 0
+    # A filter's requests only.
+    extractor = _read(str(tmp_path / "t.jsonl"))
+    kept = summary_document(extractor, DEFAULT_SHAPE, Selection("latency>1.5")).to_json()
+    over = [v for v in latencies if v > 1.5]
+    assert kept["timing"]["latency_s"]["count"] == len(over) == kept["filter"]["requests"]
+    assert kept["timing"]["latency_s"]["p50"] == round(_nearest_rank(over, 0.5), 5)
 
 
 def test_summary_timing_without_any_timing_is_all_null(tmp_path: Path) -> None:
@@ -438,3 +444,28 @@ def test_the_fast_paths_join_spans_as_the_per_line_parser_does(tmp_path: Path) -
     joined = orjson.loads(per_line[1][5])  # the spans' rows come first
     assert joined["request_id"] == "r155-0000abcd" and joined["timing"]["queue_s"] == 8.25
     assert joined["prompt_tokens"] == 155 and joined["timing_from"]["latency_s"] == "trace"
+
+
+def test_the_summary_view_has_a_timing_line_only_when_a_part_is_known(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from sparseety_tui.cli.summary_view import render_summary
+    from sparseety_tui.core.report import summary_document
+
+    def shown(records: list[dict[str, Any]], name: str) -> str:
+        document = summary_document(_read(_write(tmp_path / name, records)), DEFAULT_SHAPE)
+        console = Console(width=200, record=True, color_system=None)
+        console.print(render_summary(document.to_json()))
+        return console.export_text()
+
+    slow = {**LOG, "request_id": "x", "latency_s": 20.0, "queue_s": 18.0}
+    text = shown(
+        [SPAN, LOG, *[{**LOG, "request_id": f"q{i}", "latency_s": 1.0} for i in range(30)], slow],
+        "a.jsonl",
+    )
+    line = next(line for line in text.splitlines() if line.startswith("timing: "))
+    assert line == (
+        "timing: queue p95 18.000 s, prefill p95 0.250 s, decode p95 0.500 s, inference p95 "
+        "0.750 s; over p95 latency 9.000 s: 1 (queue 1)"
+    )
+    assert "timing: " not in shown([LOG, {"request_id": "r", "latency_s": 1.0}], "b.jsonl")

@@ -77,6 +77,16 @@ def file_sources(extractor: ExtractorView) -> list[str]:
     ]
 
 
+def _any_part(extractor: ExtractorView) -> bool:
+    """Whether some row knows its queue, prefill or decode time."""
+    import numpy as np
+
+    names = ("queue_s", "prefill_s", "decode_s")
+    return any(
+        not np.isnan(cols[name]).all() for cols in _chunks(extractor, names, None) for name in names
+    )
+
+
 class WhyTable:
     """Each request's dominant component, its peers and their median, for every row of
     a store at once (peers are found over all rows, whatever rows an output shows)."""
@@ -85,6 +95,11 @@ class WhyTable:
         import numpy as np
 
         store = extractor.store
+        self.arrival = ArrivalStates(extractor.engine)
+        self.paths = [f.path for f in extractor.files]
+        self.any = _any_part(extractor)
+        if not self.any:
+            return  # no row has a part of its latency: no row has a why
         cols = store.numeric_view(
             0,
             len(store),
@@ -99,11 +114,11 @@ class WhyTable:
             received = store.numeric_view(0, len(store), ("received_ts",))["received_ts"]
             groups = peer_groups(cols["model"], cols["prompt_tokens"], received)
             self.peers, self.median = peer_medians(groups, self.code, (q, p, d, other))
-        self.arrival = ArrivalStates(extractor.engine)
-        self.paths = [f.path for f in extractor.files]
 
     def why(self, row: int, received: float, file: int) -> tuple[dict[str, Any] | None, str | None]:
         """The ``why`` object and line of ``row`` (None, None: no component known)."""
+        if not self.any:
+            return None, None
         code = int(self.code[row])
         if code < 0:
             return None, None
@@ -131,43 +146,92 @@ def timing_records(
     last: int,
 ) -> Iterator[dict[str, Any]]:
     """The timing keys of rows ``first .. last`` of an output record, in order;
-    ``cols``: those rows' ``numeric_view`` (``TIMING_READS`` at least)."""
+    ``cols``: those rows' ``numeric_view`` (``TIMING_READS`` at least). Figures no row
+    of the chunk has are skipped at once (most logs have a latency and a TTFT at most)."""
+    import numpy as np
+
     defaults = file_sources(extractor)
-    values = {name: cols[name].tolist() for name in TIMING_FIELDS}
-    values["tpot_s"] = tpot(
+    arrays = {name: cols[name] for name in TIMING_FIELDS}
+    arrays["tpot_s"] = tpot(
         cols["decode_s"], cols["latency_s"], cols["ttft_s"], cols["completion_tokens"]
-    ).tolist()
-    codes = {name: cols[code].tolist() for name, code in TIMING_FROM.items()}
-    hi, lo, span = (cols[n].tolist() for n in ("trace_hi", "trace_lo", "span_id"))
+    )
+    present = [name for name in TIMING_OUTPUT if not np.isnan(arrays[name]).all()]
+    values = {name: arrays[name].tolist() for name in present}
+    codes = {name: cols[TIMING_FROM[name]].tolist() for name in present if name in TIMING_FROM}
+    blank = dict.fromkeys(TIMING_OUTPUT)
     files, received = cols["file"].tolist(), cols["received_ts"].tolist()
+    traces = _trace_objects(cols)
+    why_rows = table.any and bool((table.code[first:last] >= 0).any())
     for i in range(last - first):
-        timing: dict[str, Any] = {}
+        timing: dict[str, Any] = blank.copy()
         sources: dict[str, str] = {}
-        for name in TIMING_OUTPUT:
+        for name in present:
             value = values[name][i]
             if value != value:
-                timing[name] = None
+                continue
+            if name == "tpot_s":
+                timing[name] = round(value, 5)
+                sources[name] = _DERIVED
                 continue
             timing[name] = int(value) if name == "preemptions" else round(value, 5)
-            if name == "tpot_s":
-                sources[name] = _DERIVED
-            else:
-                code = codes[name][i]
-                sources[name] = TIMING_SOURCES[code] if code else defaults[int(files[i])]
-        trace = f"{hi[i]:016x}{lo[i]:016x}" if hi[i] or lo[i] else None
-        span_id = f"{span[i]:016x}" if span[i] else None
-        why, line = table.why(first + i, received[i], int(files[i]))
+            code = codes[name][i]
+            sources[name] = TIMING_SOURCES[code] if code else defaults[int(files[i])]
+        why, line = table.why(first + i, received[i], int(files[i])) if why_rows else (None, None)
         yield {
             "timing": timing,
-            "timing_from": sources,
-            "trace": {
-                "trace_id": trace,
-                "span_id": span_id,
-                "traceparent": f"00-{trace}-{span_id}-01" if trace and span_id else None,
-            },
+            "timing_from": {name: sources[name] for name in TIMING_OUTPUT if name in sources},
+            "trace": traces[i] if traces is not None else dict(_NO_TRACE),
             "why": why,
             "why_text": line,
         }
+
+
+_NO_TRACE: dict[str, Any] = {"trace_id": None, "span_id": None, "traceparent": None}
+
+
+def _trace_objects(cols: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+    """Each row's ``trace`` object, or None when no row of the chunk has an id."""
+    hi, lo, span = (cols[n] for n in ("trace_hi", "trace_lo", "span_id"))
+    if not (hi.any() or lo.any() or span.any()):
+        return None
+    out = []
+    for h, low, s in zip(hi.tolist(), lo.tolist(), span.tolist()):
+        trace = f"{h:016x}{low:016x}" if h or low else None
+        span_id = f"{s:016x}" if s else None
+        out.append(
+            {
+                "trace_id": trace,
+                "span_id": span_id,
+                "traceparent": f"00-{trace}-{span_id}-01" if trace and span_id else None,
+            }
+        )
+    return out
+
+
+#: Rows read at once by ``timing_totals`` (transient memory bounded by it, not the store).
+_CHUNK_ROWS = 1 << 16
+_PARTS = ("queue_s", "prefill_s", "decode_s", "latency_s")
+
+
+def _chunks(
+    extractor: ExtractorView, names: tuple[str, ...], rows: np.ndarray[Any, Any] | None
+) -> Iterator[dict[str, Any]]:
+    """The columns ``names`` a chunk of rows at a time (of ``rows`` only, when given)."""
+    import numpy as np
+
+    store = extractor.store
+    n = len(store)
+    picked = None if rows is None else np.unique(np.asarray(rows, dtype=np.int64))
+    for first in range(0, n, _CHUNK_ROWS):
+        last = min(first + _CHUNK_ROWS, n)
+        if picked is None:
+            yield store.numeric_view(first, last, names)
+            continue
+        lo, hi = np.searchsorted(picked, (first, last))
+        if hi > lo:
+            cols = store.numeric_view(first, last, names)
+            local = picked[lo:hi] - first
+            yield {name: values[local] for name, values in cols.items()}
 
 
 def timing_totals(
@@ -176,58 +240,63 @@ def timing_totals(
     """``timing`` and ``slow`` over every request, or over ``rows`` (store rows)."""
     import numpy as np
 
-    store = extractor.store
-    names = (*TIMING_FIELDS, *TIMING_FROM.values(), "completion_tokens", "file")
-    cols = store.numeric_view(0, len(store), names)
-    if rows is not None:
-        picked = np.unique(np.asarray(rows, dtype=np.int64))
-        cols = {name: values[picked] for name, values in cols.items()}
     defaults = np.array(
         [TIMING_SOURCE_CODE[s] for s in file_sources(extractor)] or [0], dtype=np.int64
     )
+    known: dict[str, list[Any]] = {name: [] for name in SECONDS_OUTPUT}
+    counts = {name: np.zeros(len(TIMING_SOURCES), dtype=np.int64) for name in SECONDS_OUTPUT}
+    names = (*TIMING_FIELDS, *TIMING_FROM.values(), "completion_tokens", "file")
+    for cols in _chunks(extractor, names, rows):
+        for name in SECONDS_OUTPUT:
+            if name == "tpot_s":
+                values = tpot(
+                    cols["decode_s"], cols["latency_s"], cols["ttft_s"], cols["completion_tokens"]
+                )
+                code = np.full(int(np.count_nonzero(~np.isnan(values))), 0)
+            else:
+                values = cols[name]
+                have = ~np.isnan(values)
+                code = cols[TIMING_FROM[name]][have].astype(np.int64)
+                code = np.where(code == 0, defaults[cols["file"][have].astype(np.int64)], code)
+            known[name].append(values[~np.isnan(values)])
+            counts[name] += np.bincount(code, minlength=len(TIMING_SOURCES))
     figures: dict[str, doc.TimingQuantiles] = {}
     for name in SECONDS_OUTPUT:
+        parts = known.pop(name)
+        q = sorted_quantiles(np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32))
         if name == "tpot_s":
-            values = tpot(
-                cols["decode_s"], cols["latency_s"], cols["ttft_s"], cols["completion_tokens"]
-            )
-            sources = {_DERIVED: int(np.count_nonzero(~np.isnan(values)))}
+            sources = {_DERIVED: q.count} if q.count else {}
         else:
-            values = cols[name]
-            known = ~np.isnan(values)
-            code = cols[TIMING_FROM[name]][known].astype(np.int64)
-            code = np.where(code == 0, defaults[cols["file"][known].astype(np.int64)], code)
-            counts = np.bincount(code, minlength=len(TIMING_SOURCES))
-            sources = {TIMING_SOURCES[c]: int(n) for c, n in enumerate(counts) if n}
-        quantiles = sorted_quantiles(values[~np.isnan(values)].copy())
+            sources = {TIMING_SOURCES[c]: int(k) for c, k in enumerate(counts[name]) if k}
         figures[name] = doc.TimingQuantiles(
-            quantiles.count,
-            quantiles.p50,
-            quantiles.p95,
-            quantiles.p99,
-            quantiles.max,
-            dict(sorted(sources.items())) if quantiles.count else {},
+            q.count, q.p50, q.p95, q.p99, q.max, dict(sorted(sources.items()))
         )
-    return doc.TimingTotals(figures), _slow(cols)
+    return doc.TimingTotals(figures), _slow(extractor, rows)
 
 
-def _slow(cols: Mapping[str, Any]) -> doc.SlowTotals:
-    """The requests over the p95 latency, by dominant component."""
+def _slow(extractor: ExtractorView, rows: np.ndarray[Any, Any] | None) -> doc.SlowTotals:
+    """The requests over the p95 latency (nearest rank), by dominant component."""
     import math
 
     import numpy as np
 
-    latency = cols["latency_s"]
-    known = np.sort(latency[~np.isnan(latency)])
     by_component = dict.fromkeys((*COMPONENTS, "unknown"), 0)
-    if known.size == 0:
+    parts = [c["latency_s"] for c in _chunks(extractor, ("latency_s",), rows)]
+    latency = np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+    latency = latency[~np.isnan(latency)]
+    if latency.size == 0:
         return doc.SlowTotals(None, 0, by_component)
-    threshold = known[max(math.ceil(0.95 * known.size), 1) - 1]
-    over = latency > threshold
-    code, _, _ = dominant(
-        cols["queue_s"][over], cols["prefill_s"][over], cols["decode_s"][over], latency[over]
-    )
-    for c, name in enumerate(COMPONENTS):
-        by_component[name] = int(np.count_nonzero(code == c))
-    by_component["unknown"] = int(np.count_nonzero(code < 0))
-    return doc.SlowTotals(round(float(threshold), 5), int(np.count_nonzero(over)), by_component)
+    latency.sort()
+    threshold = latency[max(math.ceil(0.95 * latency.size), 1) - 1]
+    del latency
+    over = 0
+    for cols in _chunks(extractor, _PARTS, rows):
+        slow = cols["latency_s"] > threshold
+        if not slow.any():
+            continue
+        over += int(np.count_nonzero(slow))
+        code, _, _ = dominant(*(cols[name][slow] for name in _PARTS))
+        for c, name in enumerate(COMPONENTS):
+            by_component[name] += int(np.count_nonzero(code == c))
+        by_component["unknown"] += int(np.count_nonzero(code < 0))
+    return doc.SlowTotals(round(float(threshold), 5), over, by_component)
