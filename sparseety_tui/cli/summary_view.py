@@ -165,6 +165,28 @@ def _latency(totals: Totals) -> Table:
     return table
 
 
+def _timing(doc: SummaryDocument) -> Text | None:
+    """One line: the p95 of each part of the latency known, and what made the slowest
+    slow; None when no part is known (core.figures)."""
+    if doc.timing is None:
+        return None
+    figures = doc.timing.figures
+    known = [
+        f"{name.removesuffix('_s')} p95 {fmt_float(q.p95)} s"
+        for name in ("queue_s", "prefill_s", "decode_s", "inference_s")
+        if (q := figures.get(name)) is not None and q.count
+    ]
+    if not known:
+        return None
+    text = "timing: " + ", ".join(known)
+    slow = doc.slow
+    if slow is not None and slow.threshold_s is not None:
+        parts = ", ".join(f"{k} {fmt_int(n)}" for k, n in slow.by_component.items() if n)
+        text += f"; over p95 latency {fmt_float(slow.threshold_s)} s: {fmt_int(slow.requests)}"
+        text += f" ({parts})" if parts else ""
+    return Text(text)
+
+
 def _throughput(totals: Totals, last: int = 10) -> Table:
     minutes = totals.throughput_per_minute
     basis = "arrival" if totals.throughput_per_minute_by == "received" else "finish"
@@ -291,6 +313,9 @@ def render_summary(document: Mapping[str, Any]) -> RenderableType:
         _skips(totals.skipped),
         _latency(totals),
     ]
+    timing = _timing(doc)
+    if timing is not None:
+        parts.append(timing)
     if doc.window is not None:
         parts.insert(1, _window(doc.window))
     if totals.throughput_per_minute:

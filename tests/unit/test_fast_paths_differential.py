@@ -28,7 +28,7 @@ LOGS = sorted(
 )
 #: One tokenizer for every read (loading it is the slow part of an Extractor).
 _TOKENS = TokenCounter()
-_SCANNERS = ("scan_requests", "scan_server")
+SCANNERS = ("scan_requests", "scan_server")
 
 
 @contextmanager
@@ -41,7 +41,7 @@ def fast_paths_off(hooks: tuple[str, ...]) -> Iterator[None]:
         yield
 
 
-def _documents(path: Path) -> tuple[str, list[str], dict[str, int]]:
+def documents(path: Path) -> tuple[str, list[str], dict[str, int]]:
     extractor = Extractor(tokens=_TOKENS)
     ingest_file(extractor, str(path))
     frozen = extractor.freeze()
@@ -56,11 +56,11 @@ def test_the_logs_are_there() -> None:
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.name)
 def test_every_fast_path_equals_the_per_line_parser(path: Path) -> None:
-    fast = _documents(path)
-    with fast_paths_off(_SCANNERS):  # the pure-Python block path only
-        blocks = _documents(path)
-    with fast_paths_off((*_SCANNERS, "decode_simple_block")):
-        per_line = _documents(path)
+    fast = documents(path)
+    with fast_paths_off(SCANNERS):  # the pure-Python block path only
+        blocks = documents(path)
+    with fast_paths_off((*SCANNERS, "decode_simple_block")):
+        per_line = documents(path)
     assert fast == per_line
     assert blocks == per_line
     summary = json.loads(per_line[0])

@@ -232,3 +232,11 @@ def test_spec_names_every_line_kind_of_the_trace_family() -> None:
         LineKind.UNPARSED,
     ):
         assert f"`{kind}`" in text
+
+
+def test_timing_sources_are_the_codes(schema: dict[str, Any]) -> None:
+    from sparseety_tui.core.store import TIMING_SOURCES
+    from sparseety_tui.events import TimingSource
+
+    allowed = schema["$defs"]["request"]["properties"]["timing_from"]["enum"]
+    assert set(allowed) == {source.value for source in TimingSource} == set(TIMING_SOURCES[1:])

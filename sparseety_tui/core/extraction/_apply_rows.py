@@ -31,14 +31,17 @@ from sparseety_tui.core.store import (
     COUNT_IDS_LOWER_BOUND,
     COUNT_REPORTED,
     FLOAT32_MAX,
-    INT_COLUMNS,
     KV_SKIP_NAMES,
+    PHASE_COLUMNS,
     ROW_LAYOUT,
     STATE_CODE,
+    TIMING_FROM,
+    TRACE_COLUMNS,
     UNKNOWN,
     EncodedIds,
     FileState,
     RequestStore,
+    unknown_of,
 )
 from sparseety_tui.events import RequestPayload
 from sparseety_tui.formats import TIME_END, failure_reason
@@ -47,8 +50,20 @@ _FINISHED = STATE_CODE["finished"]
 _FINISHING = ("finished", "aborted")
 _STARTING = ("received", "running")
 #: Store columns that only a per-line merge sets for a record: sampling parameters (a
-#: record with ``sampling`` is not simple) and the bound core.extraction gives an unlogged end.
-_NOT_IN_RECORDS = ("max_tokens", "sampling_n", "temperature", "top_p", "ended_by_ts")
+#: record with ``sampling`` is not simple), the bound core.extraction gives an unlogged end,
+#: the timing a span gives and its ids (a record with them is not simple either), and where
+#: its times come from (code 0: as its file says).
+_NOT_IN_RECORDS = (
+    "max_tokens",
+    "sampling_n",
+    "temperature",
+    "top_p",
+    "ended_by_ts",
+    "preemptions",
+    *PHASE_COLUMNS,
+    *TIMING_FROM.values(),
+    *TRACE_COLUMNS,
+)
 #: Meta keys that default a row's columns (``Merger.apply_meta_defaults``).
 _META_DEFAULT_KEYS = frozenset(("topk_experts", "total_experts", "total_attention_heads"))
 
@@ -58,7 +73,10 @@ def _encoded(ids: list[str] | IdBlob) -> list[str] | EncodedIds:
 
 
 def _all_new(store: RequestStore, ids: list[str] | EncodedIds) -> bool:
-    """Whether every id is new to the store and to the others."""
+    """Whether every id is new to the store and to the others (and names no row a span
+    made under its engine-side id: that one joins it, on the per-line path)."""
+    if store.span_aliases and not store.span_aliases.keys().isdisjoint(ids):
+        return False
     if isinstance(ids, EncodedIds):
         return store.ids.all_new(ids)
     return len(set(ids)) == len(ids) and "" not in ids and not store.ids.any_present(ids)
@@ -124,7 +142,8 @@ def append_records(
     out["completion_source"] = np.where(out["completion_tokens"] >= 0, COUNT_REPORTED, 0)
     out["model"] = models[record.model.codes]
     for name in _NOT_IN_RECORDS:
-        out[name] = np.full(n, UNKNOWN if name in INT_COLUMNS else math.nan)
+        column = store.columns[name]
+        out[name] = np.full(n, unknown_of(column.typecode), dtype=column.typecode)
     first = state.lines_total + 1
     store.extend_rows(
         ids,

@@ -30,6 +30,18 @@ from typing import Any, Protocol
 from sparseety_tui.batch import SPARSE_SUMMARY_KEYS
 from sparseety_tui.core.detail import derive_times
 from sparseety_tui.core.extraction._lifecycle import OPEN_CODES, Lifecycle
+from sparseety_tui.core.extraction._merge_timing import (
+    DERIVED_CODE,
+    NO_PHASES,
+    NO_SOURCES,
+    NO_TRACE,
+    TIMING_KEYS,
+    note_span_row,
+    reset_sources,
+    span_row,
+    timing_values,
+)
+from sparseety_tui.core.extraction._merge_timing import duration_or_nan as _duration_or_nan
 from sparseety_tui.core.extraction._merge_tokens import TokenMerge, is_count
 from sparseety_tui.core.store import (
     COUNT_FROM_IDS,
@@ -37,7 +49,6 @@ from sparseety_tui.core.store import (
     COUNT_REPORTED,
     COUNT_TOKENIZER,
     COUNT_TOKENIZER_LOWER_BOUND,
-    FLOAT32_MAX,
     KV_SKIP_NAMES,
     MESSAGE_CHARS,
     NAN,
@@ -74,13 +85,6 @@ _META_DEFAULT_KEYS = frozenset(key for key, _column in _META_DEFAULTS)
 
 def _count_or_unknown(value: Any) -> int:
     return value if is_count(value) else UNKNOWN
-
-
-def _duration_or_nan(value: Any) -> float:
-    """Seconds a float32 column holds: a number from 0 to ``FLOAT32_MAX``, else NaN."""
-    if (type(value) is float or type(value) is int) and 0 <= value <= FLOAT32_MAX:
-        return float(value)  # (an int compares exactly, however big)
-    return NAN
 
 
 #: (max_tokens, n, temperature, top_p) of a request that gave no sampling parameters.
@@ -245,6 +249,8 @@ class Merger(TokenMerge):
         if type(rid) is not str:
             raise TypeError(f"request_id is a {type(rid).__name__}, not a string")
         row = store.ids.find(rid)
+        if row is None and (store.span_aliases or "timing_from" in p):
+            row = span_row(store, rid, p)  # a span and its request's log lines: one row
         values = self._request_values(p, file, meta)  # may raise: nothing written before
         first = _time_or_nan(p.get("first_token_ts"))
         if self._observer is not None:
@@ -252,11 +258,11 @@ class Merger(TokenMerge):
         if row is None:
             was_open = False
             row = store.append_row(rid, values, file, offset, length, line_no)
+            if "timing_from" in p:
+                note_span_row(store, rid, row, p)
         else:
             was_open = store.state[row] in OPEN_CODES
-            if offset >= 0:
-                store.add_line(row, file, offset, length)
-            store.merge_row(row, values)
+            self._merge_into(row, p, values, file, offset, length)
         cols = store.columns
         state = store.state[row]
         if state == 0 and (
@@ -287,11 +293,29 @@ class Merger(TokenMerge):
                 cols["received_ts"][row] = times.received
             if times.ttft == times.ttft and ttft != ttft:
                 cols["ttft_s"][row] = times.ttft
+                cols["ttft_from"][row] = DERIVED_CODE
         sparse = p.get("sparse")
         if type(sparse) is dict and not sparse.keys() <= SPARSE_SUMMARY_KEYS:
             self._on_sparse_detail(dict(sparse), row, meta, file)
         if meta and not _META_DEFAULT_KEYS.isdisjoint(meta):  # a server log's start-up
             self.apply_meta_defaults(meta, row, row + 1)  # meta names no expert counts
+
+    def _merge_into(
+        self,
+        row: int,
+        p: RequestPayload,
+        values: tuple[Any, ...],
+        file: int,
+        offset: int,
+        length: int,
+    ) -> None:
+        """Merge a line's values into an existing row (``offset`` -1: no line of its own)."""
+        store = self.store
+        if offset >= 0:
+            store.add_line(row, file, offset, length)
+        store.merge_row(row, values)
+        if store.timing_codes and "timing_from" not in p:
+            reset_sources(store, row, p)  # its times as its file says now
 
     def apply_meta_defaults(self, meta: Mapping[str, Any], first: int, last: int) -> None:
         """A trace's meta header describes the model for every request of the file: its
@@ -366,6 +390,10 @@ class Merger(TokenMerge):
         max_tokens, n, temperature, top_p = (
             _NO_SAMPLING if sampling is None else _sampling_values(sampling)
         )
+        if TIMING_KEYS.isdisjoint(p):
+            phases, sources, trace = NO_PHASES, NO_SOURCES, NO_TRACE
+        else:
+            phases, sources, trace = timing_values(p, latency, ttft)
         return (
             prompt,
             completion,
@@ -378,10 +406,12 @@ class Merger(TokenMerge):
             kv_total,
             max_tokens,
             n,
+            phases[0],  # preemptions
             latency,
             ttft,
             temperature,
             top_p,
+            *phases[1:],  # queue, prefill, decode, inference
             NAN if received is None else received,
             NAN if finished is None else finished,
             NAN,  # ended_by_ts: only core.extraction sets it, never a line
@@ -390,7 +420,9 @@ class Merger(TokenMerge):
             0 if cache_hit is None else (2 if cache_hit else 1),
             prompt_source if prompt >= 0 else 0,
             completion_source if completion >= 0 else 0,
+            *sources,  # where each timing field comes from (0: as the file says)
             self.store.model_code(model) if type(model) is str else 0,
+            *trace,  # the span's W3C ids
         )
 
     def _count_from(

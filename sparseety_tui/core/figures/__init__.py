@@ -27,8 +27,11 @@ from sparseety_tui.core.figures._document import (
     RequestTotals,
     SkipKind,
     SkippedTotals,
+    SlowTotals,
     SplitGroup,
     Splits,
+    TimingQuantiles,
+    TimingTotals,
     Totals,
 )
 from sparseety_tui.core.figures._figures import (
@@ -54,18 +57,36 @@ from sparseety_tui.core.figures._reading import from_json
 from sparseety_tui.core.figures._running_totals import RunningTotals
 from sparseety_tui.core.figures._skip_trend import CHUNK_ROWS, skip_trends
 from sparseety_tui.core.figures._splits import SPLITS
+from sparseety_tui.core.figures._timing import (
+    TIMING_OUTPUT,
+    WhyTable,
+    timing_records,
+    timing_totals,
+    tpot,
+)
 from sparseety_tui.core.figures._totals import compute_totals, error_record, worst_imbalance
 from sparseety_tui.core.figures._trends import MAX_MINUTES, Trend, Trends, compute_trends
+from sparseety_tui.core.figures._why import (
+    COMPONENTS,
+    PEER_WINDOW_S,
+    EngineAtArrival,
+    dominant,
+    why_text,
+)
 
 __all__ = [
     "CHUNK_ROWS",
+    "COMPONENTS",
     "DEFAULT_SHAPE",
     "INPUT_COLUMNS",
     "MAX_MINUTES",
+    "PEER_WINDOW_S",
     "SKIP_FIELDS",
     "SPLITS",
+    "TIMING_OUTPUT",
     "CacheHitRequests",
     "Engine",
+    "EngineAtArrival",
     "EngineCounts",
     "EngineFigures",
     "EngineOwn",
@@ -83,17 +104,22 @@ __all__ = [
     "RunningTotals",
     "SkipKind",
     "SkippedTotals",
+    "SlowTotals",
     "SplitGroup",
     "Splits",
+    "TimingQuantiles",
+    "TimingTotals",
     "Totals",
     "Trend",
     "Trends",
+    "WhyTable",
     "column_figures",
     "column_inputs",
     "column_skip",
     "column_skips",
     "compute_totals",
     "compute_trends",
+    "dominant",
     "error_record",
     "fleet",
     "fleet_points",
@@ -105,6 +131,10 @@ __all__ = [
     "row_skip",
     "shape_from_config",
     "skip_trends",
+    "timing_records",
+    "timing_totals",
+    "tpot",
     "whole_number",
+    "why_text",
     "worst_imbalance",
 ]

@@ -66,6 +66,58 @@ class Quantiles(FieldsJson):
 
 
 @dataclass(frozen=True, slots=True)
+class TimingQuantiles:
+    """One timing figure (``timing.queue_s`` ...): nearest-rank quantiles over the requests
+    that have it, as ``Quantiles``, and how many of those got it from each source
+    (``from``: span, log, trace, derived ...). All None with count 0 when none has it."""
+
+    count: int
+    p50: float | None
+    p95: float | None
+    p99: float | None
+    max: float | None
+    sources: Mapping[str, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "p50": self.p50,
+            "p95": self.p95,
+            "p99": self.p99,
+            "max": self.max,
+            "from": dict(self.sources),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TimingQuantiles:
+        return cls(data["count"], data["p50"], data["p95"], data["p99"], data["max"], data["from"])
+
+
+@dataclass(frozen=True, slots=True)
+class TimingTotals:
+    """``timing``: each timing figure's ``TimingQuantiles`` by name (``queue_s`` ...)."""
+
+    figures: Mapping[str, TimingQuantiles]
+
+    def to_json(self) -> dict[str, Any]:
+        return {name: q.to_json() for name, q in self.figures.items()}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TimingTotals:
+        return cls({name: TimingQuantiles.from_json(q) for name, q in data.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class SlowTotals(FieldsJson):
+    """``slow``: the requests over the p95 latency (``threshold_s``, None when no request
+    has a latency), counted by the component that dominated each (core.figures)."""
+
+    threshold_s: float | None
+    requests: int
+    by_component: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class LowerBoundCounts(FieldsJson):
     """Requests whose prompt or completion count is only a lower bound (cut at vLLM's
     ``--max-log-len``)."""

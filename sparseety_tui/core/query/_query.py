@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sparseety_tui.core.figures import ModelShape
+from sparseety_tui.core.figures import COMPONENTS, ModelShape, dominant
 from sparseety_tui.core.query._timewindow import TimeWindow, WindowSpec, request_times, time_span
 from sparseety_tui.core.store import STATE_CODE, STATES, StoreView
 
@@ -57,6 +57,12 @@ FILTER_FIELDS: dict[str, str] = {
     "temp": "temperature",
     "top_p": "top_p",
     "n": "n",
+    # Where a request's time went (seconds), and the part that dominated (core.figures).
+    "queue": "queue",
+    "prefill": "prefill",
+    "decode": "decode",
+    "inference": "inference",
+    "why": "why",
 }
 #: Float32 columns compared at the precision the log printed them with: ``temperature=0.7``
 #: must find the float32 nearest 0.7.
@@ -111,8 +117,10 @@ def parse_filter(text: str) -> tuple[Clause, ...]:
     """Parse ``skip>0.5 latency>2 state=finished llama`` into clauses (all must hold).
 
     Fields: skip (ratio 0-1, or ``50%``), latency / ttft (seconds, or ``300ms``), prompt,
-    completion, cached, experts (k), state, model, id, and the sampling parameters
-    max_tokens, temperature (temp), top_p, n. Operators ``> >= < <= = != ~`` (``~``
+    completion, cached, experts (k), state, model, id, the sampling parameters
+    max_tokens, temperature (temp), top_p, n, the time in queue, prefill, decode and
+    inference (seconds), and why (``why=queue``: the part of the latency that dominated,
+    one of queue, prefill, decode, other). Operators ``> >= < <= = != ~`` (``~``
     contains). A word that is not a comparison matches request ids and model names
     (case-insensitive substring). ``!`` before a clause negates it.
     """
@@ -136,6 +144,10 @@ def parse_filter(text: str) -> tuple[Clause, ...]:
             value = raw.strip().lower()
             if fld == "state" and op != "~" and value not in STATE_CODE:
                 raise FilterError(f"unknown state {raw!r} (known: {', '.join(STATES[1:])})")
+        elif fld == "why":
+            value = raw.strip().lower()
+            if op not in ("=", "!=") or value not in COMPONENTS:
+                raise FilterError(f"why takes = or != and one of {', '.join(COMPONENTS)}")
         else:
             if op == "~":
                 raise FilterError(f"{name} is a number: use > >= < <= = !=")
@@ -239,7 +251,14 @@ _PLAIN_FIELDS = {
     "n": "sampling_n",
 }
 #: Filter and sort fields that are a float32 store column, compared as float64.
-_SECONDS_FIELDS = {"latency": "latency_s", "ttft": "ttft_s"}
+_SECONDS_FIELDS = {
+    "latency": "latency_s",
+    "ttft": "ttft_s",
+    "queue": "queue_s",
+    "prefill": "prefill_s",
+    "decode": "decode_s",
+    "inference": "inference_s",
+}
 #: Filter and sort fields that are a float32 sampling parameter (see ``_REAL_DIGITS``).
 _REAL_FIELDS = ("temperature", "top_p")
 
@@ -283,6 +302,9 @@ class _FieldColumns:
             return self._model_ranks()
         if name == "id":
             return self._id_ranks()
+        if name == "why":
+            parts = (cols[n] for n in ("queue_s", "prefill_s", "decode_s", "latency_s"))
+            return dominant(*parts)[0]
         raise KeyError(name)
 
     def _skip_ratio(self) -> Any:
@@ -410,6 +432,10 @@ def _clause_mask(
             if op == "!=":
                 hit = ~hit
         mask = hit[cols["state"].astype(np.int64)]
+    elif fld == "why":
+        mask = column("why") == COMPONENTS.index(str(value))
+        if op == "!=":
+            mask = ~mask & (column("why") >= 0)  # another component, not an unknown one
     else:
         values = column(fld)
         with np.errstate(invalid="ignore"):

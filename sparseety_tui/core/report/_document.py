@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.figures import Totals, from_json
+from sparseety_tui.core.figures import SlowTotals, TimingTotals, Totals, from_json
 from sparseety_tui.core.query import NOT_FILTERED, TimeWindow, WindowRows
 from sparseety_tui.formats import utc_text
 
@@ -133,12 +133,18 @@ class SummaryDocument:
     tokenizer: str
     tokenizer_source: str
     cost_model: str
+    #: Where the requests' time went (``timing``) and what made the slowest slow
+    #: (``slow``): the document's last keys, so that a document without them reads the
+    #: same up to there (core.figures).
+    timing: TimingTotals | None = None
+    slow: SlowTotals | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SummaryDocument:
         """The document whose ``to_json`` is ``data``: read back after a step that works
         on the JSON alone (redaction), so that what shows it reads attributes too."""
         window, found = data.get("window"), data.get("filter")
+        timing, slow = data.get("timing"), data.get("slow")
         return cls(
             files=tuple(data["files"]),
             totals=Totals.from_json(data),
@@ -147,6 +153,8 @@ class SummaryDocument:
             tokenizer=data["tokenizer"],
             tokenizer_source=data["tokenizer_source"],
             cost_model=data["cost_model"],
+            timing=None if timing is None else TimingTotals.from_json(timing),
+            slow=None if slow is None else from_json(SlowTotals, slow),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -162,4 +170,8 @@ class SummaryDocument:
         out["tokenizer"] = self.tokenizer
         out["tokenizer_source"] = self.tokenizer_source
         out["cost_model"] = self.cost_model
+        if self.timing is not None:
+            out["timing"] = self.timing.to_json()
+        if self.slow is not None:
+            out["slow"] = self.slow.to_json()
         return out

@@ -16,11 +16,14 @@ from sparseety_tui.core.detail import request_text
 from sparseety_tui.core.figures import (
     ErrorTotals,
     ModelShape,
+    WhyTable,
     column_figures,
     column_inputs,
     column_skips,
     compute_totals,
     error_record,
+    timing_records,
+    timing_totals,
     whole_number,
 )
 from sparseety_tui.core.query import (
@@ -60,6 +63,7 @@ def request_records(
 ) -> Iterator[dict[str, Any]]:
     """Requests ``0 .. stop`` as JSON-ready dicts (the ``extract`` output lines); with
     ``rows`` (ascending store rows: a time window's), only those, at most ``stop``."""
+    why = WhyTable(extractor)  # peers are every request's, whichever rows are given
     if rows is not None:
         picked = list(rows[:stop] if stop is not None else rows)
         at = 0
@@ -68,18 +72,20 @@ def request_records(
             end = at
             while end < len(picked) and picked[end] < first + RECORD_CHUNK_ROWS:
                 end += 1
-            yield from _records(extractor, shape, first, picked[end - 1] + 1, set(picked[at:end]))
+            last = picked[end - 1] + 1
+            yield from _records(extractor, shape, why, first, last, set(picked[at:end]))
             at = end
         return
     store = extractor.store
     stop = len(store) if stop is None else min(stop, len(store))
     for first in range(0, stop, RECORD_CHUNK_ROWS):
-        yield from _records(extractor, shape, first, min(stop, first + RECORD_CHUNK_ROWS))
+        yield from _records(extractor, shape, why, first, min(stop, first + RECORD_CHUNK_ROWS))
 
 
 def _records(
     extractor: ExtractorView,
     shape: ModelShape,
+    why: WhyTable,
     first: int,
     last: int,
     only: set[int] | None = None,
@@ -92,7 +98,8 @@ def _records(
     figures = {k: v.tolist() for k, v in column_figures(store, shape, cols, first, inputs).items()}
     skips = {k: v.tolist() for k, v in column_skips(store, shape, cols, first, inputs).items()}
     ids = store.ids[first:last]
-    for i, row in enumerate(range(first, last)):
+    timing = timing_records(extractor, why, cols, first, last)
+    for i, (row, times) in enumerate(zip(range(first, last), timing)):
         if only is not None and row not in only:
             continue
         file_index = c["file"][row]
@@ -143,6 +150,9 @@ def _records(
                 "offset": store.offset[row],
                 "lines": len(store.lines_of(row)),
             },
+            # Where its time went (core.figures): after the keys above, which stay as
+            # they were for consumers that read them.
+            **times,
         }
 
 
@@ -211,6 +221,7 @@ def summary_document(
     request)."""
     window_part: SummaryWindow | None = None
     filter_part: SummaryFilter | None = None
+    picked = None
     if selection is None or not selection.narrows:
         totals = compute_totals(extractor, shape)
     else:
@@ -222,7 +233,8 @@ def summary_document(
             errors_in = len(records_in(extractor.error_log.records, window))
             rows = window_rows(extractor.store, window)
             window_part = SummaryWindow.of(window, rows, complete, errors_in)
-        totals = compute_totals(extractor, shape, rows=selected.rows, engine=engine)
+        picked = selected.rows
+        totals = compute_totals(extractor, shape, rows=picked, engine=engine)
         if selection.filter_text is not None:
             filter_part = SummaryFilter(
                 expression=selection.filter_text.strip(),
@@ -232,6 +244,7 @@ def summary_document(
     # Every error (the window counts its own in ``window.errors_in``).
     totals = replace(totals, errors=error_listing(extractor, totals.errors))
     tokenizer, source = tokenizer_used(extractor)
+    timing, slow = timing_totals(extractor, picked)
     return SummaryDocument(
         files=tuple(file_report(extractor)),
         totals=totals,
@@ -240,6 +253,8 @@ def summary_document(
         tokenizer=tokenizer,
         tokenizer_source=source,
         cost_model=shape.name,
+        timing=timing,
+        slow=slow,
     )
 
 

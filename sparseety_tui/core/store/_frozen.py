@@ -17,6 +17,7 @@ with the previous frozen store and only the rest is copied: usually the last seg
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
@@ -128,9 +129,12 @@ class FrozenStore:
         segments: tuple[_Segment, ...],
         models: tuple[str, ...],
         dtypes: Mapping[str, np.dtype[Any]],
+        span_aliases: Mapping[str, int] | None = None,
     ) -> None:
-        """``dtypes``: every column's name and type (also known when there are no rows)."""
+        """``dtypes``: every column's name and type (also known when there are no rows);
+        ``span_aliases``: rows a span made under an engine-side id, by the API id."""
         self._segments = segments
+        self.span_aliases: Mapping[str, int] = span_aliases or {}
         self._dtypes = dtypes
         self._rows = sum(segment.rows for segment in segments)
         self.models = models
@@ -281,7 +285,17 @@ def freeze_store(store: RequestStore, previous: FrozenStore | None) -> FrozenSto
         else tuple(store.models)
     )
     dtypes = {name: np.dtype(column.typecode) for name, column in arrays.items()}
-    return FrozenStore(tuple(segments), models, dtypes)
+    # Aliases are only ever added: the previous copy stands while their number does.
+    aliases = (
+        previous.span_aliases
+        if previous is not None and len(previous.span_aliases) == len(store.span_aliases)
+        else dict(store.span_aliases)
+    )
+    return FrozenStore(tuple(segments), models, dtypes, aliases)
+
+
+#: vLLM's engine-side request id: the API id, a dash and 8 lowercase hex digits.
+_ENGINE_ID = re.compile(r".+-[0-9a-f]{8}")
 
 
 @dataclass(frozen=True)
@@ -317,5 +331,12 @@ class FrozenExtractor:
         return merged_meta(self.files)
 
     def find(self, request_id: str) -> int | None:
-        """Row of ``request_id``, or None."""
-        return self.store.ids.find(request_id)
+        """Row of ``request_id``, or None. vLLM's engine-side id (``<id>-<8 hex>``) and
+        its API id ``<id>`` name one request: a span's row is found by either."""
+        ids = self.store.ids
+        row = ids.find(request_id)
+        if row is None and self.store.span_aliases:
+            row = self.store.span_aliases.get(request_id)
+        if row is None and _ENGINE_ID.fullmatch(request_id):
+            row = ids.find(request_id[:-9])
+        return row

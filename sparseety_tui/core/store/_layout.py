@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, replace
 
 from sparseety_tui.batch import RECORD_COUNT_COLUMNS
-from sparseety_tui.events import RequestState
+from sparseety_tui.events import RequestState, TimingSource
 
 UNKNOWN = -1
 NAN = math.nan
@@ -56,16 +56,39 @@ INT_COLUMNS = (
     # Sampling parameters the request was sent with (vLLM ``SamplingParams``).
     "max_tokens",
     "sampling_n",
+    "preemptions",  # times the scheduler preempted the request (a span says it)
 )
-FLOAT32_COLUMNS = ("latency_s", "ttft_s", "temperature", "top_p")
+#: Where a request's time went (seconds), as its server measured it (``RequestPayload``).
+PHASE_COLUMNS = ("queue_s", "prefill_s", "decode_s", "inference_s")
+FLOAT32_COLUMNS = ("latency_s", "ttft_s", "temperature", "top_p", *PHASE_COLUMNS)
 #: The largest finite float32: a duration above it would be stored as infinity, so it is
 #: unknown instead (as a count above int32 is).
 FLOAT32_MAX = 3.4028234663852886e38
 #: ``ended_by_ts``: for a request whose end no line logged (state ``end_unlogged``), the
 #: time of the first stats line after it that showed the engine idle (core.extraction).
 FLOAT64_COLUMNS = ("received_ts", "finished_ts", "ended_by_ts")
-BYTE_COLUMNS = ("state", "kv_skip", "cache_hit", "prompt_source", "completion_source")
+#: The timing fields whose source a row keeps, and the code column of each (``TIMING_FROM``).
+TIMING_FIELDS = (*PHASE_COLUMNS, "ttft_s", "latency_s", "preemptions")
+TIMING_FROM: dict[str, str] = {name: name.removesuffix("_s") + "_from" for name in TIMING_FIELDS}
+#: A timing source code: 0 is "as the row's file says" (``"trace"`` for a JSONL trace,
+#: ``"log"`` for a server log: no byte a row for what most rows are), then each
+#: ``TimingSource`` by its position here.
+TIMING_SOURCES: tuple[str, ...] = ("", *(source.value for source in TimingSource))
+TIMING_SOURCE_CODE: dict[str, int] = {
+    name: code for code, name in enumerate(TIMING_SOURCES) if code
+}
+BYTE_COLUMNS = (
+    "state",
+    "kv_skip",
+    "cache_hit",
+    "prompt_source",
+    "completion_source",
+    *TIMING_FROM.values(),
+)
 SHORT_COLUMNS = ("model",)
+#: The W3C ids of a request's span as unsigned 64-bit halves (0: unknown; an all-zero id
+#: is not a valid W3C id): the trace id's high and low halves, the span id.
+TRACE_COLUMNS = ("trace_hi", "trace_lo", "span_id")
 #: The Extractor file of a row's first line. 32 bits: every incarnation of a rotated path is
 #: a file of its own, and a path rotated every 100 ms passes 65,535 in under two hours.
 FILE_COLUMN = "file"
@@ -76,15 +99,23 @@ FILE_COLUMN = "file"
 #: first line was read.
 ROW_LAYOUT = tuple(
     name
-    for name in (*INT_COLUMNS, *FLOAT32_COLUMNS, *FLOAT64_COLUMNS, *BYTE_COLUMNS, *SHORT_COLUMNS)
+    for name in (
+        *INT_COLUMNS,
+        *FLOAT32_COLUMNS,
+        *FLOAT64_COLUMNS,
+        *BYTE_COLUMNS,
+        *SHORT_COLUMNS,
+        *TRACE_COLUMNS,
+    )
     if name not in ("line_no", "file")
 )
 
 #: Columns most rows leave unknown (sampling parameters only vLLM's request lines give, the
-#: bound core.extraction sets on a request whose end was not logged), the file index (one
-#: file in most runs), and codes most logs give every row the same value of (no KV skip
-#: kind, no cache-hit flag, counts as reported): each is a ``LazyColumn`` until a row has
-#: another value than its fill.
+#: bound core.extraction sets on a request whose end was not logged, the timing only spans
+#: and a few logs give, the span's ids), the file index (one file in most runs), and codes
+#: most logs give every row the same value of (no KV skip kind, no cache-hit flag, counts
+#: as reported, timing as the file says): each is a ``LazyColumn`` until a row has another
+#: value than its fill.
 LAZY_COLUMNS = (
     "max_tokens",
     "sampling_n",
@@ -96,6 +127,10 @@ LAZY_COLUMNS = (
     "cache_hit",
     "prompt_source",
     "completion_source",
+    "preemptions",
+    *PHASE_COLUMNS,
+    *TIMING_FROM.values(),
+    *TRACE_COLUMNS,
 )
 #: A lazy column's fill where it is not the unknown of its type (NaN, -1, 0).
 LAZY_FILLS: dict[str, float] = {

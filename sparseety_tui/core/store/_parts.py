@@ -9,11 +9,11 @@ straddle a range boundary are in both: those rows are merged with the store's on
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from sparseety_tui.core.store._idindex import IdIndex
-from sparseety_tui.core.store._layout import ROW_LAYOUT, RowExtras
+from sparseety_tui.core.store._layout import ROW_LAYOUT, TIMING_FROM, RowExtras
 from sparseety_tui.core.store._lazy import Column
 from sparseety_tui.core.store._line_table import LineTable, MoreLines
 from sparseety_tui.core.store._segments import RowTable, SegmentedColumn
@@ -34,6 +34,8 @@ class StorePart:
     models: list[str]
     extras: dict[int, RowExtras]
     more_lines: dict[int, MoreLines]
+    #: Rows a span made under an engine-side id, by the API id (``RequestStore``).
+    span_aliases: dict[str, int] = field(default_factory=dict)
 
 
 class _Store(Protocol):
@@ -47,6 +49,7 @@ class _Store(Protocol):
     length: SegmentedColumn
     extras: RowTable[RowExtras]
     more_lines: LineTable
+    span_aliases: dict[str, int]
 
     def __len__(self) -> int: ...
     def model_code(self, name: str) -> int: ...
@@ -65,6 +68,7 @@ def export_part(store: _Store) -> StorePart:
         models=store.models,
         extras=dict(store.extras.items()),
         more_lines=dict(store.more_lines.items()),
+        span_aliases=dict(store.span_aliases),
     )
 
 
@@ -78,10 +82,14 @@ def merge_part(
     """Append the rows of a later part of file ``file`` (whose first line is line
     ``line_shift + 1``) to ``store``, as if its lines had been fed there: a request id
     already there (or renamed to one by ``renames``) is merged with ``merge_row``'s rule, a
-    known value wins; every other row is appended, in order."""
+    known value wins; every other row is appended, in order. A span's row and its
+    request's lines in different parts are one row too (``_span_renames``)."""
+    if part.span_aliases or store.span_aliases:
+        renames = _span_renames(store, part, renames)
     incoming = _incoming_columns(store, part, file, line_shift)
     if not renames and not store.ids.shares_ids_with(part.ids):
         _append_all(store, part, incoming, file)
+        _keep_aliases(store, part, list(part.ids) if part.span_aliases else [])
         return
     # Most rows are new here too (only requests that straddle a boundary are shared):
     # new rows are appended in bulk, in order; shared rows merged one by one.
@@ -92,6 +100,33 @@ def merge_part(
     shared = [i for i, rid in enumerate(part_ids) if find(rid) is not None]
     _append_new(store, part, incoming, file, part_ids, shared)
     _merge_shared(store, part, incoming, file, part_ids, shared)
+    _keep_aliases(store, part, part_ids)
+
+
+def _keep_aliases(store: _Store, part: StorePart, part_ids: list[str]) -> None:
+    """The part's span rows whose request is still to come, by their rows here."""
+    find = store.ids.find
+    for base, row in part.span_aliases.items():
+        found = find(part_ids[row])
+        if found is not None and find(base) is None:
+            store.span_aliases.setdefault(base, found)
+
+
+def _span_renames(
+    store: _Store, part: StorePart, renames: Mapping[str, str] | None
+) -> dict[str, str]:
+    """``renames`` and the ids a span joins across parts: a part's request whose span
+    made a row of the store under its engine-side id, and a part's span row (engine-side
+    id) whose request the store has under its API id."""
+    out = dict(renames or {})
+    ids = part.ids
+    for base, row in store.span_aliases.items():
+        if ids.find(base) is not None:
+            out.setdefault(base, store.ids[row])
+    for base, row in part.span_aliases.items():
+        if store.ids.find(base) is not None and ids.find(base) is None:
+            out.setdefault(ids[row], base)
+    return out
 
 
 def _incoming_columns(
@@ -181,9 +216,21 @@ def _merge_shared(
         for _f, offset, length in part.more_lines.get(i, ()):
             store.add_line(row, file, offset, length)
         store.merge_row(row, tuple(values[i].item() for values in layout))
+        _timing_sources(store, incoming, i, row)
         part_extras = part.extras.get(i)
         if part_extras is not None:
             store.extras_for(row).add(part_extras)
+
+
+def _timing_sources(store: _Store, incoming: Mapping[str, Any], i: int, row: int) -> None:
+    """A later part's timing value said as its file says (code 0) is the row's now: its
+    source too, which ``merge_row`` leaves (it writes no code 0)."""
+    for name, code_name in TIMING_FROM.items():
+        value = incoming[name][i].item()
+        if incoming[code_name][i] == 0 and value == value and value != -1:
+            codes = store.columns[code_name]
+            if codes[row] != 0:
+                codes[row] = 0
 
 
 def _in_file(more: MoreLines, file: int) -> MoreLines:

@@ -43,6 +43,8 @@ from sparseety_tui.core.store._layout import (
     NAN,
     ROW_LAYOUT,
     SHORT_COLUMNS,
+    TIMING_FROM,
+    TRACE_COLUMNS,
     UNKNOWN,
     RowExtras,
     unknown_of,
@@ -76,6 +78,7 @@ class RequestStore:
             **dict.fromkeys(FLOAT64_COLUMNS, "d"),
             **dict.fromkeys(BYTE_COLUMNS, "B"),
             **dict.fromkeys(SHORT_COLUMNS, "H"),
+            **dict.fromkeys(TRACE_COLUMNS, "Q"),
             FILE_COLUMN: "I",
         }
         for name, typecode in typecodes.items():
@@ -91,6 +94,12 @@ class RequestStore:
         self.more_lines = LineTable(SEGMENT_SHIFT)
         #: Lowest row changed in place since the last freeze (see the module docstring).
         self.dirty_from = 0
+        #: Rows a span made under vLLM's engine-side id (``<id>-<8 hex>``) by the API id
+        #: ``<id>``, so that a later line naming the API id joins them (core.extraction).
+        self.span_aliases: dict[str, int] = {}
+        #: Whether some row's timing comes from another source than its file's (a timing
+        #: source column holds bytes): only then does a later line set one back.
+        self.timing_codes = False
         self._bind_columns()
         # Attribute shortcuts for the hot path.
         c = self.columns
@@ -123,9 +132,13 @@ class RequestStore:
             self._bind_columns()  # the tails are new arrays
 
     def _array_setter(self, name: str) -> Callable[[SegmentedColumn], None]:
+        timing_code = name in TIMING_FROM.values()
+
         def on_array(column: SegmentedColumn) -> None:
             self.columns[name] = column
             self._bind_columns()
+            if timing_code:
+                self.timing_codes = True
 
         return on_array
 
@@ -156,6 +169,8 @@ class RequestStore:
         for name in BYTE_COLUMNS:
             self.columns[name].append(0)
         self.columns["model"].append(0)
+        for name in TRACE_COLUMNS:
+            self.columns[name].append(0)
         self.columns["file"].append(file)
         self.offset.append(offset)
         self.length.append(length)
