@@ -18,9 +18,10 @@ from sparseety_tui.receive import (
     ReceiveError,
     Receivers,
     ReceiveSettings,
+    is_loopback,
     missing_extra,
 )
-from sparseety_tui.serve.settings import SettingsError, is_loopback, read_token
+from sparseety_tui.serve.settings import SettingsError, read_token
 
 LOOPBACK = "127.0.0.1"
 

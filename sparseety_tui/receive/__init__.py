@@ -4,6 +4,7 @@ then read like any other input (the ``otlp`` format family). Import-light: grpc 
 protobuf reader load only when a receiver starts."""
 
 from sparseety_tui.receive._counters import Counters
+from sparseety_tui.receive._loopback import is_loopback
 from sparseety_tui.receive._receivers import (
     DEFAULT_MAX_BODY,
     Endpoint,
@@ -23,5 +24,6 @@ __all__ = [
     "ReceiveSettings",
     "Receivers",
     "Spool",
+    "is_loopback",
     "missing_extra",
 ]

@@ -34,6 +34,7 @@ from sparseety_tui.receive._intake import (
     export_response,
     status_body,
 )
+from sparseety_tui.receive._loopback import is_loopback
 
 #: Seconds a client has to send a request's whole body (and between requests on a
 #: kept-alive connection) before the connection is closed.
@@ -86,7 +87,7 @@ class HttpReceiver(ThreadingHTTPServer):
         self.max_body = max_body
         self.expected = None if token is None else b"Bearer " + token
         self.loopback_names = {*_LOOPBACK_NAMES, host.strip("[]").lower()}
-        self.check_host = _is_loopback_literal(host)
+        self.check_host = is_loopback(host)
         self._slots = threading.BoundedSemaphore(max_connections)
         super().__init__((host.strip("[]"), port), _Handler)
 
@@ -108,17 +109,6 @@ class HttpReceiver(ThreadingHTTPServer):
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A connection that broke mid-request is that client's problem: nothing printed
         (the terminal belongs to the UI)."""
-
-
-def _is_loopback_literal(host: str) -> bool:
-    import ipaddress
-
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _refuse_connection(sock: socket.socket) -> None:

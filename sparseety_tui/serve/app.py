@@ -37,6 +37,7 @@ from sparseety_tui.core.query import (
 from sparseety_tui.core.report import extract_lines, request_records, summary_document
 from sparseety_tui.core.text import escape_json, json_bytes
 from sparseety_tui.ingest.batch import Options
+from sparseety_tui.receive import is_loopback
 from sparseety_tui.serve import openapi
 from sparseety_tui.serve.detail import detail_document
 from sparseety_tui.serve.extraction import (
@@ -48,7 +49,7 @@ from sparseety_tui.serve.extraction import (
 )
 from sparseety_tui.serve.followed import FollowedLogs
 from sparseety_tui.serve.metrics import SparseetyCollector
-from sparseety_tui.serve.settings import DEFAULT_REQUESTS_LIMIT, ServeSettings, is_loopback
+from sparseety_tui.serve.settings import DEFAULT_REQUESTS_LIMIT, ServeSettings
 
 
 def error(status: int, message: str) -> JSONResponse:

@@ -7,12 +7,12 @@ here only, so that a config file can later supply them without touching the CLI.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from dataclasses import dataclass
 
 from sparseety_tui.core.redact import Redactor
 from sparseety_tui.core.text import quote
+from sparseety_tui.receive import is_loopback
 
 #: Loopback only unless asked (``--allow-remote`` with a token).
 DEFAULT_HOST = "127.0.0.1"
@@ -56,17 +56,6 @@ class ServeSettings:
 
     def redacting(self) -> Redactor | None:
         return None if self.redactor is None else self.redactor.fresh()
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only: ``localhost`` or a 127.0.0.0/8 or ::1
-    address. Any other name could resolve anywhere, so it counts as remote."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check(settings: ServeSettings) -> None:

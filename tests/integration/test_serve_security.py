@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from serve_helpers import Server, serve_process, serving
 
-from sparseety_tui.serve.settings import ServeSettings, is_loopback
+from sparseety_tui.receive import is_loopback
+from sparseety_tui.serve.settings import ServeSettings
 
 
 def serve_cli(*args: str) -> subprocess.CompletedProcess[str]:
