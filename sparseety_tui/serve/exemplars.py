@@ -77,10 +77,13 @@ class BucketPicks:
         times = np.asarray(times, dtype=np.float64)[known]
         times = np.where(np.isnan(times), -np.inf, times)
         bucket = np.searchsorted(np.asarray(self.bounds, dtype=np.float64), values, side="left")
-        for b in np.unique(bucket).tolist():
-            mask = bucket == b
+        order = np.argsort(bucket, kind="stable")
+        bucket, values, times, rows = bucket[order], values[order], times[order], rows[order]
+        starts = np.flatnonzero(np.diff(bucket, prepend=-1))  # where each bucket's run starts
+        stops = [*starts[1:].tolist(), len(bucket)]
+        for b, start, stop in zip(bucket[starts].tolist(), starts.tolist(), stops):
             old = self.kept[b]
-            parts = (values[mask], times[mask], rows[mask])
+            parts = (values[start:stop], times[start:stop], rows[start:stop])
             if old is not None:
                 parts = tuple(np.concatenate((o, p)) for o, p in zip(old, parts))  # type: ignore[assignment]
             self.kept[b] = _skyline(*parts)
@@ -111,7 +114,9 @@ def _skyline(
     newest = times.max()
     recent = times >= newest - RECENT_S  # every one when no time is known (-inf)
     values, times, rows = values[recent], times[recent], rows[recent]
-    order = np.lexsort((-values, -times))  # newest first; the largest first among equals
+    # Newest first; of requests at the same time, a smaller one before a larger one may
+    # stay too (harmless: it leaves the window with the larger one).
+    order = np.argsort(-times, kind="stable")
     v = values[order]
     beaten = np.concatenate(([-np.inf], np.maximum.accumulate(v)[:-1]))
     keep = order[v > beaten][-KEPT_PER_BUCKET:]
