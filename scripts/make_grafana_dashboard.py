@@ -8,8 +8,11 @@ Generated, never edited by hand (tests/unit/test_grafana_dashboard.py regenerate
 compares bytes, checks that every metric it queries exists in the exporter, and that every
 expression parses with `promtool check rules`). Plain dicts, as vLLM's own generator does.
 
-Rows: traffic, latency and TTFT quantiles, skip composition, expert imbalance, engine,
-errors. Variables: the Prometheus data source, `job`, `instance` (one per host scraped) and
+Rows: traffic, latency and TTFT quantiles, where the time went (queue, prefill, decode
+p95), skip composition, expert imbalance, engine, errors. The timing panels ask Prometheus
+for exemplars (each bucket's slowest recent request, with its `request_id`): the link from
+an exemplar to `serve`'s `/requests/ID` is a setting of the Prometheus data source
+(`exemplarTraceIdDestinations`, docs/grafana/datasource-exemplar-link.yaml). Variables: the Prometheus data source, `job`, `instance` (one per host scraped) and
 `model`, so one dashboard shows a fleet and drills down to one host or model.
 """
 
@@ -29,13 +32,16 @@ MSEL = SEL + ', model=~"$model"'
 RATE = "$__rate_interval"
 
 
-def _target(expr: str, legend: str, ref: str) -> dict[str, Any]:
-    return {
+def _target(expr: str, legend: str, ref: str, exemplar: bool = False) -> dict[str, Any]:
+    target = {
         "datasource": {"type": "prometheus", "uid": "${datasource}"},
         "expr": expr,
         "legendFormat": legend,
         "refId": ref,
     }
+    if exemplar:  # Grafana then also asks /api/v1/query_exemplars for the expression
+        target["exemplar"] = True
+    return target
 
 
 class _Layout:
@@ -75,7 +81,10 @@ class _Layout:
         unit: str = "short",
         width: int = 8,
         kind: str = "timeseries",
+        exemplar: str | None = None,
     ) -> None:
+        """``exemplar``: the legend of the one target that shows exemplars (one is enough:
+        each target of a panel would show the same ones again)."""
         if self.x + width > 24:
             self.y += 8
             self.x = 0
@@ -90,7 +99,7 @@ class _Layout:
                 "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
                 "options": {"legend": {"displayMode": "list", "placement": "bottom"}},
                 "targets": [
-                    _target(expr, legend, chr(ord("A") + i))
+                    _target(expr, legend, chr(ord("A") + i), legend == exemplar)
                     for i, (expr, legend) in enumerate(targets)
                 ],
             }
@@ -98,15 +107,22 @@ class _Layout:
         self.x += width
 
 
-def _quantiles(metric: str) -> list[tuple[str, str]]:
+def _quantiles(metric: str, qs: tuple[float, ...] = (0.5, 0.95, 0.99)) -> list[tuple[str, str]]:
     return [
         (
             f"histogram_quantile({q}, sum by (le, model) "
             f"(rate({metric}_bucket{{{MSEL}}}[{RATE}])))",
             f"p{int(q * 100)} {{{{model}}}}",
         )
-        for q in (0.5, 0.95, 0.99)
+        for q in qs
     ]
+
+
+P95 = "p95 {{model}}"
+EXEMPLARS = (
+    " Dots: exemplars, each bucket's slowest recent request (request_id, trace_id); "
+    "the link to serve's /requests/ID is a data source setting (docs/serve.md)."
+)
 
 
 def dashboard() -> dict[str, Any]:
@@ -132,18 +148,34 @@ def dashboard() -> dict[str, Any]:
     grid.row("Latency and time to first token")
     grid.panel(
         "End-to-end latency quantiles",
-        "From sparseety_request_latency_seconds (vLLM's buckets).",
+        "From sparseety_request_latency_seconds (vLLM's buckets)." + EXEMPLARS,
         _quantiles("sparseety_request_latency_seconds"),
         "s",
         12,
+        exemplar=P95,
     )
     grid.panel(
         "TTFT quantiles",
-        "From sparseety_ttft_seconds (vLLM's buckets).",
+        "From sparseety_ttft_seconds (vLLM's buckets)." + EXEMPLARS,
         _quantiles("sparseety_ttft_seconds"),
         "s",
         12,
+        exemplar=P95,
     )
+    grid.row("Where the time went")
+    for title, metric, what in (
+        ("Queue time p95", "sparseety_request_queue_seconds", "waiting in the scheduler's queue"),
+        ("Prefill time p95", "sparseety_request_prefill_seconds", "in prefill"),
+        ("Decode time p95", "sparseety_request_decode_seconds", "in decode"),
+    ):
+        grid.panel(
+            title,
+            f"Time each request spent {what}, as its server said (spans, SGLang meta_info, "
+            f"vLLM's per-request metrics), from {metric}." + EXEMPLARS,
+            _quantiles(metric, (0.95,)),
+            "s",
+            exemplar=P95,
+        )
     grid.row("Skip composition")
     grid.panel(
         "Skipped tokens / s by kind",

@@ -6,7 +6,12 @@ Every value comes from the functions ``summary --json`` prints
 labels is the summary's figure over the same data; an unknown figure (null in the
 summary) is an absent series, never 0. The histograms count each request's value from the
 same columns and ``core.figures`` formula as ``extract``'s records, with vLLM's bucket
-boundaries (``vllm/v1/metrics/buckets.py``) so dashboards line up with vLLM's own.
+boundaries (``vllm/v1/metrics/buckets.py``) so dashboards line up with vLLM's own: its TTFT
+buckets for TTFT and for the queue and prefill times (parts of the TTFT, from milliseconds
+to minutes), its latency buckets for latency and decode time. A request whose figure is
+unknown is not observed. In OpenMetrics, the buckets of the five timing histograms carry
+an exemplar: the slowest recent request in the bucket (``serve.exemplars``); the plain
+text format has none.
 
 Labels: ``model``, ``server`` (the file's format: ``vllm``, ``sglang``, ``trace``, ``kv``),
 ``file`` (the followed path); never a request id. Per-(layer, expert) load only with
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import (
     CounterMetricFamily,
+    Exemplar,
     GaugeMetricFamily,
     HistogramMetricFamily,
     Metric,
@@ -40,7 +46,8 @@ from sparseety_tui.core.figures import (
     compute_totals,
 )
 from sparseety_tui.core.report import SummaryDocument, summary_document
-from sparseety_tui.core.store import UNKNOWN_MODEL, FrozenExtractor
+from sparseety_tui.core.store import UNKNOWN_MODEL, FrozenExtractor, StoreView
+from sparseety_tui.serve.exemplars import BucketPicks, Pick, exemplar_labels
 
 if TYPE_CHECKING:
     import numpy as np
@@ -92,14 +99,59 @@ ENGINE_GAUGES = {
 GROUP_LABELS = ("model", "server", "file")
 
 
+#: The timing histograms: (family name, store column, bounds, help).
+TIMING_HISTOGRAMS = (
+    (
+        "sparseety_request_latency_seconds",
+        "latency_s",
+        REQUEST_LATENCY_BUCKETS,
+        "End-to-end latency of each request that logged one (vLLM's buckets).",
+    ),
+    (
+        "sparseety_ttft_seconds",
+        "ttft_s",
+        TTFT_BUCKETS,
+        "Time to first token of each request that logged one (vLLM's buckets).",
+    ),
+    (
+        "sparseety_request_queue_seconds",
+        "queue_s",
+        TTFT_BUCKETS,
+        "Time each request waited in the scheduler's queue, where its server said "
+        "(extract: timing.queue_s; vLLM's TTFT buckets).",
+    ),
+    (
+        "sparseety_request_prefill_seconds",
+        "prefill_s",
+        TTFT_BUCKETS,
+        "Prefill time of each request, where its server said (extract: timing.prefill_s; "
+        "vLLM's TTFT buckets).",
+    ),
+    (
+        "sparseety_request_decode_seconds",
+        "decode_s",
+        REQUEST_LATENCY_BUCKETS,
+        "Decode time of each request, where its server said (extract: timing.decode_s; "
+        "vLLM's latency buckets).",
+    ),
+)
+
+
 @dataclass
 class _Histogram:
     bounds: tuple[float, ...]
     counts: list[int] = field(default_factory=list)  # cumulative, per bound
     count: int = 0
     total: float = 0.0
+    picks: BucketPicks | None = None  # exemplar candidates (timing histograms only)
+    exemplars: list[Exemplar | None] = field(default_factory=list)  # per bucket, +Inf last
 
-    def add(self, values: np.ndarray[Any, Any]) -> None:
+    def add(
+        self,
+        values: np.ndarray[Any, Any],
+        times: np.ndarray[Any, Any] | None = None,
+        rows: np.ndarray[Any, Any] | None = None,
+    ) -> None:
         import numpy as np
 
         known = np.sort(values[~np.isnan(values)].astype(np.float64))
@@ -109,10 +161,18 @@ class _Histogram:
         self.counts = [c + int(n) for c, n in zip(self.counts, at)]
         self.count += int(known.size)
         self.total += float(known.sum())
+        if times is not None and rows is not None:
+            if self.picks is None:
+                self.picks = BucketPicks(self.bounds)
+            self.picks.add(values, times, rows)
 
-    def buckets(self) -> list[tuple[str, float]]:
-        counts = self.counts or [0] * len(self.bounds)
-        return [*((repr(b), c) for b, c in zip(self.bounds, counts)), ("+Inf", self.count)]
+    def buckets(self) -> list[tuple[str, float] | tuple[str, float, Exemplar]]:
+        counts = [*(self.counts or [0] * len(self.bounds)), self.count]
+        exemplars = self.exemplars or [None] * len(counts)
+        return [
+            (le, c) if e is None else (le, c, e)
+            for le, c, e in zip([*map(repr, self.bounds), "+Inf"], counts, exemplars)
+        ]
 
 
 @dataclass
@@ -120,8 +180,10 @@ class _Group:
     labels: tuple[str, str, str]  # model, server, file
     rows: np.ndarray[Any, Any] | None  # store rows (None: every row)
     totals: Totals | None = None
-    latency: _Histogram = field(default_factory=lambda: _Histogram(REQUEST_LATENCY_BUCKETS))
-    ttft: _Histogram = field(default_factory=lambda: _Histogram(TTFT_BUCKETS))
+    #: The timing histograms by store column (``TIMING_HISTOGRAMS``' order).
+    timing: dict[str, _Histogram] = field(
+        default_factory=lambda: {c: _Histogram(b) for _, c, b, _ in TIMING_HISTOGRAMS}
+    )
     skip: _Histogram = field(default_factory=lambda: _Histogram(SKIP_RATIO_BUCKETS))
 
 
@@ -153,6 +215,10 @@ def compute_figures(state: FrozenExtractor, shape: ModelShape) -> Figures:
         key = file_key[cols["file"].astype(np.int64)] * models + cols["model"].astype(np.int64)
         keys.append(key)
         skip = column_figures(store, shape, cols, first)["skip_ratio"]
+        # A request's time: its end, else its arrival (exemplar choice and timestamp).
+        finished = cols["finished_ts"]
+        times = np.where(np.isnan(finished), cols["received_ts"], finished)
+        rows = np.arange(first, last, dtype=np.int64)
         for value in np.unique(key).tolist():
             group = found.get(value)
             if group is None:
@@ -160,8 +226,8 @@ def compute_figures(state: FrozenExtractor, shape: ModelShape) -> Figures:
                 model = store.models[value % models] or UNKNOWN_MODEL
                 group = found[value] = _Group((model, server, path), None)
             mask = key == value
-            group.latency.add(cols["latency_s"][mask])
-            group.ttft.add(cols["ttft_s"][mask])
+            for column, histogram in group.timing.items():
+                histogram.add(cols[column][mask], times[mask], rows[mask])
             group.skip.add(skip[mask])
     if len(found) == 1:
         group = next(iter(found.values()))
@@ -177,7 +243,29 @@ def compute_figures(state: FrozenExtractor, shape: ModelShape) -> Figures:
         for kind, n in f.by_kind.items():
             counts[kind] = counts.get(kind, 0) + n
     groups = tuple(found[k] for k in sorted(found))
+    for group in groups:
+        for histogram in group.timing.values():
+            if histogram.picks is not None:
+                histogram.exemplars = [_exemplar(store, p) for p in histogram.picks.picks()]
+                histogram.picks = None  # the candidates are not needed past this point
     return Figures(document=document, groups=groups, file_lines=file_lines)
+
+
+def _exemplar(store: StoreView, pick: Pick | None) -> Exemplar | None:
+    """The exemplar of the request ``pick`` names: its id (and trace id), its figure as
+    its float32 column holds it (the shortest decimal of that float32, as ``extract``
+    prints), its finish (else arrival) time."""
+    import numpy as np
+
+    if pick is None:
+        return None
+    trace = store.numeric_view(pick.row, pick.row + 1, ("trace_hi", "trace_lo"))
+    hi, lo = int(trace["trace_hi"][0]), int(trace["trace_lo"][0])
+    trace_id = f"{hi:016x}{lo:016x}" if hi or lo else None
+    labels = exemplar_labels(store.ids[pick.row], trace_id)
+    value = float(str(np.float32(pick.value)))
+    stamp = None if np.isnan(pick.time) else round(pick.time, 3)
+    return Exemplar(labels, value, stamp)
 
 
 class SparseetyCollector(Collector):
@@ -246,16 +334,10 @@ def _request_families(figures: Figures) -> Iterator[Metric]:
         "Each request's skip ratio, 0-1 (extract: skip_ratio).",
         labels=list(GROUP_LABELS),
     )
-    latency = HistogramMetricFamily(
-        "sparseety_request_latency_seconds",
-        "End-to-end latency of each request that logged one (vLLM's buckets).",
-        labels=list(GROUP_LABELS),
-    )
-    ttft = HistogramMetricFamily(
-        "sparseety_ttft_seconds",
-        "Time to first token of each request that logged one (vLLM's buckets).",
-        labels=list(GROUP_LABELS),
-    )
+    timing = {
+        column: HistogramMetricFamily(name, help_text, labels=list(GROUP_LABELS))
+        for name, column, _, help_text in TIMING_HISTOGRAMS
+    }
     for group in figures.groups:
         labels = list(group.labels)
         if group.totals is None:  # not reached: compute_figures totals every group
@@ -279,10 +361,11 @@ def _request_families(figures: Figures) -> Iterator[Metric]:
                 skipped.add_metric([*labels, kind], value)
         if r.effective_compute_tokens is not None:
             effective.add_metric(labels, r.effective_compute_tokens)
-        for family, histogram in ((skip_ratio, group.skip), (latency, group.latency)):
+        skip_ratio.add_metric(labels, group.skip.buckets(), group.skip.total)
+        for column, family in timing.items():
+            histogram = group.timing[column]
             family.add_metric(labels, histogram.buckets(), histogram.total)
-        ttft.add_metric(labels, group.ttft.buckets(), group.ttft.total)
-    yield from (requests, tokens, skipped, effective, skip_ratio, latency, ttft)
+    yield from (requests, tokens, skipped, effective, skip_ratio, *timing.values())
 
 
 def _line_and_error_families(figures: Figures) -> Iterator[Metric]:
