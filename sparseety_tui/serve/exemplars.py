@@ -55,6 +55,18 @@ class Pick:
     row: int
 
 
+def bucket_edges(bounds: tuple[float, ...], dtype: Any) -> np.ndarray[Any, Any]:
+    """A histogram's bounds as values of ``dtype`` compare with them: a float32 column
+    holds a logged 0.1 as 0.10000000149..., which is the float32 of the bound 0.1, so it
+    counts in ``le="0.1"`` as logged, not in the next bucket."""
+    import numpy as np
+
+    edges = np.asarray(bounds, dtype=np.float64)
+    if np.dtype(dtype) == np.float32:
+        edges = edges.astype(np.float32).astype(np.float64)
+    return edges
+
+
 @dataclass
 class BucketPicks:
     """The candidates of each bucket of a histogram with bounds ``bounds`` (and +Inf)."""
@@ -71,12 +83,13 @@ class BucketPicks:
 
         if not self.kept:
             self.kept = [None] * (len(self.bounds) + 1)
+        edges = bucket_edges(self.bounds, np.asarray(values).dtype)
         values = np.asarray(values, dtype=np.float64)
         known = ~np.isnan(values)
         values, rows = values[known], np.asarray(rows, dtype=np.int64)[known]
         times = np.asarray(times, dtype=np.float64)[known]
         times = np.where(np.isnan(times), -np.inf, times)
-        bucket = np.searchsorted(np.asarray(self.bounds, dtype=np.float64), values, side="left")
+        bucket = np.searchsorted(edges, values, side="left")
         order = np.argsort(bucket, kind="stable")
         bucket, values, times, rows = bucket[order], values[order], times[order], rows[order]
         starts = np.flatnonzero(np.diff(bucket, prepend=-1))  # where each bucket's run starts

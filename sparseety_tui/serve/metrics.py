@@ -47,7 +47,7 @@ from sparseety_tui.core.figures import (
 )
 from sparseety_tui.core.report import SummaryDocument, summary_document
 from sparseety_tui.core.store import UNKNOWN_MODEL, FrozenExtractor, StoreView
-from sparseety_tui.serve.exemplars import BucketPicks, Pick, exemplar_labels
+from sparseety_tui.serve.exemplars import BucketPicks, Pick, bucket_edges, exemplar_labels
 
 if TYPE_CHECKING:
     import numpy as np
@@ -157,7 +157,7 @@ class _Histogram:
         known = np.sort(values[~np.isnan(values)].astype(np.float64))
         if not self.counts:
             self.counts = [0] * len(self.bounds)
-        at = np.searchsorted(known, np.asarray(self.bounds, dtype=np.float64), side="right")
+        at = np.searchsorted(known, bucket_edges(self.bounds, values.dtype), side="right")
         self.counts = [c + int(n) for c, n in zip(self.counts, at)]
         self.count += int(known.size)
         self.total += float(known.sum())

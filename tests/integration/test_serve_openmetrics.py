@@ -33,8 +33,8 @@ def figure(record: dict[str, Any], column: str) -> float | None:
 
 
 def stored(value: float) -> float:
-    """``value`` as its float32 column holds it: what the histograms compare with the
-    bounds (a 0.1 logged is a little above 0.1)."""
+    """``value`` as a float32 holds it: the histograms compare a float32 column's figure
+    with the bounds as float32 too, so a 0.1 logged counts in ``le="0.1"``."""
     return float(np.float32(value))
 
 
@@ -87,7 +87,9 @@ def test_openmetrics_exemplars_name_each_buckets_slowest_recent_request(
             low = max((b for b in bounds if b < le), default=-math.inf)
             group = by_group[(sample.labels["file"], sample.labels["model"])]
             inside = [
-                r for r in group if (v := figure(r, column)) is not None and low < stored(v) <= le
+                r
+                for r in group
+                if (v := figure(r, column)) is not None and stored(low) < stored(v) <= stored(le)
             ]
             exemplar = sample.exemplar
             assert (exemplar is None) == (not inside), (name, sample.labels)

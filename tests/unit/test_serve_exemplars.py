@@ -193,3 +193,26 @@ def test_the_text_format_has_no_exemplar(tmp_path: Path) -> None:
     text = text_latest(registry(frozen(tmp_path, records())))
     assert b"sparseety_request_queue_seconds_bucket" in text
     assert b" # {" not in text and b"ok-1" not in text and b"request_id" not in text
+
+
+def test_a_figure_logged_at_a_bound_counts_in_that_bounds_bucket(tmp_path: Path) -> None:
+    """The store keeps seconds as float32 (0.1 is 0.10000000149...): compared with the
+    float64 bound it would fall in the next bucket; it is the bound as logged."""
+    at = TTFT_BUCKETS.index(0.1)
+    bound, above = TTFT_BUCKETS[at], TTFT_BUCKETS[at + 1]
+    assert float(np.float32(bound)) > bound  # the case: float32 holds it a little above
+    sent = [
+        {"request_id": f"r{i}", "ttft_s": ttft, "queue_s": ttft, "latency_s": 1.5}
+        for i, ttft in enumerate([bound, bound, above])
+    ]
+    exposition = om_latest(registry(frozen(tmp_path, sent))).decode()
+    for family in ("sparseety_ttft_seconds", "sparseety_request_queue_seconds"):
+        buckets = {
+            s.labels["le"]: s.value
+            for f in text_string_to_metric_families(exposition)
+            if f.name == family
+            for s in f.samples
+            if s.name.endswith("_bucket")
+        }
+        assert buckets[repr(bound)] == 2, (family, buckets)
+        assert buckets[repr(above)] == 3
