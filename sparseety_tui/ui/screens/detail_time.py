@@ -241,7 +241,7 @@ def _context(out: Text, time: RequestTime) -> None:
                 f"median {why['component']} {_figure(float(median))} of {why['peers']:,} "
                 f"({scope})\n"
             )
-    out.append("engine   ", "dim")
+    out.append("arrival  ", "dim")
     out.append(_engine_text(time.engine, time.received) + "\n")
     traceparent = time.traceparent
     out.append("traceparent " if traceparent is not None else "trace    ", "dim")
@@ -257,10 +257,11 @@ def _context(out: Text, time: RequestTime) -> None:
 
 
 def _engine_text(engine: EngineAtArrival | None, received: float) -> str:
+    """The engine state at the request's arrival, and which stats line says it."""
     if engine is None:
         if math.isnan(received):
-            return "at arrival: unknown (no arrival time)"
-        return "at arrival: unknown (no engine stats line before it)"
+            return "unknown (no arrival time)"
+        return "unknown (no engine stats line before it)"
     said = []
     if engine.waiting is not None:
         said.append(f"{engine.waiting:.0f} waiting")
@@ -268,14 +269,12 @@ def _engine_text(engine: EngineAtArrival | None, received: float) -> str:
         said.append(f"{engine.running:.0f} running")
     if engine.kv_usage is not None:
         said.append(f"KV {100 * engine.kv_usage:.0f} %")
-    text = "at arrival: " + (" · ".join(said) if said else "no figures")
-    where = f"engine {escape(engine.engine)}, " if engine.engine else ""
+    text = " · ".join(said) if said else "no figures"
+    if engine.engine:
+        text += f" on engine {escape(engine.engine)}"
     if engine.source == "line":
-        ago = received - engine.ts
-        text += f"  ({where}stats line {_plain_seconds(ago)} before)"
-    else:
-        text += f"  ({where}mean of the minute {fmt_clock(engine.ts)[:5]}: older lines)"
-    return text
+        return text + f" (stats line {_plain_seconds(received - engine.ts)} before)"
+    return text + f" (mean of the minute {fmt_clock(engine.ts)[:5]}: older lines)"
 
 
 def _share(value: float, total: float) -> str:
