@@ -63,6 +63,7 @@ MAIN: tuple[Key, ...] = (
     Key("X", "cycle_group", "Split: next group", show=False),
     Key("d", "diagnostics", "Diag", show=False),
     Key("T", "app.trends", "Trends"),
+    Key("w", "toggle_timing", "Timing columns", show=False),
     # Hand-off (ui/handoff.py): clipboard via OSC 52, the tmux buffer, else a file.
     Key("y", "copy_id", "Copy id", show=False),
     Key("Y", "copy_row", "Copy row", show=False),
@@ -90,8 +91,10 @@ DETAIL: tuple[Key, ...] = (
     Key("2", "show_tab('experts')", "Experts", show=False),
     Key("3", "show_tab('heads')", "Heads & KV", show=False),
     Key("4", "show_tab('raw')", "Raw lines", show=False),
+    Key("5", "show_tab('time')", "Time", show=False),
     Key("tab", "cycle_tab", "Next tab", label="tab"),
     Key("c", "copy", "Copy raw"),
+    Key("y", "copy_traceparent", "Copy traceparent", show=False),
 )
 
 DIAGNOSTICS: tuple[Key, ...] = (
@@ -176,7 +179,8 @@ def display(key: Key) -> str:
 
 FILTER_HELP = (
     "Filter: words match request ids and model names; comparisons narrow further. "
-    "Fields: skip (0-1 or 50%), latency, ttft (s or ms), prompt, completion, cached, "
-    "experts, state, model, id. Operators: > >= < <= = != ~ (contains); ! negates. "
-    "Example: skip>0.5 latency>2 state=finished"
+    "Fields: skip (0-1 or 50%), latency, ttft, queue, prefill, decode, inference (s or ms), "
+    "why (queue, prefill, decode, other), prompt, completion, cached, experts, state, model, "
+    "id. Operators: > >= < <= = != ~ (contains); ! negates. "
+    "Example: skip>0.5 latency>2 state=finished, why=queue queue>2"
 )

@@ -213,3 +213,22 @@ def test_requests_without_a_time_leave_the_cache_rate_to_the_engine() -> None:
     assert (~np.isnan(cols["cached_tokens"]) & ~np.isnan(cols["prompt_tokens"])).any()
     cache = compute_trends(state).get("cache")
     assert cache.source.startswith("engine cached") and cache.known
+
+
+TIMING = Path("tests/app/data/timing.jsonl")
+
+
+def test_parts_p95_per_minute_match_numpy_and_say_nothing_without_parts() -> None:
+    state = state_of(TIMING)
+    trends = compute_trends(state)
+    end, _, _ = ends(state)
+    cols = state.store.numeric_view()
+    assert names(trends, "parts") == ["queue", "prefill", "decode"]
+    for name in ("queue", "prefill", "decode"):
+        want = expected_quantiles(trends.minutes, end, cols[f"{name}_s"], 0.95)
+        assert values(trends, "parts", name) == pytest.approx(want), name
+    # The spike: queue p95 above a second in its minutes, under 0.1 s outside them.
+    queue = values(trends, "parts", "queue")
+    assert max(v for v in queue if v is not None) > 5 > 0.1 > (queue[0] or 0)
+    # A log that never says where its time went has no line to draw (not a line at 0).
+    assert compute_trends(state_of(COUNTS)).get("parts").lines == ()

@@ -7,6 +7,8 @@ latest: a day; the cost is bounded by that, not by the log's span):
 - **latency / TTFT** p50, p95, p99 of the requests that ended in the minute (nearest rank,
   as ``_totals.sorted_quantiles``). A request's end is its finish time, else its arrival plus
   its latency. A minute where no request ended has no percentile: None, a gap.
+- **queue / prefill / decode**: the p95 of each part of the latency over the requests that
+  ended in the minute and know that part (a gap where none did).
 - **tokens/s** prompt and generation: the engine's own throughput where its stats lines log
   it (``core.figures.per_minute``: engines summed; SGLang prefill lines without an input
   throughput give prefill tokens/s as their ``#new-token`` sum / 60), else the tokens of the requests counted
@@ -136,6 +138,7 @@ def compute_trends(
     trends = [
         _percentiles("latency", "latency", req["end"], req["latency"], first, count),
         _percentiles("ttft", "TTFT", req["end"], req["ttft"], first, count),
+        _parts(req, first, count),
         _tokens(req, engine_minutes, minutes, first, count),
         _requests(req, first, count),
         _errors(errors, minutes),
@@ -185,10 +188,11 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "prompt_tokens",
         "completion_tokens",
         "cached_tokens",
+        *PARTS,
     )
     for start in range(0, n, CHUNK_ROWS):
         stop = min(start + CHUNK_ROWS, n)
-        cols = store.numeric_view(start, stop)
+        cols = store.numeric_view(start, stop, names)
         mask = keep[start:stop] if keep is not None else slice(None)
         for name in names:
             parts.setdefault(name, []).append(np.asarray(cols[name], dtype=np.float64)[mask])
@@ -202,6 +206,7 @@ def _request_columns(state: ExtractorView, rows: Any) -> dict[str, Any]:
         "end": end[has_end],
         "latency": latency[has_end],
         "ttft": cols["ttft_s"][has_end],
+        **{name: cols[name][has_end] for name in PARTS},
         "received": received[_dates(received)],
     }
 
@@ -264,6 +269,24 @@ def _percentiles(key: str, title: str, end: Any, values: Any, first: int, count:
         )
     ]
     return Trend(key, title, "s", "requests that ended in the minute", tuple(lines))
+
+
+#: The parts of a latency the trends give the p95 of, per minute.
+PARTS = ("queue_s", "prefill_s", "decode_s")
+PARTS_P95 = 0.95
+
+
+def _parts(req: Mapping[str, Any], first: int, count: int) -> Trend:
+    """The p95 of queue, prefill and decode per minute (no line for a part no request of
+    the minutes shown knows)."""
+    lines = []
+    for name in PARTS:
+        (column,) = minute_quantiles(req["end"], req[name], first, count, [PARTS_P95])
+        line = Line(name.removesuffix("_s"), _to_tuple(column))
+        if line.known:
+            lines.append(line)
+    source = "p95 of the requests that ended in the minute"
+    return Trend("parts", "time per part p95", "s", source, tuple(lines))
 
 
 def minute_quantiles(

@@ -34,6 +34,9 @@ SORT_COLUMNS: tuple[str, ...] = (
     "experts",
     "latency",
     "ttft",
+    "queue",
+    "prefill",
+    "decode",
 )
 
 #: Filter field names (and aliases) -> store column or derived figure.

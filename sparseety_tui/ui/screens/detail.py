@@ -40,6 +40,7 @@ from sparseety_tui.ui.screens.detail_text import (
     token_text,
     trace_tokens,
 )
+from sparseety_tui.ui.screens.detail_time import RequestTime, request_time, time_text
 from sparseety_tui.ui.widgets.counts import count_text
 from sparseety_tui.ui.widgets.heatmap import Heatmap, heat_rows
 from sparseety_tui.ui.widgets.sparkline import bar
@@ -48,7 +49,7 @@ from sparseety_tui.ui.widgets.token_trace import SKIP_ORDER, TokenTrace
 if TYPE_CHECKING:
     from sparseety_tui.core.figures import ModelShape
 
-TABS = ("trace", "experts", "heads", "raw")
+TABS = ("trace", "experts", "heads", "raw", "time")
 
 
 class DetailScreen(Screen[None]):
@@ -79,6 +80,7 @@ class DetailScreen(Screen[None]):
         self._shape = shape
         self._details = details
         self.detail: RequestDetail | None = None
+        self.time: RequestTime | None = None
         self._raw_text = ""
 
     def compose(self) -> ComposeResult:
@@ -107,6 +109,8 @@ class DetailScreen(Screen[None]):
                 yield Static(id="kv-text")
             with TabPane("4 Raw lines", id="raw"), VerticalScroll(classes="pane-scroll"):
                 yield Static(id="raw-text")
+            with TabPane("5 Time", id="time"), VerticalScroll(classes="pane-scroll"):
+                yield Static(time_text(None, 80), id="time-text")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -120,6 +124,8 @@ class DetailScreen(Screen[None]):
     def _fit(self, width: int) -> None:
         self.set_class(width < 100, "narrow")
         self.query_one("#legend", Static).update(legend(self._styles(), width))
+        if self.time is not None:
+            self.query_one("#time-text", Static).update(time_text(self.time, width - 2))
 
     def _styles(self) -> dict[str, Any]:
         trace = self.query_one(TokenTrace)
@@ -138,6 +144,25 @@ class DetailScreen(Screen[None]):
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
             return
         self.app.call_from_thread(self._show, detail)
+        try:
+            # Against every request of the state (its peers): after the detail is shown.
+            time = request_time(self._state, self.row)
+        except Exception as exc:
+            self.app.call_from_thread(self._time_failed, f"{type(exc).__name__}: {exc}")
+            return
+        self.app.call_from_thread(self._show_time, time)
+
+    def _time_failed(self, reason: str) -> None:
+        text = Text(escape(f"where the time went could not be worked out: {reason}"), "bold red")
+        self.query_one("#time-text", Static).update(text)
+
+    def _show_time(self, time: RequestTime) -> None:
+        self.time = time
+        self.query_one("#time-text", Static).update(time_text(time, self.size.width - 2))
+        tabs = self.query_one(TabbedContent)
+        if time.why is not None and not self._token_views and tabs.active == "trace":
+            # A request known by its time only (a span): what there is to see is there.
+            self.action_show_tab("time")
 
     def _failed(self, reason: str) -> None:
         out = self._head_text(None, failure=f"detail could not be built: {reason}")
@@ -347,3 +372,10 @@ class DetailScreen(Screen[None]):
     def action_copy(self) -> None:
         if self._raw_text:
             self.post_message(HandOff("raw lines", self._raw_text, "raw-lines"))
+
+    def action_copy_traceparent(self) -> None:
+        traceparent = self.time.traceparent if self.time is not None else None
+        if traceparent is None:
+            self.notify("no traceparent for this request", timeout=2)
+            return
+        self.post_message(HandOff("traceparent", traceparent, "traceparent"))

@@ -20,6 +20,7 @@ from sparseety_tui.ui.handoff import row_text, summary_command
 from sparseety_tui.ui.messages import HandOff, OpenRequest
 from sparseety_tui.ui.safe_text import escape
 from sparseety_tui.ui.screens.query_prompt import QueryScreen, narrowed_by
+from sparseety_tui.ui.timing_seen import TimingSeen
 from sparseety_tui.ui.widgets.engine_panel import EnginePanel, warning_counts
 from sparseety_tui.ui.widgets.heatmap import Heatmap
 from sparseety_tui.ui.widgets.prompt import Prompt
@@ -88,6 +89,10 @@ class MainScreen(QueryScreen):
         self._group = 0  # which group of the split is shown
         #: the followed paths and their short names (core.text)
         self._short: tuple[tuple[str, ...], dict[str, str]] = ((), {})
+        #: The timing columns: None follows the data (shown once a request has a part of
+        #: its time known), else what ``w`` chose.
+        self._timing_choice: bool | None = None
+        self._timing_seen = TimingSeen()
 
     def compose(self) -> ComposeResult:
         yield TotalsStrip(id="totals")
@@ -142,6 +147,8 @@ class MainScreen(QueryScreen):
         self._show(snap)
 
     def _show(self, snap: Snapshot) -> None:
+        seen = self._timing_seen.look(snap)
+        self.table.set_timing(seen if self._timing_choice is None else self._timing_choice)
         self.table.set_snapshot(snap)
         if snap.query is self._query:
             self.after_query_applied()
@@ -358,6 +365,12 @@ class MainScreen(QueryScreen):
             self.say("")
             if self._last is not None:
                 self._show(self._last)
+
+    def action_toggle_timing(self) -> None:
+        """The timing columns (queue, prefill, decode, why) on or off, whatever the data."""
+        self._timing_choice = not self.table.timing
+        self.table.set_timing(self._timing_choice)
+        self.say("timing columns on" if self._timing_choice else "timing columns off")
 
     def action_toggle_engines(self) -> None:
         panel = self.query_one(EnginePanel)

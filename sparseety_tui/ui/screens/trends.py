@@ -1,5 +1,6 @@
-"""Trends (``T``): per-minute plots of latency, TTFT, tokens/s, requests/s, errors and 5xx,
-cache hit rate, queue and KV usage (``core.figures``), so "since when" is one look.
+"""Trends (``T``): per-minute plots of latency, TTFT, the p95 of queue, prefill and decode
+(shown once a request knows one of them), tokens/s, requests/s, errors and 5xx, cache hit
+rate, queue and KV usage (``core.figures``), so "since when" is one look.
 
 The app hands the screen every new snapshot while it is shown (``refresh_content``); the
 trends are worked out again at most once every REFRESH_S (or four times as long as the last
@@ -33,11 +34,12 @@ REFRESH_S = 1.0
 #: Plots side by side from this width on.
 TWO_COLUMNS_WIDTH = 140
 #: The plots' keys, in screen order (core.figures names them).
-ORDER = ("latency", "ttft", "errors", "requests", "tokens", "cache", "queue", "kv")
+ORDER = ("latency", "ttft", "parts", "errors", "requests", "tokens", "cache", "queue", "kv")
 #: Each plot's title before there is data to name it.
 TITLES = {
     "latency": "latency",
     "ttft": "TTFT",
+    "parts": "time per part p95",
     "errors": "errors & HTTP 5xx",
     "requests": "requests",
     "tokens": "tokens",
@@ -45,6 +47,9 @@ TITLES = {
     "queue": "queue",
     "kv": "KV cache usage",
 }
+#: Plots shown only once they have data: most logs never say where a request's time
+#: went, and a plot saying so would push the others off an 80x24 screen.
+ONLY_WITH_DATA = frozenset({"parts"})
 #: Percentile lines drawn highest first: p99 a full line, p95 dashed, p50 dotted.
 HIGHEST_FIRST = frozenset({"latency", "ttft"})
 
@@ -175,6 +180,8 @@ class TrendsScreen(Screen[None]):
         for key in ORDER:
             plot = self.query_one(f"#plot-{key}", Plot)
             trend = trends.get(key) if trends is not None and trends.trends else None
+            if key in ONLY_WITH_DATA:
+                plot.display = trend is not None and trend.known
             if trend is None:
                 plot.set_data(TITLES[key], "", "", (), minutes)
                 continue

@@ -39,7 +39,12 @@ from sparseety_tui.ui.textual_compat import install_vertical_scrollbar
 from sparseety_tui.ui.widgets.row_cursor import component_classes, cursor_css
 from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
 from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
-from sparseety_tui.ui.widgets.table_columns import COLUMNS, Column, layout_columns, time_pattern
+from sparseety_tui.ui.widgets.table_columns import (
+    Column,
+    columns_for,
+    layout_columns,
+    time_pattern,
+)
 
 #: Request states with a component class of their own (``request-table--{state}``).
 _ROW_STATES = ("finished", "running", "received", "failed", "aborted", "end_unlogged")
@@ -117,6 +122,9 @@ class RequestTable(ScrollView, can_focus=True):
         self._layout_width = -1
         self._layout_pattern = ""
         self._layout_files = False
+        self._layout_timing = False
+        #: Whether the timing group of columns shows (``set_timing``).
+        self._timing = False
         # Id labels of the rows on screen, made distinct together (ui/idlabels.py).
         self._id_labels: dict[int, str] = {}
         self._id_labels_key: tuple[int, int, int, int] = (-1, -1, -1, -1)
@@ -208,6 +216,19 @@ class RequestTable(ScrollView, can_focus=True):
         position at every snapshot, and its thumb hardly ever (see steady_scrollbar)."""
         return install_vertical_scrollbar(self, SteadyScrollBar)
 
+    @property
+    def timing(self) -> bool:
+        """Whether the timing columns (queue, prefill, decode, why) show."""
+        return self._timing
+
+    def set_timing(self, timing: bool) -> None:
+        """Show the timing group of columns or not (every row is drawn again)."""
+        if timing != self._timing:
+            self._timing = timing
+            self._cache.clear()
+            self._screen_key = None
+            self.refresh()
+
     def request_id(self, row: int) -> str:
         """The id of store row ``row`` (from the snapshot shown)."""
         state = self._snap.state
@@ -219,14 +240,15 @@ class RequestTable(ScrollView, can_focus=True):
         if state is None or row >= self._snap.rows:
             return []
         store = state.store
-        keys = [column.key for column in COLUMNS]
+        columns = columns_for(self._timing)
+        keys = [column.key for column in columns]
         (drawn,) = cells_of(store, self._shape, [row], keys, self._time_pattern(), self._file_names)
         return [
             (
                 column.title.replace(" ", "_"),
                 escape(store.ids[row]) if column.key == "id" else drawn.cells[column.key][0],
             )
-            for column in COLUMNS
+            for column in columns
         ]
 
     def position_of(self, row: int) -> int | None:
@@ -339,11 +361,21 @@ class RequestTable(ScrollView, can_focus=True):
 
     def _columns(self, width: int) -> list[tuple[Column, int]]:
         pattern = self._time_pattern()
-        key = (width, pattern, self.shows_files)
-        if key != (self._layout_width, self._layout_pattern, self._layout_files):
+        key = (width, pattern, self.shows_files, self._timing)
+        if key != (
+            self._layout_width,
+            self._layout_pattern,
+            self._layout_files,
+            self._layout_timing,
+        ):
             cells = len(time.strftime(pattern, time.gmtime(0)))
-            self._layout = layout_columns(width, cells, self.shows_files)
-            self._layout_width, self._layout_pattern, self._layout_files = key
+            self._layout = layout_columns(width, cells, self.shows_files, self._timing)
+            (
+                self._layout_width,
+                self._layout_pattern,
+                self._layout_files,
+                self._layout_timing,
+            ) = key
         return self._layout
 
     def render_line(self, y: int) -> Strip:
@@ -379,6 +411,7 @@ class RequestTable(ScrollView, can_focus=True):
             label = self._id_label(position, width, height)
             look: tuple[object, ...] = (
                 width,
+                self._timing,
                 position == self.cursor,
                 label,
                 self._pattern,

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparseety_tui.core.figures import INPUT_COLUMNS, ModelShape, column_skip
+from sparseety_tui.core.figures import COMPONENTS, INPUT_COLUMNS, ModelShape, column_skip, dominant
 from sparseety_tui.core.store import STATES, FrozenStore, numeric
 from sparseety_tui.formats import utc_text
 from sparseety_tui.ui.fmt import fmt_count, fmt_seconds
@@ -39,6 +39,18 @@ READS: Mapping[str, tuple[str, ...]] = {
     "experts": ("topk_experts", "total_experts"),
     "latency": ("latency_s",),
     "ttft": ("ttft_s",),
+    "queue": ("queue_s",),
+    "prefill": ("prefill_s",),
+    "decode": ("decode_s",),
+    "why": ("queue_s", "prefill_s", "decode_s", "latency_s"),
+}
+#: The timing columns that are a store column of seconds as it is.
+SECONDS = {
+    "latency": "latency_s",
+    "ttft": "ttft_s",
+    "queue": "queue_s",
+    "prefill": "prefill_s",
+    "decode": "decode_s",
 }
 
 #: How a cell is styled: the widget's own style, dimmed, the row's state's, the skip accent.
@@ -75,6 +87,10 @@ def cells_of(
             cols,
             [(i, e) for i, row in enumerate(rows) if (e := extras.get(row)) is not None],
         )
+    if "why" in keys:
+        # The part of each row's latency that dominated, as the ``why=`` filter finds it.
+        codes = dominant(*(raw[name] for name in READS["why"]))[0].tolist()
+        values["why"] = [COMPONENTS[c] if c >= 0 else "—" for c in codes]
     times: dict[float, str] = {}  # rows a frame shows are mostly in the same few seconds
     out = []
     for i in range(len(rows)):
@@ -135,8 +151,9 @@ def _cell(
         if k < 0 and e < 0:
             return "—", DIM
         return f"{fmt_count(k)}/{fmt_count(e)}", BASE
-    if key == "latency":
-        return fmt_seconds(v["latency_s"][i]), BASE
-    if key == "ttft":
-        return fmt_seconds(v["ttft_s"][i]), BASE
+    if key in SECONDS:
+        return fmt_seconds(v[SECONDS[key]][i]), BASE
+    if key == "why":
+        why = v["why"][i]
+        return why, DIM if why == "—" else BASE
     raise KeyError(key)

@@ -31,8 +31,59 @@ COLUMNS: tuple[Column, ...] = (
     Column("experts", "k/E", 5, 8),
     Column("latency", "latency", 7, 5),
     Column("ttft", "ttft", 6, 7),
+    # The timing group (``w``): where each request's time went, and the part that dominated.
+    Column("queue", "queue", 6, 2),
+    Column("prefill", "prefill", 7, 3),
+    Column("decode", "decode", 6, 3),
+    Column("why", "why", 7, 1, "left"),
 )
 ID_MAX = 36  # the id column takes the spare width, up to this
+#: The columns shown only with the timing group.
+TIMING_KEYS = ("queue", "prefill", "decode", "why")
+#: With the timing group, the order of the columns (the figures of time side by side) and
+#: the priorities that change: time before the sparse figures, which drop first. At 80
+#: columns that leaves id, received, state, queue, prefill, decode, ttft, latency and why.
+TIMING_ORDER = (
+    "time",
+    "id",
+    "file",
+    "model",
+    "state",
+    "prompt",
+    "completion",
+    "cached",
+    "skip",
+    "experts",
+    "queue",
+    "prefill",
+    "decode",
+    "ttft",
+    "latency",
+    "why",
+)
+TIMING_PRIORITY = {
+    "latency": 1,
+    "time": 3,
+    "file": 4,
+    "ttft": 4,
+    "prompt": 5,
+    "completion": 6,
+    "skip": 7,
+    "cached": 8,
+    "experts": 9,
+}
+
+
+def columns_for(timing: bool) -> tuple[Column, ...]:
+    """The table's columns, in order: without the timing group as they always were; with
+    it, the timing columns in and the priorities of ``TIMING_PRIORITY``."""
+    if not timing:
+        return tuple(c for c in COLUMNS if c.key not in TIMING_KEYS)
+    by_key = {c.key: c for c in COLUMNS}
+    return tuple(
+        replace(by_key[key], priority=TIMING_PRIORITY.get(key, by_key[key].priority))
+        for key in TIMING_ORDER
+    )
 
 
 def time_pattern(span: tuple[float, float] | None) -> str:
@@ -47,14 +98,14 @@ def time_pattern(span: tuple[float, float] | None) -> str:
 
 
 def layout_columns(
-    width: int, time_cells: int = 8, with_file: bool = False
+    width: int, time_cells: int = 8, with_file: bool = False, timing: bool = False
 ) -> list[tuple[Column, int]]:
     """Columns that fit ``width`` (dropping the least important first) and their widths;
     ``time_cells``: the width of the ``received`` column (wider with dates); the ``file``
-    column only ``with_file`` (more than one log read)."""
+    column only ``with_file`` (more than one log read); the timing group with ``timing``."""
     columns = tuple(
         replace(c, width=time_cells) if c.key == "time" else c
-        for c in COLUMNS
+        for c in columns_for(timing)
         if with_file or c.key != "file"
     )
     chosen = sorted(columns, key=lambda c: c.priority)
