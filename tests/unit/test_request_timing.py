@@ -469,3 +469,29 @@ def test_the_summary_view_has_a_timing_line_only_when_a_part_is_known(tmp_path: 
         "0.750 s; over p95 latency 9.000 s: 1 (queue 1)"
     )
     assert "timing: " not in shown([LOG, {"request_id": "r", "latency_s": 1.0}], "b.jsonl")
+
+
+def test_engine_state_at_arrival_reads_sglangs_queue(tmp_path: Path) -> None:
+    """SGLang's ``#queue-req`` is its waiting queue: the engine state at arrival says it."""
+    stats = [
+        "[2026-11-30 12:00:00 TP0] Decode batch, #running-req: 9, #token: 48687, token usage:"
+        " 0.24, cuda graph: True, gen throughput (token/s): 466.96, #queue-req: 194",
+    ]
+    log = tmp_path / "sglang.log"
+    log.write_text("\n".join(stats) + "\n")
+    trace = _write(
+        tmp_path / "spans.jsonl",
+        [
+            {
+                **SPAN,
+                "request_id": "r1",
+                "received_ts": "2026-11-30T12:00:05Z",
+                "queue_s": 8.2,
+                "latency_s": 9.0,
+            }
+        ],  # fmt: skip
+    )
+    why = _records(_read(str(log), trace))["r1"]["why"]
+    assert why["component"] == "queue"
+    assert why["engine"]["waiting"] == 194 and why["engine"]["running"] == 9
+    assert "arrived behind 194 waiting" in _records(_read(str(log), trace))["r1"]["why_text"]

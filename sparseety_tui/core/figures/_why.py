@@ -190,7 +190,7 @@ class ArrivalStates:
             at = int(self._np.searchsorted(times, ts, side="right")) - 1
             point = payloads[at]
             return EngineAtArrival(
-                waiting=_figure(point.get("waiting")),
+                waiting=_waiting(point),
                 running=_figure(point.get("running")),
                 kv_usage=_figure(point.get("kv_usage")),
                 ts=float(times[at]),
@@ -223,7 +223,7 @@ class ArrivalStates:
             return None
         means = best[2]
         return EngineAtArrival(
-            waiting=_figure(means.get("waiting")),
+            waiting=_waiting(means),
             running=_figure(means.get("running")),
             kv_usage=_figure(means.get("kv_usage")),
             ts=float(minute),
@@ -237,6 +237,13 @@ def _sorted(points: list[Mapping[str, Any]]) -> tuple[Any, list[Mapping[str, Any
 
     points = sorted(points, key=lambda p: float(p["ts"]))
     return np.array([float(p["ts"]) for p in points], dtype=np.float64), points
+
+
+def _waiting(figures: Mapping[str, Any]) -> float | None:
+    """Requests waiting to be scheduled: vLLM's ``Waiting``, SGLang's ``#queue-req``
+    (``queued`` in a stats payload)."""
+    waiting = _figure(figures.get("waiting"))
+    return _figure(figures.get("queued")) if waiting is None else waiting
 
 
 def _figure(value: Any) -> float | None:
