@@ -146,6 +146,7 @@ def run(command: str, args: argparse.Namespace) -> int:
                 output_dir=output_dir(args),
                 redactor=redactor,
                 replay=replay,
+                receivers=None if receivers is None else receivers.status,
             )
             # Builds the Extractor with ingest.batch.make_extractor, which loads a named
             # --tokenizer now: a bad one is a one-line error here, not a failure in the UI.

@@ -14,9 +14,9 @@ import gc
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -97,6 +97,9 @@ class AppConfig:
     redactor: Redactor | None = None
     #: tail --replay / demo: the lines come from this replay, not from following the files.
     replay: ReplaySource | None = None
+    #: tail --otlp / --otlp-grpc: what the receivers took and refused, read when the
+    #: diagnostics screen draws (``receive.Receivers.status``, safe from any thread).
+    receivers: Callable[[], Mapping[str, Any]] | None = None
 
 
 class SparseetyApp(App[int]):
@@ -456,7 +459,7 @@ class SparseetyApp(App[int]):
         if isinstance(self.screen, DiagnosticsScreen):
             self.screen.refresh_content(snap)
             return
-        self.push_screen(DiagnosticsScreen(snap))
+        self.push_screen(DiagnosticsScreen(snap, self.config.receivers))
 
     def action_trends(self) -> None:
         if not isinstance(self.screen, TrendsScreen):

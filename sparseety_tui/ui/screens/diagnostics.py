@@ -9,8 +9,8 @@ lines of a later one say which (``file #2``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -29,6 +29,8 @@ from sparseety_tui.ui.safe_text import display_path, escape
 SHOWN_PER_FILE = 500
 #: The most recent source events listed per path.
 EVENTS_PER_FILE = 50
+#: How often the OTLP receivers' counters are read again while the screen is open.
+RECEIVERS_POLL_S = 1.0
 
 
 def shown_counts(snapshot: Snapshot) -> tuple[object, ...]:
@@ -53,10 +55,17 @@ class DiagnosticsScreen(Screen[None]):
         text-style: bold; color: $primary; }
     """
 
-    def __init__(self, snapshot: Snapshot) -> None:
-        """``snapshot``: what to show (``refresh_content`` shows a newer one)."""
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        receivers: Callable[[], Mapping[str, Any]] | None = None,
+    ) -> None:
+        """``snapshot``: what to show (``refresh_content`` shows a newer one);
+        ``receivers``: the OTLP receivers' status, read at each redraw (None: none run)."""
         super().__init__(id="diagnostics")
         self._snapshot = snapshot
+        self._receivers = receivers
+        self._receivers_shown: Mapping[str, Any] | None = None
         self._plain = ""
 
     def compose(self) -> ComposeResult:
@@ -68,12 +77,17 @@ class DiagnosticsScreen(Screen[None]):
     def on_mount(self) -> None:
         self.refresh_content(self._snapshot)
         self.query_one("#diag-scroll").focus()
+        if self._receivers is not None:  # refusals change no file: looked at each second
+            self.set_interval(RECEIVERS_POLL_S, lambda: self.follow_snapshot(self._snapshot))
 
     def follow_snapshot(self, snapshot: Snapshot) -> None:
         """A newer snapshot while this screen is open (the app calls it on each one):
         redrawn only when what it shows moved, since up to SHOWN_PER_FILE samples a
         file are laid out again on each redraw."""
-        if shown_counts(snapshot) != shown_counts(self._snapshot):
+        receivers = self._receivers() if self._receivers is not None else None
+        if shown_counts(snapshot) != shown_counts(self._snapshot) or (
+            receivers != self._receivers_shown
+        ):
             self.refresh_content(snapshot)
 
     def refresh_content(self, snapshot: Snapshot) -> None:
@@ -92,6 +106,9 @@ class DiagnosticsScreen(Screen[None]):
                 out.append(escape(problem), "bold red")
                 out.append("\n\n")
                 plain.append(problem)
+        if self._receivers is not None:
+            self._receivers_shown = self._receivers()
+            _render_receivers(out, plain, self._receivers_shown)
         if not files:
             out.append("no files", "dim")
         for n, status in enumerate(files):
@@ -105,6 +122,31 @@ class DiagnosticsScreen(Screen[None]):
 
     def action_copy(self) -> None:
         self.post_message(HandOff("diagnostics", self._plain, "diagnostics"))
+
+
+def _render_receivers(out: Text, plain: list[str], status: Mapping[str, Any]) -> None:
+    """The OTLP receivers' part: where they listen, spans taken, exports refused by reason,
+    and the spool the spans go through (its file is listed below as an input)."""
+    listening = ", ".join(f"{kind} {where}" for kind, where in status["listening"].items())
+    out.append("OTLP receivers", "bold")
+    out.append(f"  {escape(listening)}\n", "dim")
+    spool = status["spool"]
+    rows = [
+        ("spans accepted", status["accepted_spans"], ""),
+        ("spans rejected", status["rejected_spans"], "yellow"),
+        ("spans lost", status["lost_spans"], "bold red"),
+        ("exports received", status["requests"], ""),
+        ("spool bytes waiting", spool["pending_bytes"], ""),
+    ]
+    rows += [(f"refused: {reason}", n, "yellow") for reason, n in status["refused"].items()]
+    for label, count, style in rows:
+        out.append(f"  {label:<22}", "dim")
+        out.append(f"{count:>10,}\n", style if count else "")
+        plain.append(f"otlp {label}: {count}")
+    if spool["failure"]:
+        out.append("  spool: " + escape(str(spool["failure"])) + "\n", "bold red")
+        plain.append(f"otlp spool failure: {spool['failure']}")
+    out.append("\n")
 
 
 def _render_file(
