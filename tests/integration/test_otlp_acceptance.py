@@ -149,9 +149,9 @@ def log_read(server: Server, log: Path, lines: int) -> None:
     want = {"vllm.request": 3 * COUNT, "http.access": COUNT, "other": len(STARTUP)}
 
     def done() -> bool:
-        files = server.get("/summary").json()["files"]
-        (entry,) = [f for f in files if f["path"] == str(log)]
-        return bool(entry["format"] == "vllm" and entry["lines"]["total"] == lines)
+        files = server.get("/summary").json()["files"]  # (none listed before a first read)
+        entries = [f for f in files if f["path"] == str(log)]
+        return any(e["format"] == "vllm" and e["lines"]["total"] == lines for e in entries)
 
     wait_for(done, what=f"{lines} lines of the log read")
     (entry,) = [f for f in server.get("/summary").json()["files"] if f["path"] == str(log)]
