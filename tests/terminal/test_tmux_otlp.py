@@ -5,6 +5,7 @@ as their literal text (never styling, never driving the terminal)."""
 from __future__ import annotations
 
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from test_tmux import (  # noqa: F401  (tmux: the fixture)
     start_sized,
     tmux,
 )
+from waiting import wait_for
 
 WIDTH, HEIGHT = 160, 30
 
@@ -54,3 +56,23 @@ def test_span_ids_with_markup_and_escapes_show_literally(tmux: Tmux, tmp_path: P
     styled = tmux.run("capture-pane", "-p", "-e", "-t", "app")
     assert "\x1b[31mred" not in styled  # no red from the id itself
     tmux.wait_for(lambda s: "requests 4 " in s, "the totals of the four spans")
+
+
+def test_a_closed_terminal_removes_the_private_spool(tmux: Tmux, tmp_path: Path) -> None:  # noqa: F811
+    # The spool's private directory goes where TMPDIR says: here, a directory of the test.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    port = free_port()
+    tmux.run(
+        "new-session", "-d", "-s", "app", "-x", str(WIDTH), "-y", str(HEIGHT),
+        "-e", "TERM=xterm-256color", "-e", f"TMPDIR={temp}",
+        f"env -u COLUMNS -u LINES {sys.executable} -m sparseety_tui tail --otlp {port}",
+    )  # fmt: skip
+    tmux.wait_for(lambda s: "requests 0" in s, "the app with no rows")
+    exporter = OTLPSpanExporter(endpoint=f"http://127.0.0.1:{port}/v1/traces")
+    trace_requests([span_of("held-span")], SimpleSpanProcessor(exporter))
+    tmux.wait_for(lambda s: "held-span" in s, "the span's row")
+    (spool_dir,) = temp.glob("sparseety-otlp-*")
+    assert (spool_dir / "spans.otlp.jsonl").stat().st_size > 0
+    tmux.run("kill-server")  # the terminal goes away: SIGHUP
+    wait_for(lambda: not spool_dir.exists(), what="the private spool removed")
