@@ -154,6 +154,7 @@ def run(command: str, args: argparse.Namespace) -> int:
             if receivers is not None:
                 start_receivers(receivers)
                 announce(receivers)  # seen again once the UI gives the screen back
+                exit_on_hangup(app)
             app.run()
         finally:
             if receivers is not None:
@@ -163,6 +164,19 @@ def run(command: str, args: argparse.Namespace) -> int:
     if command == "demo":
         return run_demo(args, themes, redactor)
     raise InputError(f"unknown command {command}")
+
+
+def exit_on_hangup(app: Any) -> None:
+    """A closed terminal (SIGHUP) or a SIGTERM ends the app as ``q`` does, so that the
+    receivers close and their private spool (spans held in a temporary directory) is
+    removed; by default either signal killed the process and left it behind."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        app.exit()
+
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, stop)
 
 
 def run_demo(args: argparse.Namespace, themes: object, redactor: Redactor | None = None) -> int:

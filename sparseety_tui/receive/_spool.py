@@ -4,9 +4,9 @@
 family: the receivers never build rows themselves, so a span received live and the same
 span in a Collector's file export are read by one reader.
 
-Each accepted export's lines reach the file in one ``os.write`` of their joined bytes on
-an ``O_APPEND`` descriptor: a follower never sees half a line, and lines of two exports
-never interleave. Writes happen on one writer thread, behind a queue bounded in bytes: an
+Each accepted export's lines reach the file whole, in one ``os.writev`` with the exports
+queued beside it, on an ``O_APPEND`` descriptor: a follower never sees half a line, and
+lines of two exports never interleave. Writes happen on one writer thread, behind a queue bounded in bytes: an
 export that does not fit is refused (the receiver answers 503 with ``Retry-After``), never
 taken and then dropped.
 """
@@ -132,15 +132,14 @@ class Spool:
 
     def _write(self, blocks: list[tuple[bytes, int]]) -> None:
         size = sum(len(block) for block, _ in blocks)
-        written = 0
+        writer = _BlockWriter([block for block, _ in blocks])
         try:
             if self.failure is None:
-                for block, _ in blocks:
-                    _write_all(self._fd, block)
-                    written += len(block)
+                writer.write_all(self._fd)
         except OSError as exc:
             with self._cond:
                 self.failure = f"cannot write {quote(self.path)}: {os_reason(exc)}"
+        written = writer.written
         lost = 0
         done = 0
         for block, spans in blocks:
@@ -153,13 +152,32 @@ class Spool:
             self.lost_spans += lost
 
 
-def _write_all(fd: int, block: bytes) -> None:
-    """One write of the whole block (a regular file takes it whole); a short write, which
-    only an error can cause there, is finished rather than left as half a line."""
-    view = memoryview(block)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+#: Blocks given to one ``os.writev`` at most (the system's limit on its vector).
+_IOV_MAX = min(os.sysconf("SC_IOV_MAX") if hasattr(os, "sysconf") else 16, 1024)
+
+
+class _BlockWriter:
+    """Every queued block in one ``os.writev`` (a regular file takes it whole): one
+    system call, and one wait for the interpreter lock after it, however many exports
+    queued meanwhile. A write per block waited for the lock once per block, and with
+    the handler threads busy the writer fell behind and the queue filled. A short write,
+    which only an error can cause there, is finished rather than left as half a line;
+    ``written`` counts the bytes written, also when a write fails."""
+
+    def __init__(self, blocks: list[bytes]) -> None:
+        self.views = [memoryview(block) for block in blocks if block]
+        self.written = 0
+
+    def write_all(self, fd: int) -> None:
+        views, at = self.views, 0
+        while at < len(views):
+            n = os.writev(fd, views[at : at + _IOV_MAX])
+            self.written += n
+            while at < len(views) and n >= len(views[at]):
+                n -= len(views[at])
+                at += 1
+            if n:
+                views[at] = views[at][n:]
 
 
 def _open_append(path: str) -> int:

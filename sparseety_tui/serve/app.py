@@ -19,6 +19,7 @@ import orjson
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import CollectorRegistry
 from starlette.applications import Starlette
+from starlette.convertors import PathConvertor, register_url_convertor
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -263,9 +264,19 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return error(500, "internal error (see the server's log)")
 
 
+class _AnyText(PathConvertor):
+    """The rest of the path, line breaks included (``path`` stops at one): a span may name
+    its request with any text, and that text finds its row."""
+
+    regex = r"[\s\S]*"
+
+
+register_url_convertor("any_text", _AnyText())
+
+
 def _converted(path: str) -> str:
-    """A request id may hold a ``/``: the id parameter takes the rest of the path."""
-    return path.replace("{request_id}", "{request_id:path}")
+    """A request id may hold a ``/`` or a line break: the id takes the rest of the path."""
+    return path.replace("{request_id}", "{request_id:any_text}")
 
 
 def build_app(

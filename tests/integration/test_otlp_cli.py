@@ -4,13 +4,8 @@ to start is one clear line with exit status 2."""
 
 from __future__ import annotations
 
-import os
-import re
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
@@ -21,8 +16,7 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
     OTLPSpanExporter as HttpExporter,
 )
-from otlp_helpers import attributes, send_vllm_spans, spool_spans
-from serve_helpers import Server
+from otlp_helpers import attributes, send_vllm_spans, serve_with_receivers, spool_spans
 from waiting import wait_for
 
 from sparseety_tui.formats import FAMILIES
@@ -80,46 +74,6 @@ def test_the_spool_may_not_be_a_log_being_read(tmp_path: Path) -> None:
 def test_without_the_extra_it_says_what_to_install() -> None:
     done = cli("serve", "--otlp-grpc", "0", prelude="import sys; sys.modules['grpc'] = None; ")
     one_line_error(done, "pip install 'sparseety-tui[otlp]'", "grpc missing")
-
-
-_SERVING = re.compile(r"serving http://([0-9.]+):(\d+)")
-_HTTP = re.compile(r"receiving OTLP/HTTP on http://127\.0\.0\.1:(\d+)/v1/traces")
-_GRPC = re.compile(r"receiving OTLP/gRPC on 127\.0\.0\.1:(\d+)")
-
-
-RECEIVING = ("--port", "0", "--otlp", "0", "--otlp-grpc", "0")
-
-
-@contextmanager
-def serve_with_receivers(args: Sequence[str]) -> Iterator[tuple[Server, int, int]]:
-    """``serve ARGS --port 0 --otlp 0 --otlp-grpc 0``: (the API, HTTP port, gRPC port)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sparseety_tui", "serve", *args, *RECEIVING],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
-        assert proc.stderr is not None
-        lines = [proc.stderr.readline() for _ in range(3)]
-        serving, http, grpc = (
-            _SERVING.search(lines[0]),
-            _HTTP.search(lines[1]),
-            _GRPC.search(lines[2]),
-        )
-        assert serving and http and grpc, lines
-        server = Server(serving.group(1), int(serving.group(2)))
-        yield server, int(http.group(1)), int(grpc.group(1))
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        if proc.stderr is not None:
-            proc.stderr.close()
 
 
 def test_serve_with_receivers_alone_takes_spans_from_both_exporters(tmp_path: Path) -> None:

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import gzip
 import http.client
-from collections.abc import Sequence
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -14,6 +20,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter
 from opentelemetry.trace import SpanKind
+from serve_helpers import Server
 
 
 #: vLLM's ``SpanAttributes`` (vllm/tracing.py) as its output processor sets them on the
@@ -101,3 +108,44 @@ def post(
 
 def gzipped(data: bytes) -> bytes:
     return gzip.compress(data, compresslevel=6)
+
+
+_SERVING = re.compile(r"serving http://([0-9.]+):(\d+)")
+_HTTP = re.compile(r"receiving OTLP/HTTP on http://127\.0\.0\.1:(\d+)/v1/traces")
+_GRPC = re.compile(r"receiving OTLP/gRPC on 127\.0\.0\.1:(\d+)")
+
+
+RECEIVING = ("--port", "0", "--otlp", "0", "--otlp-grpc", "0")
+
+
+@contextmanager
+def serve_with_receivers(args: Sequence[str]) -> Iterator[tuple[Server, int, int]]:
+    """``serve ARGS --port 0 --otlp 0 --otlp-grpc 0`` as its own process (the CLI a user
+    runs): (the API, HTTP port, gRPC port)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparseety_tui", "serve", *args, *RECEIVING],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(3)]
+        serving, http, grpc = (
+            _SERVING.search(lines[0]),
+            _HTTP.search(lines[1]),
+            _GRPC.search(lines[2]),
+        )
+        assert serving and http and grpc, lines
+        server = Server(serving.group(1), int(serving.group(2)))
+        yield server, int(http.group(1)), int(grpc.group(1))
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        if proc.stderr is not None:
+            proc.stderr.close()

@@ -20,11 +20,11 @@ from typing import Any
 from google.protobuf import json_format
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.sdk.trace.id_generator import IdGenerator
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode
 
 SAMPLE = Path(__file__).resolve().parents[1] / "data" / "otlp" / "vllm_spans.jsonl"
 #: 2025-06-15T14:13:20Z in unix nanoseconds: the first request's arrival.
@@ -163,14 +163,19 @@ def _journey(span: Any, request: VllmRequest) -> None:
         )
 
 
-def vllm_spans(requests: Sequence[VllmRequest], spelling: str = "old") -> list[ReadableSpan]:
-    """The finished SDK spans vLLM would send for ``requests``."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider(
-        resource=Resource({"service.name": "vllm"}), id_generator=CountingIds()
-    )
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
+def trace_requests(
+    requests: Sequence[VllmRequest],
+    processor: SpanProcessor,
+    spelling: str = "old",
+    ids: IdGenerator | None = None,
+) -> dict[str, SpanContext]:
+    """One ``llm_request`` span per request through ``processor`` (a real processor and
+    exporter: what vLLM's tracer does), then the provider shut down (every span flushed);
+    each request id's span context."""
+    provider = TracerProvider(resource=Resource({"service.name": "vllm"}), id_generator=ids)
+    provider.add_span_processor(processor)
     tracer = provider.get_tracer("vllm.v1.engine.output_processor", "0.11.0")
+    contexts = {}
     for request in requests:
         span = tracer.start_span(
             "llm_request",
@@ -182,7 +187,15 @@ def vllm_spans(requests: Sequence[VllmRequest], spelling: str = "old") -> list[R
         if request.error is not None:
             span.set_status(Status(StatusCode.ERROR, request.error))
         span.end(end_time=request.end_ns)
+        contexts[request.request_id] = span.get_span_context()
     provider.shutdown()
+    return contexts
+
+
+def vllm_spans(requests: Sequence[VllmRequest], spelling: str = "old") -> list[ReadableSpan]:
+    """The finished SDK spans vLLM would send for ``requests``."""
+    exporter = InMemorySpanExporter()
+    trace_requests(requests, SimpleSpanProcessor(exporter), spelling, CountingIds())
     return list(exporter.get_finished_spans())
 
 

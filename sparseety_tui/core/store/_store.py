@@ -43,6 +43,7 @@ from sparseety_tui.core.store._layout import (
     NAN,
     ROW_LAYOUT,
     SHORT_COLUMNS,
+    STATE_CODE,
     TIMING_FROM,
     TRACE_COLUMNS,
     UNKNOWN,
@@ -56,6 +57,12 @@ from sparseety_tui.core.store._segments import SEGMENT_SHIFT, RowTable, Segmente
 
 if TYPE_CHECKING:
     import numpy as np
+
+#: Where ``merge_row`` finds a line's state and arrival time, and the states it compares.
+_STATE_AT = ROW_LAYOUT.index("state")
+_RECEIVED_AT = ROW_LAYOUT.index("received_ts")
+_OPEN = (STATE_CODE["received"], STATE_CODE["running"])
+_ENDS = (STATE_CODE["finished"], STATE_CODE["aborted"], STATE_CODE["failed"])
 
 
 @dataclass(frozen=True)
@@ -250,9 +257,20 @@ class RequestStore:
 
     def merge_row(self, row: int, values: tuple[Any, ...]) -> None:
         """Overwrite the cells ``values`` knows (not -1, not NaN, not 0 for codes): the one
-        rule for merging what two lines, or two parts of a file, say of a request."""
+        rule for merging what two lines, or two parts of a file, say of a request.
+
+        One exception: an open state (received, running) does not replace an end
+        (finished, aborted, failed) whose time is known when the line's own time is known
+        and not after it. A span that ended the request and a log's ``Received request``
+        line read after it say the same request arrived, then ended, not that it is running
+        again; a line later than the end still reopens it."""
         if row < self.dirty_from:
             self.dirty_from = row
+        if values[_STATE_AT] in _OPEN and self.state[row] in _ENDS:
+            ended = self.columns["finished_ts"][row]
+            at = values[_RECEIVED_AT]
+            if ended == ended and at == at and at <= ended:
+                values = (*values[:_STATE_AT], 0, *values[_STATE_AT + 1 :])
         for column, value in zip(self._row_columns, values):
             if value == value and value != UNKNOWN and (value or column.typecode in "if"):
                 column[row] = value

@@ -10,6 +10,7 @@ parser's ``ignored`` under the attribute's name.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import orjson
@@ -24,6 +25,7 @@ NOT_TEXT = "not a string"
 NOT_A_VALUE = "not an AnyValue object"
 #: Digits (and sign) of the longest integer an int64 attribute can hold.
 _INT64_DIGITS = 20
+_LARGEST = sys.float_info.max
 
 
 def integer_text(value: object) -> int | None:
@@ -48,6 +50,10 @@ def _double(value: object) -> float | None:
         except ValueError:
             return None
     return None
+
+
+def _plain_digits(text: str) -> bool:
+    return text.isascii() and text.isdecimal()
 
 
 class Attributes:
@@ -112,6 +118,16 @@ class Attributes:
 
     def count(self, key: str) -> int | None:
         """A non-negative ``intValue`` (or a ``doubleValue`` that is a whole number)."""
+        raw = self.values.get(key)
+        if raw is None:
+            return None
+        if type(raw) is dict:  # the usual form first: a decimal string of a few digits
+            value = raw.get("intValue")
+            if type(value) is str and 0 < len(value) < _INT64_DIGITS and _plain_digits(value):
+                return int(value)
+        return self._count(key)
+
+    def _count(self, key: str) -> int | None:
         raw = self._raw(key)
         if raw is None:
             return None
@@ -138,6 +154,16 @@ class Attributes:
     def amount(self, key: str) -> float | None:
         """A finite, non-negative ``doubleValue`` or ``intValue`` (seconds, a
         temperature, a top-p)."""
+        raw = self.values.get(key)
+        if raw is None:
+            return None
+        if type(raw) is dict:  # the usual form first: a finite, non-negative double
+            value = raw.get("doubleValue")
+            if type(value) is float and 0.0 <= value <= _LARGEST:  # (NaN fails both)
+                return value
+        return self._amount(key)
+
+    def _amount(self, key: str) -> float | None:
         raw = self._raw(key)
         if raw is None:
             return None

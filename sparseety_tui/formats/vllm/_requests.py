@@ -175,12 +175,13 @@ class RequestLines:
     def _received(
         self, rid: str, body: bytes, ts: float | None, details: bool = False
     ) -> ParsedLine:
-        payload: RequestPayload = {"request_id": rid}
+        # The DEBUG details line is logged at arrival too, just before Received: its time
+        # is the request's arrival, never its end.
+        payload: RequestPayload = {"request_id": rid, "state": "received"}
         if not details:
-            payload["state"] = "received"
             self._remember(rid)
-            if ts is not None:
-                payload["received_ts"] = ts
+        if ts is not None:
+            payload["received_ts"] = ts
         pos = 0
         if body.startswith(b"prompt: "):
             prompt, pos = _repr_string(body, 8)
