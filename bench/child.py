@@ -8,7 +8,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: shared/tools/gen_logs.py, beside the repository (the deterministic log generator).
 GEN_LOGS = Path(__file__).resolve().parents[2] / "shared" / "tools" / "gen_logs.py"
@@ -133,3 +135,35 @@ class Pane:
         # tmux 3.3 leaves the killed server's socket file behind: one per measurement.
         folder = Path(os.environ.get("TMUX_TMPDIR", "/tmp")) / f"tmux-{os.getuid()}"
         (folder / self.socket).unlink(missing_ok=True)
+
+
+def marker_delays(
+    markers: int,
+    marker: Any,
+    t0s: Any,
+    writer: Any,
+    screen: Callable[[], str],
+) -> tuple[list[float], int]:
+    """Write→screen delays (ms) of ``markers`` markers and how many never showed: marker
+    ``k`` is set, ``screen()`` polled until ``mk{k:02d}-`` is on it (5 s at most), and the
+    delay taken from when the ``writer`` process noted sending it (``t0s[k]``)."""
+    delays: list[float] = []
+    missed = 0
+    for k in range(1, markers + 1):
+        marker.value = k
+        needle = f"mk{k:02d}-"
+        end = time.monotonic() + 5
+        seen_at = None
+        while time.monotonic() < end:
+            if needle in screen():
+                seen_at = time.monotonic()
+                break
+            time.sleep(0.01)
+        while t0s[k] == 0 and writer.is_alive():
+            time.sleep(0.001)
+        if seen_at is None:
+            missed += 1
+        else:
+            delays.append((seen_at - t0s[k]) * 1000)
+        time.sleep(0.3)
+    return delays, missed

@@ -42,6 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from child import marker_delays  # bench/ is no package: its scripts import each other
+
 SOCKET = f"sparseety-otlp-bench-{os.getpid()}"
 WIDTH, HEIGHT = 160, 48
 ID_CHARS = 12
@@ -225,25 +227,9 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     proc.start()
     time.sleep(args.warmup_s)  # steady state
     cpu0, wall0, sent0 = cpu_seconds(pid), time.monotonic(), counts[0]
-    delays: list[float] = []
-    missed = 0
-    for k in range(1, args.markers + 1):
-        marker.value = k
-        needle = f"mk{k:02d}-"
-        end = time.monotonic() + 5
-        seen_at = None
-        while time.monotonic() < end:
-            if needle in tmux("capture-pane", "-p", "-t", "b"):
-                seen_at = time.monotonic()
-                break
-            time.sleep(0.01)
-        while t0s[k] == 0 and proc.is_alive():
-            time.sleep(0.001)
-        if seen_at is None:
-            missed += 1
-        else:
-            delays.append((seen_at - t0s[k]) * 1000)
-        time.sleep(0.3)
+    delays, missed = marker_delays(
+        args.markers, marker, t0s, proc, lambda: tmux("capture-pane", "-p", "-t", "b")
+    )
     cpu1, wall1, sent1 = cpu_seconds(pid), time.monotonic(), counts[0]
     stop.set()
     proc.join()
