@@ -25,6 +25,7 @@ accepted + refused, the spool holds exactly the accepted spans, one line each, a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing as mp
@@ -190,10 +191,8 @@ def child_pids(pid: int) -> list[int]:
 def children_cpu(pids: list[int]) -> float:
     total = 0.0
     for child in pids:
-        try:
+        with contextlib.suppress(OSError):  # (ended)
             total += cpu_seconds(child)
-        except OSError:
-            pass  # (ended)
     return total
 
 
