@@ -12,7 +12,7 @@ lock makes ``status`` safe from any thread): ``start``, ``status`` and ``close``
 child closes its receivers (writing what they took) when told to, and also when the pipe
 ends without being told (the parent died); its standard output and error go to
 ``/dev/null``, so nothing it might print lands in the terminal the UI draws, and it leaves
-Ctrl-C and hangups to the parent.
+Ctrl-C, hangups and SIGTERM to the parent.
 """
 
 from __future__ import annotations
@@ -38,13 +38,17 @@ STATUS_ANSWER_S = 5.0
 GONE = "the OTLP receivers' process ended"
 
 
+#: Signals a terminal or a service manager sends to the whole process group: the parent
+#: handles them and closes the child in order, after the spans it took are written.
+_LEFT_TO_THE_PARENT = ("SIGINT", "SIGHUP", "SIGTERM")
+
+
 def _quiet() -> None:
-    """Send the child's standard output and error to ``/dev/null``, and leave Ctrl-C and
-    a hangup to the parent (the terminal sends them to both): the parent closes the child
-    in order, after the spans it took are written."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(signal, "SIGHUP"):
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    """Send the child's standard output and error to ``/dev/null``, and leave
+    ``_LEFT_TO_THE_PARENT`` to the parent."""
+    for name in _LEFT_TO_THE_PARENT:
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
@@ -187,5 +191,5 @@ class ReceiverProcess:
             self._conn.close()
         self._process.join(SLOW_ANSWER_S)
         if self._process.is_alive():
-            self._process.terminate()
+            self._process.kill()  # (it ignores SIGTERM)
             self._process.join()

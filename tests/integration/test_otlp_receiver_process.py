@@ -6,8 +6,11 @@ writes what was taken, and a child that dies leaves a status that says so."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,7 +20,7 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
     OTLPSpanExporter as HttpExporter,
 )
-from otlp_helpers import post, send_vllm_spans, spool_spans
+from otlp_helpers import RECEIVING, post, send_vllm_spans, spool_spans
 from waiting import wait_for
 
 from sparseety_tui.receive import Endpoint, ReceiveError, ReceiverProcess, ReceiveSettings
@@ -106,3 +109,37 @@ def test_a_child_that_dies_leaves_a_status_that_says_so(tmp_path: Path) -> None:
     assert status["listening"] == {}
     assert status["spool"]["failure"] == "the OTLP receivers' process ended"
     running.close()
+
+
+def test_a_sigterm_to_the_whole_group_leaves_no_spool_behind(tmp_path: Path) -> None:
+    # A service manager (or ``timeout``) signals every process of the group. The child
+    # ignores it; however ``serve`` ends (uvicorn re-raises the signal once it has shut
+    # down), the child sees its pipe end, writes what it took and removes the spool.
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sparseety_tui", "serve", *RECEIVING],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(temp)},
+        start_new_session=True,
+    )
+    try:
+        assert proc.stderr is not None
+        lines = [proc.stderr.readline() for _ in range(2)]
+        found = re.search(r"OTLP/HTTP on http://127\.0\.0\.1:(\d+)/", lines[1])
+        assert found, lines
+        (private,) = temp.glob("sparseety-otlp-*")
+        spool = private / "spans.otlp.jsonl"
+        send_vllm_spans(HttpExporter(endpoint=f"http://127.0.0.1:{found.group(1)}/v1/traces"), [1])
+        wait_for(lambda: len(spool_spans(str(spool))) == 1, what="the span spooled")
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(30)
+        wait_for(lambda: not private.exists(), what="the private spool removed")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(5)
+        if proc.stderr is not None:
+            proc.stderr.close()
