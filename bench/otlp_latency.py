@@ -12,7 +12,7 @@ characters (the id column's width). At a marker the sender switches the ids it s
 polls ``capture-pane`` every 10 ms and records when ``mkKK-`` first shows. delay = first
 seen - T0 (the export's own round trip included, ~5 ms of polling slack on top), as
 bench/tail_latency.py measures lines. CPU is the tail process's user+sys time over the
-streaming phase (receiver, ingest and UI are all in that one process).
+streaming phase (ingest and UI), and its children's (the receivers' process).
 
 burst: ``serve --otlp PORT --otlp-queue-bytes N`` (a small queue on purpose) takes
 ``--clients`` senders posting exports of ``--batch`` spans as fast as they can for
@@ -25,6 +25,7 @@ accepted + refused, the spool holds exactly the accepted spans, one line each, a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing as mp
@@ -183,6 +184,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def child_pids(pid: int) -> list[int]:
+    """The processes ``pid`` started (the receivers' process, multiprocessing's helper)."""
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split()]
+
+
+def children_cpu(pids: list[int]) -> float:
+    total = 0.0
+    for child in pids:
+        with contextlib.suppress(OSError):  # (ended)
+            total += cpu_seconds(child)
+    return total
+
+
 def app_pid(shell_pid: int) -> int:
     """The python process under the pane's shell (the pane runs ``env ... python``)."""
     for _ in range(100):
@@ -226,11 +241,14 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
     )
     proc.start()
     time.sleep(args.warmup_s)  # steady state
+    children = child_pids(pid)
+    child0 = children_cpu(children)
     cpu0, wall0, sent0 = cpu_seconds(pid), time.monotonic(), counts[0]
     delays, missed = marker_delays(
         args.markers, marker, t0s, proc, lambda: tmux("capture-pane", "-p", "-t", "b")
     )
     cpu1, wall1, sent1 = cpu_seconds(pid), time.monotonic(), counts[0]
+    child1 = children_cpu(children)
     stop.set()
     proc.join()
     screen = tmux("capture-pane", "-p", "-t", "b")
@@ -254,6 +272,7 @@ def latency(args: argparse.Namespace) -> dict[str, Any]:
         "p99_ms": round(q(0.99), 1) if delays else None,
         "max_ms": round(delays[-1], 1) if delays else None,
         "cpu_streaming_pct": round(100 * (cpu1 - cpu0) / (wall1 - wall0), 1),
+        "cpu_children_pct": round(100 * (child1 - child0) / (wall1 - wall0), 1),
         "sent": counts[0],
         "accepted": counts[1],
         "refused": counts[2],

@@ -16,7 +16,7 @@ from sparseety_tui.receive import (
     DEFAULT_QUEUE_BYTES,
     Endpoint,
     ReceiveError,
-    Receivers,
+    ReceiverProcess,
     ReceiveSettings,
     is_loopback,
     missing_extra,
@@ -152,7 +152,7 @@ def _check_spool(spool: str, paths: tuple[str, ...], directories: tuple[str, ...
             )
 
 
-def open_receivers(settings: ReceiveSettings) -> Receivers:
+def open_receivers(settings: ReceiveSettings) -> ReceiverProcess:
     """The spool opened (its path known for the followers), the receivers not yet bound."""
     missing = missing_extra(settings)
     if missing is not None:
@@ -160,12 +160,12 @@ def open_receivers(settings: ReceiveSettings) -> Receivers:
             f"--otlp needs its extra: pip install 'sparseety-tui[otlp]' ({missing} missing)"
         )
     try:
-        return Receivers(settings)
+        return ReceiverProcess(settings)
     except ReceiveError as exc:
         raise CliError(str(exc)) from None
 
 
-def start_receivers(receivers: Receivers) -> None:
+def start_receivers(receivers: ReceiverProcess) -> None:
     """Bind and start (a port in use is a one-line error)."""
     try:
         receivers.start()
@@ -173,13 +173,13 @@ def start_receivers(receivers: Receivers) -> None:
         raise CliError(str(exc)) from None
 
 
-def announce(receivers: Receivers) -> None:
+def announce(receivers: ReceiverProcess) -> None:
     """Where the receivers listen, on stderr (``--otlp 0`` picks a free port)."""
     for line in receivers.describe():
         print(escape(f"receiving {line}"), file=sys.stderr, flush=True)
 
 
-def farewell(receivers: Receivers) -> str:
+def farewell(receivers: ReceiverProcess) -> str:
     """One line of what the receivers took, for the end of ``tail``."""
     status = receivers.status()
     refused = sum(status["refused"].values())

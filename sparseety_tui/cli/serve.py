@@ -15,7 +15,7 @@ from sparseety_tui.cli.serve_args import settings_of
 from sparseety_tui.core.text import escape, quote
 from sparseety_tui.ingest.batch import InputError, Options, make_shape
 from sparseety_tui.ingest.snapshot import LiveOptions
-from sparseety_tui.receive import Receivers
+from sparseety_tui.receive import ReceiverProcess
 from sparseety_tui.serve.followed import FollowedLogs
 from sparseety_tui.serve.settings import ServeSettings, SettingsError, check, read_token
 from sparseety_tui.sources import os_reason
@@ -94,7 +94,7 @@ def _serve(
     app: Any,
     followed: FollowedLogs,
     files: int,
-    receivers: Receivers | None,
+    receivers: ReceiverProcess | None,
 ) -> None:
     """Say where, then serve until interrupted (uvicorn handles Ctrl-C)."""
     import uvicorn

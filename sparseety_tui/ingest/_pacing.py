@@ -1,7 +1,8 @@
 """When the ingest worker publishes a snapshot: the pacing policy, without the thread.
 
-While lines keep coming a snapshot is published at most every ``gap_s`` (the UI shows each
-one as it comes); the first one after a quiet spell goes out at once. Meanwhile lines
+While lines keep coming a snapshot is published about every ``gap_s``, counted from when
+the read that made the last one began (the UI shows each one as it comes); the first one
+after a quiet spell goes out at once. Meanwhile lines
 gather in the file and are read in one go just before the next snapshot: one feed of many
 lines costs a fraction of many feeds of a few (the native scanners take only runs of
 ``BULK_MIN_LINES``), and one freeze instead of many.
@@ -57,9 +58,13 @@ class PublishPacer:
         self._last_key = key
         return True
 
-    def published(self, now: float) -> None:
-        """A snapshot went out at ``now``."""
-        self._last_at = now
+    def published(self, began: float) -> None:
+        """A snapshot went out of what was read from ``began`` on (when the pass that made
+        it began reading). The next gap counts from there, so the time a read takes is
+        part of the gap: a busy per-line path does not stretch the cycle to the gap plus
+        the read, and a snapshot still goes out about every gap (the UI takes one at a
+        time in any case)."""
+        self._last_at = began
 
     def wait_s(self, now: float) -> float:
         """Seconds from ``now`` until the next snapshot may be published (0: now)."""

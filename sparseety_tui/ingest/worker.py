@@ -269,10 +269,11 @@ class IngestWorker:
     def _pass(self) -> None:
         """One pass: read what is new, publish, then wait as long as nothing is due."""
         assert self._watcher is not None
+        began = self._clock()
         live = self._poll_live()
         backfilled = not self._backlog and self._backfill_step()
         worked = self._flush_quiet() or live or backfilled
-        self._publish()
+        self._publish(began)
         if self._stop.is_set() or self._backlog or backfilled:
             return
         if live or self._pacer.deferred:
@@ -399,7 +400,8 @@ class IngestWorker:
 
     # -- publishing ----------------------------------------------------------------------------
 
-    def _publish(self) -> None:
+    def _publish(self, began: float) -> None:
+        """Publish a snapshot if one is due; ``began``: when this pass began reading."""
         rows = len(self._extractor.store)
         version = self._extractor.version
         now = self._clock()
@@ -429,7 +431,7 @@ class IngestWorker:
         self._snapshot = self._make_snapshot(settled)
         if self._on_wake is not None:
             self._on_wake()
-        self._pacer.published(now)
+        self._pacer.published(began)
 
     def _take_heavy(self) -> bool:
         """Keep the totals thread's result if one came; whether one did."""

@@ -106,7 +106,8 @@ class Spool:
             return self._pending
 
     def close(self) -> None:
-        """Write what was taken, close the file, remove the private directory if made."""
+        """Write what was taken, close the file, remove the private directory if made (a
+        second call does nothing more)."""
         with self._cond:
             self._closing = True
             self._cond.notify()
@@ -114,8 +115,10 @@ class Spool:
             self._thread.join()
         elif self._thread.ident is None:
             self._run()  # never started: write what was taken now
-        with contextlib.suppress(OSError):
-            os.close(self._fd)
+        fd, self._fd = self._fd, -1  # closed once: a second close must not close a
+        if fd >= 0:  # descriptor number opened again since for another file
+            with contextlib.suppress(OSError):
+                os.close(fd)
         if self._own_dir is not None:
             shutil.rmtree(self._own_dir, ignore_errors=True)
 

@@ -98,7 +98,7 @@ class AppConfig:
     #: tail --replay / demo: the lines come from this replay, not from following the files.
     replay: ReplaySource | None = None
     #: tail --otlp / --otlp-grpc: what the receivers took and refused, read when the
-    #: diagnostics screen draws (``receive.Receivers.status``, safe from any thread).
+    #: diagnostics screen draws (``receive.ReceiverProcess.status``, safe from any thread).
     receivers: Callable[[], Mapping[str, Any]] | None = None
 
 

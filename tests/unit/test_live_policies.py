@@ -71,6 +71,20 @@ def test_a_result_deferred_is_published_later_even_with_the_same_key() -> None:
     assert not pacer.should_publish((1,), news=False, now=1.0)
 
 
+def test_the_gap_counts_from_when_the_read_began_not_from_the_publish() -> None:
+    # A pass began reading at 10.0 and published at 10.03 (the read took 0.03 s): the next
+    # read is due at 10.05, not at 10.08, so the cycle stays one gap however long reads take.
+    pacer = PublishPacer(gap_s=0.05)
+    assert pacer.should_publish((1,), news=False, now=10.03)
+    pacer.published(10.0)
+    assert pacer.wait_s(10.03) == pytest.approx(0.02)
+    assert pacer.should_publish((2,), news=False, now=10.05)
+    # A read longer than the gap: the next one is due at once.
+    pacer.published(10.05)
+    assert pacer.wait_s(10.12) == 0.0
+    assert pacer.should_publish((3,), news=False, now=10.12)
+
+
 def test_the_gap_can_be_changed_between_passes() -> None:
     pacer = PublishPacer(gap_s=0.05)
     pacer.published(0.0)

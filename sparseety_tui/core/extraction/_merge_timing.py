@@ -83,8 +83,17 @@ def timing_values(
     code = source_code(p)
     sources = NO_SOURCES
     if code:
-        said = (*phases[1:], ttft, latency, phases[0])  # TIMING_FIELDS order
-        sources = tuple(code if v == v and v != UNKNOWN else 0 for v in said)
+        # TIMING_FIELDS order: a known duration (not NaN), a known count (not -1).
+        _, queue, prefill, decode, inference = phases
+        sources = (
+            code if queue == queue else 0,
+            code if prefill == prefill else 0,
+            code if decode == decode else 0,
+            code if inference == inference else 0,
+            code if ttft == ttft else 0,
+            code if latency == latency else 0,
+            code if phases[0] != UNKNOWN else 0,
+        )
     return phases, sources, trace_columns(get("trace_id"), get("span_id"))
 
 
