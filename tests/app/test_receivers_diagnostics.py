@@ -35,8 +35,10 @@ async def test_diagnostics_show_what_the_receivers_took_and_refused(tmp_path: Pa
             def text() -> str:
                 return str(app.screen.query_one("#diag-text").render())
 
-            shown = text()
-            assert "OTLP receivers" in shown
+            async def section_shown() -> str:
+                return text() if "OTLP receivers" in text() else ""
+
+            shown = await wait_until(section_shown, "the receivers' section")
             assert "spans accepted" in shown and " 7\n" in shown
             assert "spans rejected" in shown and " 2\n" in shown
             assert "refused: malformed" in shown

@@ -61,7 +61,7 @@ class DiagnosticsScreen(Screen[None]):
         receivers: Callable[[], Mapping[str, Any]] | None = None,
     ) -> None:
         """``snapshot``: what to show (``refresh_content`` shows a newer one);
-        ``receivers``: the OTLP receivers' status, read at each redraw (None: none run)."""
+        ``receivers``: the OTLP receivers' status, read off the UI thread (None: none run)."""
         super().__init__(id="diagnostics")
         self._snapshot = snapshot
         self._receivers = receivers
@@ -78,16 +78,32 @@ class DiagnosticsScreen(Screen[None]):
         self.refresh_content(self._snapshot)
         self.query_one("#diag-scroll").focus()
         if self._receivers is not None:  # refusals change no file: looked at each second
-            self.set_interval(RECEIVERS_POLL_S, lambda: self.follow_snapshot(self._snapshot))
+            self._poll_receivers()
+            self.set_interval(RECEIVERS_POLL_S, self._poll_receivers)
+
+    def _poll_receivers(self) -> None:
+        """Read the receivers' status off the UI thread (it asks their process, which
+        may be slow to answer) and show it when it moved."""
+        read = self._receivers
+        if read is None:
+            return
+
+        def ask() -> None:
+            status = read()
+            self.app.call_from_thread(self._show_receivers, status)
+
+        self.run_worker(ask, thread=True, exclusive=True, group="receivers")
+
+    def _show_receivers(self, status: Mapping[str, Any]) -> None:
+        if status != self._receivers_shown:
+            self._receivers_shown = status
+            self.refresh_content(self._snapshot)
 
     def follow_snapshot(self, snapshot: Snapshot) -> None:
         """A newer snapshot while this screen is open (the app calls it on each one):
         redrawn only when what it shows moved, since up to SHOWN_PER_FILE samples a
         file are laid out again on each redraw."""
-        receivers = self._receivers() if self._receivers is not None else None
-        if shown_counts(snapshot) != shown_counts(self._snapshot) or (
-            receivers != self._receivers_shown
-        ):
+        if shown_counts(snapshot) != shown_counts(self._snapshot):
             self.refresh_content(snapshot)
 
     def refresh_content(self, snapshot: Snapshot) -> None:
@@ -106,8 +122,7 @@ class DiagnosticsScreen(Screen[None]):
                 out.append(escape(problem), "bold red")
                 out.append("\n\n")
                 plain.append(problem)
-        if self._receivers is not None:
-            self._receivers_shown = self._receivers()
+        if self._receivers_shown is not None:
             _render_receivers(out, plain, self._receivers_shown)
         if not files:
             out.append("no files", "dim")
