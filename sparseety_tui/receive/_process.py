@@ -32,7 +32,8 @@ from sparseety_tui.receive._receivers import (
 #: Seconds to wait for the child's first answer (it imports the receivers' modules first)
 #: and for its answer to ``start`` and ``close`` (``close`` writes what it took).
 SLOW_ANSWER_S = 60.0
-#: Seconds to wait for its answer to ``status`` (read by the UI thread and by ``serve``).
+#: Seconds to wait for its answer to ``status`` (read by a worker thread of the diagnostics
+#: screen and by ``serve``).
 STATUS_ANSWER_S = 5.0
 #: Why a status says no spans are taken any more, when the child ended or fell silent.
 GONE = "the OTLP receivers' process ended"
