@@ -286,3 +286,16 @@ def failure_reason(what: str, exc: BaseException) -> str:
     """The reason shown for a line that code failed on: ``what`` failed, with which
     exception (kept short: an exception's text may quote the whole line)."""
     return f"{what}: {type(exc).__name__}: {exc}"[:200]
+
+
+def share_of_lines(lines: list[bytes], matches: Callable[[bytes], bool]) -> float:
+    """The share of the non-blank ``lines`` that ``matches`` (0 when all are blank): what
+    a family whose every line looks alike says from ``sniff``, scaled by its confidence."""
+    nonblank = hits = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        nonblank += 1
+        if matches(line):
+            hits += 1
+    return hits / nonblank if nonblank else 0.0

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sparseety_tui.events import LineKind, ParsedLine, RequestPayload
-from sparseety_tui.formats._base import note_ignored
+from sparseety_tui.formats._base import note_ignored, share_of_lines
 from sparseety_tui.formats._generic import AnyLinesParser
 from sparseety_tui.formats._numbers import count, real
 from sparseety_tui.formats._timestamps import parse_timestamp, timestamp_problem
@@ -113,6 +113,10 @@ class KvLineParser(AnyLinesParser):
         return LineKind.KV_REQUEST, ("request", payload)
 
 
+def _looks_like_kv(line: bytes) -> bool:
+    return _SEPARATOR in line and (b"req_id=" in line or b"request_id=" in line)
+
+
 class KvLineFamily:
     name = "kv"
     description = "'key=value | key=value' request lines (req_id=..., prompt_tokens=...)"
@@ -122,14 +126,7 @@ class KvLineFamily:
     range_start = None  # no state across lines: a split read may start anywhere
 
     def sniff(self, lines: list[bytes]) -> float:
-        nonblank = hits = 0
-        for line in lines:
-            if not line.strip():
-                continue
-            nonblank += 1
-            if _SEPARATOR in line and (b"req_id=" in line or b"request_id=" in line):
-                hits += 1
-        return 0.9 * hits / nonblank if nonblank else 0.0
+        return 0.9 * share_of_lines(lines, _looks_like_kv)
 
     def new_parser(self, *, reference_time: float | None = None) -> KvLineParser:
         return KvLineParser()  # its timestamps carry the year

@@ -31,8 +31,10 @@ def check(lines: list[bytes]) -> None:
                 assert parser.last_reason
                 # the catch-all in parse() must never be what handled the line
                 assert not parser.last_reason.startswith("parser error"), parser.last_reason
-            # meta: a start-up line naming the model (formats/_startup.py)
-            assert event is None or event[0] in ("request", "stats", "error", "meta")
+            # meta: a start-up line naming the model (formats/_startup.py); expert_count:
+            # a row of an SGLang expert-distribution dump (``layer,expert,count``)
+            allowed = ("request", "stats", "error", "meta", "expert_count")
+            assert event is None or event[0] in allowed
         parser.finish()
         family.sniff(lines)
 

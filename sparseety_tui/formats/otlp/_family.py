@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sparseety_tui.formats._base import share_of_lines
 from sparseety_tui.formats.otlp._kinds import KINDS
 from sparseety_tui.formats.otlp._parser import OtlpParser
 
@@ -32,14 +33,7 @@ class OtlpFamily:
     range_start = None  # no state across lines: a split read may start anywhere
 
     def sniff(self, lines: list[bytes]) -> float:
-        nonblank = hits = 0
-        for line in lines:
-            if not line.strip():
-                continue
-            nonblank += 1
-            if opens_export(line):
-                hits += 1
-        return 0.98 * hits / nonblank if nonblank else 0.0
+        return 0.98 * share_of_lines(lines, opens_export)
 
     def new_parser(self, *, reference_time: float | None = None) -> OtlpParser:
         return OtlpParser()  # span times are unix nanoseconds
