@@ -65,7 +65,8 @@ from sparseety_tui.core.figures._timing import (
     tpot,
 )
 from sparseety_tui.core.figures._totals import compute_totals, error_record, worst_imbalance
-from sparseety_tui.core.figures._trends import MAX_MINUTES, Trend, Trends, compute_trends
+from sparseety_tui.core.figures._trend_lines import Trend, Trends
+from sparseety_tui.core.figures._trends import MAX_MINUTES, compute_trends
 from sparseety_tui.core.figures._why import (
     COMPONENTS,
     PEER_WINDOW_S,

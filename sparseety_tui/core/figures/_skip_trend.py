@@ -23,7 +23,8 @@ from sparseety_tui.core.figures._figures import (
     column_inputs,
     column_skips,
 )
-from sparseety_tui.core.figures._trends import Line, Trend, is_date, request_end, rows_mask
+from sparseety_tui.core.figures._trend_lines import Line, Trend
+from sparseety_tui.core.figures._trends import is_date, request_end, rows_mask
 from sparseety_tui.core.store import ExtractorView
 
 CHUNK_ROWS = 1 << 16

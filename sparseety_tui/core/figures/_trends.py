@@ -31,14 +31,20 @@ covers; an engine figure is None in a minute with no stats line.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sparseety_tui.core.figures import _fleet as fleet
 from sparseety_tui.core.figures._sums import CHUNK_ROWS, _per_minute, throughput_basis
 from sparseety_tui.core.figures._totals import QUANTILES
-from sparseety_tui.core.store import EngineSeries, label_key
+from sparseety_tui.core.figures._trend_lines import Line, Trend, Trends, Value, is_date_seconds
+from sparseety_tui.core.figures._trends_engine import (
+    engine_line,
+    engine_trend,
+    points_ratio,
+    prefill_line,
+)
+from sparseety_tui.core.store import EngineSeries
 from sparseety_tui.formats import TIME_END
 
 if TYPE_CHECKING:
@@ -48,53 +54,6 @@ if TYPE_CHECKING:
 MAX_MINUTES = 1440
 #: The error kind of HTTP 5xx access lines in an error log's per-minute counts.
 HTTP_5XX = "http_5xx"
-
-Value = float | None
-
-
-@dataclass(frozen=True)
-class Line:
-    """One plotted series: a value per minute of ``Trends.minutes`` (None: unknown)."""
-
-    name: str
-    values: tuple[Value, ...]
-
-    @property
-    def known(self) -> bool:
-        return any(v is not None for v in self.values)
-
-    @property
-    def last(self) -> Value:
-        """The latest known value."""
-        return next((v for v in reversed(self.values) if v is not None), None)
-
-
-@dataclass(frozen=True)
-class Trend:
-    """One plot: a quantity, its unit, where its numbers come from, and its series."""
-
-    key: str
-    title: str
-    unit: str
-    #: where the values come from ("requests that ended in the minute", "engine stats")
-    source: str
-    lines: tuple[Line, ...]
-
-    @property
-    def known(self) -> bool:
-        return any(line.known for line in self.lines)
-
-
-@dataclass(frozen=True)
-class Trends:
-    #: the start of each minute (unix seconds, UTC), consecutive, oldest first
-    minutes: tuple[int, ...]
-    trends: tuple[Trend, ...]
-    #: minutes with data before the first one held, left out (MAX_MINUTES)
-    older_minutes: int = 0
-
-    def get(self, key: str) -> Trend:
-        return next(t for t in self.trends if t.key == key)
 
 
 def compute_trends(
@@ -118,8 +77,8 @@ def compute_trends(
     for times in (req["end"], req["received"]):
         if times.size:
             seen += [float(times.min()), float(times.max())]
-    seen += [m for m in engine_minutes if _is_date(m)]
-    seen += [m for m in errors if _is_date(m)]
+    seen += [m for m in engine_minutes if is_date_seconds(m)]
+    seen += [m for m in errors if is_date_seconds(m)]
     if not seen:
         return Trends((), ())
     first, last = int(min(seen) // 60), int(max(seen) // 60)
@@ -143,7 +102,7 @@ def compute_trends(
         _requests(req, first, count),
         _errors(errors, minutes),
         _cache(req, engine_minutes, state.engine, minutes, first, count),
-        _engine_trend(
+        engine_trend(
             "queue",
             "queue",
             "requests",
@@ -151,7 +110,7 @@ def compute_trends(
             minutes,
             (("waiting", "waiting", 1.0), ("queue-req", "queued", 1.0)),
         ),
-        _engine_trend(
+        engine_trend(
             "kv", "KV cache usage", "%", engine_minutes, minutes, (("KV", "kv_usage", 100.0),)
         ),
     ]
@@ -159,10 +118,6 @@ def compute_trends(
 
 
 # -- inputs ------------------------------------------------------------------------------------
-
-
-def _is_date(seconds: float) -> bool:
-    return 0.0 <= seconds < TIME_END
 
 
 def _dates(values: Any) -> Any:
@@ -341,37 +296,6 @@ def _count_minutes(
     return result
 
 
-def _engine_line(
-    name: str,
-    engine_minutes: Mapping[int, tuple[int, Mapping[str, float]]],
-    minutes: Sequence[int],
-    field: str,
-    scale: float = 1.0,
-) -> Line:
-    values: list[Value] = []
-    for minute in minutes:
-        cell = engine_minutes.get(minute)
-        value = cell[1].get(field) if cell is not None else None
-        values.append(None if value is None else float(value) * scale)
-    return Line(name, tuple(values))
-
-
-def _engine_trend(
-    key: str,
-    title: str,
-    unit: str,
-    engine_minutes: Mapping[int, tuple[int, Mapping[str, float]]],
-    minutes: Sequence[int],
-    fields: Iterable[tuple[str, str, float]],
-) -> Trend:
-    lines = tuple(
-        line
-        for line in (_engine_line(n, engine_minutes, minutes, f, s) for n, f, s in fields)
-        if line.known
-    )
-    return Trend(key, title, unit, "engine stats, fleet mean in the minute", lines)
-
-
 def _tokens(
     req: Mapping[str, Any],
     engine_minutes: Mapping[int, tuple[int, Mapping[str, float]]],
@@ -379,11 +303,11 @@ def _tokens(
     first: int,
     count: int,
 ) -> Trend:
-    prompt = _engine_line("prompt", engine_minutes, minutes, "prompt_throughput")
-    gen = _engine_line("gen", engine_minutes, minutes, "generation_throughput")
+    prompt = engine_line("prompt", engine_minutes, minutes, "prompt_throughput")
+    gen = engine_line("gen", engine_minutes, minutes, "generation_throughput")
     source = "engine stats"
     if not prompt.known:
-        prompt = _prefill_line(engine_minutes, minutes)
+        prompt = prefill_line(engine_minutes, minutes)
         if prompt.known:
             source = "engine stats; prefill: #new-token / 60"
     engine = tuple(line for line in (prompt, gen) if line.known)
@@ -404,21 +328,6 @@ def _tokens(
     lines = (Line("prompt", tuple(from_prompt)), Line("gen", tuple(from_completion)))
     source = f"tokens of requests {basis or 'finished'} in the minute / 60"
     return Trend("tokens", "tokens", "tok/s", source, lines)
-
-
-def _prefill_line(
-    engine_minutes: Mapping[int, tuple[int, Mapping[str, float]]], minutes: Sequence[int]
-) -> Line:
-    """Prefill tokens/s from the tokens SGLang's prefill batch lines count (``#new-token``),
-    for an engine that logs no input throughput: the minute's sum / 60. A minute with
-    stats lines but no prefill line had no prefill (0) when the engine logs them at all."""
-    if not any("new_tokens_sum" in figures for _, figures in engine_minutes.values()):
-        return Line("prefill", (None,) * len(minutes))
-    values: list[Value] = []
-    for minute in minutes:
-        cell = engine_minutes.get(minute)
-        values.append(None if cell is None else cell[1].get("new_tokens_sum", 0.0) / 60)
-    return Line("prefill", tuple(values))
 
 
 def _requests(req: Mapping[str, Any], first: int, count: int) -> Trend:
@@ -492,30 +401,6 @@ def _cache(
     if line.known:
         source = "engine cached / (cached + new) prefill tokens"
         return Trend("cache", "cache hit rate", "%", source, (line,))
-    line = Line("hit", _points_ratio(engine, minutes, "prefix_cache_hit_rate"))
+    line = Line("hit", points_ratio(engine, minutes, "prefix_cache_hit_rate"))
     source = "engine prefix cache hit rate (recent stats lines)"
     return Trend("cache", "cache hit rate", "%", source, (line,) if line.known else ())
-
-
-def _points_ratio(engine: EngineSeries, minutes: Sequence[int], field: str) -> tuple[Value, ...]:
-    """A ratio field of the engine's recent stats lines per minute: each engine's mean in
-    the minute, averaged over engines (replica ranks log the same batch, so averaging
-    them changes nothing), in %."""
-    cells: dict[int, dict[str, list[float]]] = {}
-    for stats in engine.points:
-        value, ts = stats.get(field), stats.get("ts")
-        if not isinstance(value, (int, float)) or ts is None or not _is_date(ts):
-            continue
-        per = cells.setdefault(int(ts // 60) * 60, {})
-        acc = per.setdefault(label_key(stats), [0.0, 0.0])
-        acc[0] += float(value)
-        acc[1] += 1
-    out: list[Value] = []
-    for minute in minutes:
-        found = cells.get(minute)
-        if not found:
-            out.append(None)
-            continue
-        means = [s / n for s, n in found.values()]
-        out.append(100.0 * sum(means) / len(means))
-    return tuple(out)
