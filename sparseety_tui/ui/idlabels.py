@@ -15,6 +15,9 @@ from functools import partial
 
 from rich.cells import cell_len
 
+from sparseety_tui.ingest.snapshot import Snapshot
+from sparseety_tui.ui.safe_text import escape
+
 ELLIPSIS = "…"
 #: Sliding windows tried up to this offset (bounds the work on hostile multi-kB ids).
 MAX_WINDOW_START = 512
@@ -103,3 +106,16 @@ def _clashes(ids: Sequence[str], labels: Sequence[str]) -> set[int]:
         if seen != request_id:
             shared.add(label)
     return {k for k, label in enumerate(labels) if label in shared}
+
+
+def screen_labels(snap: Snapshot, positions: range, width: int) -> dict[int, str]:
+    """The id label of each table position in ``positions`` of ``snap``'s view, made
+    distinct together (``unique_labels``); a position past the store's rows is blank."""
+    ids: list[str] = []
+    if snap.state is not None:
+        store_ids = snap.state.store.ids
+        ids = [
+            escape(store_ids[row]) if row < snap.rows else ""
+            for row in (snap.row_at(p) for p in positions)
+        ]
+    return dict(zip(positions, unique_labels(ids, width)))

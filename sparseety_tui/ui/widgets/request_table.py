@@ -32,16 +32,16 @@ from sparseety_tui.core.text import short_names
 from sparseety_tui.ingest.snapshot import Snapshot
 from sparseety_tui.ui import keys
 from sparseety_tui.ui.fmt import fit
-from sparseety_tui.ui.idlabels import unique_labels
+from sparseety_tui.ui.idlabels import screen_labels
 from sparseety_tui.ui.safe_text import escape
-from sparseety_tui.ui.sorting import sorted_title
 from sparseety_tui.ui.textual_compat import install_vertical_scrollbar
 from sparseety_tui.ui.widgets.row_cursor import component_classes, cursor_css
 from sparseety_tui.ui.widgets.steady_scrollbar import SteadyScrollBar
-from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of
+from sparseety_tui.ui.widgets.table_cells import BASE, DIM, SKIP, STATE, cells_of, copy_cells
 from sparseety_tui.ui.widgets.table_columns import (
     Column,
     columns_for,
+    header_strip,
     layout_columns,
     time_pattern,
 )
@@ -119,10 +119,8 @@ class RequestTable(ScrollView, can_focus=True):
         self._pattern = time_pattern(None)
         self._styles: dict[str, Style] = {}  # component styles, cleared when styles change
         self._layout: list[tuple[Column, int]] = []
-        self._layout_width = -1
-        self._layout_pattern = ""
-        self._layout_files = False
-        self._layout_timing = False
+        #: (width, time pattern, files shown, timing shown) ``_layout`` was made for.
+        self._layout_key: tuple[int, str, bool, bool] = (-1, "", False, False)
         #: Whether the timing group of columns shows (``set_timing``).
         self._timing = False
         # Id labels of the rows on screen, made distinct together (ui/idlabels.py).
@@ -225,8 +223,7 @@ class RequestTable(ScrollView, can_focus=True):
         """Show the timing group of columns or not (every row is drawn again)."""
         if timing != self._timing:
             self._timing = timing
-            self._cache.clear()
-            self._screen_key = None
+            self._forget_drawn()
             self.refresh()
 
     def request_id(self, row: int) -> str:
@@ -239,17 +236,10 @@ class RequestTable(ScrollView, can_focus=True):
         state = self._snap.state
         if state is None or row >= self._snap.rows:
             return []
-        store = state.store
         columns = columns_for(self._timing)
-        keys = [column.key for column in columns]
-        (drawn,) = cells_of(store, self._shape, [row], keys, self._time_pattern(), self._file_names)
-        return [
-            (
-                column.title.replace(" ", "_"),
-                escape(store.ids[row]) if column.key == "id" else drawn.cells[column.key][0],
-            )
-            for column in columns
-        ]
+        return copy_cells(
+            state.store, self._shape, row, columns, self._time_pattern(), self._file_names
+        )
 
     def position_of(self, row: int) -> int | None:
         """Table position of store row ``row`` in the current view (None: filtered out)."""
@@ -318,8 +308,7 @@ class RequestTable(ScrollView, can_focus=True):
             self._move_cursor(round(self.scroll_y) + offset - 1)
 
     def on_resize(self) -> None:
-        self._cache.clear()
-        self._screen_key = None
+        self._forget_drawn()
         self.virtual_size = Size(self.size.width, self._snap.visible + 1)
         self._scroll_to_cursor()
 
@@ -335,9 +324,13 @@ class RequestTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         self._styles.clear()
+        self._forget_drawn()
+        super().notify_style_update()
+
+    def _forget_drawn(self) -> None:
+        """Drop the drawn rows and screen: they are drawn again at the next refresh."""
         self._cache.clear()
         self._screen_key = None
-        super().notify_style_update()
 
     def _name_files(self, snap: Snapshot) -> None:
         """Name each file of the snapshot (once per new set of files, not per frame)."""
@@ -362,20 +355,10 @@ class RequestTable(ScrollView, can_focus=True):
     def _columns(self, width: int) -> list[tuple[Column, int]]:
         pattern = self._time_pattern()
         key = (width, pattern, self.shows_files, self._timing)
-        if key != (
-            self._layout_width,
-            self._layout_pattern,
-            self._layout_files,
-            self._layout_timing,
-        ):
+        if key != self._layout_key:
             cells = len(time.strftime(pattern, time.gmtime(0)))
             self._layout = layout_columns(width, cells, self.shows_files, self._timing)
-            (
-                self._layout_width,
-                self._layout_pattern,
-                self._layout_files,
-                self._layout_timing,
-            ) = key
+            self._layout_key = key
         return self._layout
 
     def render_line(self, y: int) -> Strip:
@@ -446,34 +429,21 @@ class RequestTable(ScrollView, can_focus=True):
             height = max(1, self.scrollable_content_region.height - 1)
         key = (self._snap.version, top, height, id_width)
         if key != self._id_labels_key:
-            snap = self._snap
-            positions = range(top, min(top + height, snap.visible))
-            ids: list[str] = []
-            if snap.state is not None:
-                store_ids = snap.state.store.ids
-                ids = [
-                    escape(store_ids[row]) if row < snap.rows else ""
-                    for row in (snap.row_at(p) for p in positions)
-                ]
-            self._id_labels = dict(zip(positions, unique_labels(ids, id_width)))
+            positions = range(top, min(top + height, self._snap.visible))
+            self._id_labels = screen_labels(self._snap, positions, id_width)
             self._id_labels_key = key
         return self._id_labels.get(position, "")
 
     def _header(self, width: int) -> Strip:
-        base = self._style("request-table--header")
-        sorted_style = self._style("request-table--sorted")
         query = self._snap.query
-        segments: list[Segment] = []
-        for i, (column, w) in enumerate(self._columns(width)):
-            title = fit(column.title, w, column.align)
-            style = base
-            if query.sort == column.key:
-                title = sorted_title(column.title, query.reverse, w, column.align)
-                style = sorted_style
-            if i:
-                segments.append(Segment(" ", base))
-            segments.append(Segment(title, style))
-        return Strip(segments).extend_cell_length(width, base).crop(0, width)
+        return header_strip(
+            self._columns(width),
+            query.sort,
+            query.reverse,
+            self._style("request-table--header"),
+            self._style("request-table--sorted"),
+            width,
+        )
 
     def _render_rows(self, positions: list[int], width: int, height: int) -> list[Strip]:
         """The rows at table ``positions`` (on screen, ``height`` rows of it), drawn

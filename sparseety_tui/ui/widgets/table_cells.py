@@ -157,3 +157,23 @@ def _cell(
         why = v["why"][i]
         return why, DIM if why == "—" else BASE
     raise KeyError(key)
+
+
+def copy_cells(
+    store: FrozenStore,
+    shape: ModelShape,
+    row: int,
+    columns: Sequence[Any],
+    pattern: str,
+    file_names: Sequence[str],
+) -> list[tuple[str, str]]:
+    """Store row ``row`` in ``columns`` (``table_columns.Column``) as (title, text) pairs,
+    the id whole rather than shortened: what copying a row hands out."""
+    (drawn,) = cells_of(store, shape, [row], [c.key for c in columns], pattern, file_names)
+    return [
+        (
+            column.title.replace(" ", "_"),
+            escape(store.ids[row]) if column.key == "id" else drawn.cells[column.key][0],
+        )
+        for column in columns
+    ]

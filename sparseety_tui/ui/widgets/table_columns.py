@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+
 from sparseety_tui.formats import utc_text
+from sparseety_tui.ui.fmt import fit
+from sparseety_tui.ui.sorting import sorted_title
 
 
 @dataclass(frozen=True)
@@ -129,3 +135,26 @@ def layout_columns(
             spare -= grow
         out.append((column, w))
     return out
+
+
+def header_strip(
+    layout: list[tuple[Column, int]],
+    sort: str | None,
+    reverse: bool,
+    base: Style,
+    sorted_style: Style,
+    width: int,
+) -> Strip:
+    """The table's header line for ``layout``: each title fitted to its column, the
+    sorted column's marked (``sort``, ``reverse``) in ``sorted_style``."""
+    segments: list[Segment] = []
+    for i, (column, w) in enumerate(layout):
+        title = fit(column.title, w, column.align)
+        style = base
+        if sort == column.key:
+            title = sorted_title(column.title, reverse, w, column.align)
+            style = sorted_style
+        if i:
+            segments.append(Segment(" ", base))
+        segments.append(Segment(title, style))
+    return Strip(segments).extend_cell_length(width, base).crop(0, width)
